@@ -1,0 +1,19 @@
+"""funcgrad: pure-functional automatic differentiation on numpy and cupy.
+
+JAX's transforms (grad, vjp, jvp, jacfwd, jacrev, hessian, checkpoint, custom rules) over
+immutable Arrays, and `funcgrad.torch`, a PyTorch-style facade on the same rules.
+"""
+from funcgrad.array import Array
+from funcgrad import tree_util
+from funcgrad.backend import device_put, devices
+from funcgrad import numpy
+from funcgrad import primitives
+from funcgrad.primitives.control import stop_gradient
+from funcgrad.transforms import Tape, make_tape, grad, value_and_grad, vjp, float0
+from funcgrad.core import EscapedTracerError
+
+__version__ = "0.1.0"
+
+__all__ = ["Array", "tree_util", "device_put", "devices", "numpy", "primitives",
+           "stop_gradient", "Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0",
+           "EscapedTracerError"]

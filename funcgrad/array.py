@@ -1,0 +1,232 @@
+"""`Array`: funcgrad's immutable n-dimensional array.
+
+An Array wraps one backend array (a numpy or a cupy ndarray) that nobody mutates: results of
+operations are new Arrays, item assignment raises, and ``np.asarray(a)`` gives a read-only
+view. Functional updates go through ``a.at[idx].set(v)`` (and ``add``, ``multiply``, ...).
+
+The arithmetic operators and numpy-style methods are installed by `funcgrad.numpy` (they are
+its functions), which keeps this module free of any derivative logic.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Array", "new_array", "to_raw"]
+
+_SCALARS = (int, float, complex, bool, np.generic)
+
+
+class Array:
+    """An immutable array on the CPU (numpy) or a GPU (cupy).
+
+    Build one with `funcgrad.numpy.asarray` / `array`; every funcgrad function also accepts
+    numpy arrays, Python scalars and nested lists and returns Arrays.
+    """
+
+    __slots__ = ("_value", "__weakref__")
+    __array_priority__ = 100.0
+    __hash__ = None  # type: ignore[assignment]  # == is elementwise, as in numpy
+
+    def __init__(self, value: Any, dtype: Any = None):
+        from funcgrad.backend import backend_of
+        if isinstance(value, Array):
+            value = value.concrete()._value
+        raw = to_raw(value)
+        self._value = backend_of(raw).xp.array(raw, dtype=dtype, copy=True)
+
+    # -- metadata --------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._value.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return self._value.size
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def device(self) -> str:
+        from funcgrad.backend import device_of
+        return device_of(self._value)
+
+    def concrete(self) -> "Array":
+        """This Array itself (tracers return their underlying concrete value)."""
+        return self
+
+    # -- immutability ------------------------------------------------------------------------
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        raise TypeError(
+            f"'{type(self).__name__}' object does not support item assignment: funcgrad "
+            "Arrays are immutable. Use the functional update x = x.at[idx].set(value) "
+            "(or .add, .multiply, .divide, .min, .max) instead.")
+
+    @property
+    def at(self) -> "_IndexUpdateHelper":
+        """Functional index updates: ``x.at[idx].set(v)`` returns a new Array."""
+        return _IndexUpdateHelper(self)
+
+    def __copy__(self) -> "Array":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "Array":
+        return self
+
+    def __reduce__(self) -> tuple:
+        return (Array, (self.to_numpy(),))
+
+    # -- conversion ----------------------------------------------------------------------------
+    def to_numpy(self) -> np.ndarray:
+        """A read-only numpy view (CPU) or a host copy (GPU) of the concrete value."""
+        v = self.concrete()._value
+        if type(v) is not np.ndarray:
+            return v.get()
+        view = v.view()
+        view.flags.writeable = False
+        return view
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        v = self._value
+        if type(v) is not np.ndarray:
+            raise TypeError(f"this Array lives on {self.device}; implicit conversion to a "
+                            "numpy array is not allowed. Use funcgrad.device_put(x, 'cpu') "
+                            "or x.to_numpy().")
+        if copy:
+            return np.array(v, dtype=dtype, copy=True)
+        out = self.to_numpy()
+        return out if dtype is None or out.dtype == dtype else out.astype(dtype)
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._value.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        return self._value.__dlpack_device__()
+
+    def item(self, *args: Any) -> Any:
+        return self._value.item(*args)
+
+    def tolist(self) -> Any:
+        return self.to_numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __index__(self) -> int:
+        return self._value.__index__()
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object (a 0-d Array)")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d Array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __format__(self, spec: str) -> str:
+        return format(self.to_numpy() if self.ndim else self.item(), spec)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.to_numpy(), separator=", ", prefix="Array(")
+        extra = "" if self.device == "cpu" else f", device={self.device}"
+        return f"Array({body}, dtype={self.dtype}{extra})"
+
+    def __str__(self) -> str:
+        return str(self.to_numpy())
+
+
+def new_array(raw: Any) -> Array:
+    """Wrap a backend array (or numpy scalar) that no one else holds, without copying."""
+    if type(raw) is not np.ndarray and not hasattr(raw, "__cuda_array_interface__"):
+        raw = np.asarray(raw)
+    a = object.__new__(Array)
+    a._value = raw
+    return a
+
+
+def to_raw(x: Any) -> Any:
+    """The backend value of a non-Array argument: ndarrays and scalars pass through, nested
+    lists become numpy arrays."""
+    if isinstance(x, (np.ndarray, *_SCALARS)) or hasattr(x, "__cuda_array_interface__"):
+        return x
+    if isinstance(x, (list, tuple)):
+        return np.asarray(x)
+    if isinstance(x, Array):  # a Tracer reaching the backend means a bug in a trace
+        raise TypeError(f"internal error: {type(x).__name__} reached a backend kernel")
+    raise TypeError(f"funcgrad cannot use a value of type {type(x).__name__!r} as an "
+                    "array; pass an Array, a numpy array, a Python scalar or a nested list")
+
+
+class _IndexUpdateHelper:
+    __slots__ = ("array",)
+
+    def __init__(self, array: Array):
+        self.array = array
+
+    def __getitem__(self, idx: Any) -> "_IndexUpdateRef":
+        return _IndexUpdateRef(self.array, idx)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: each method returns a new Array; all are differentiable. With
+    repeated indices ``add`` accumulates every update (scatter-add)."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Array, index: Any):
+        self.array = array
+        self.index = index
+
+    def get(self) -> Array:
+        return self.array[self.index]
+
+    def _update(self, values: Any, mode: str) -> Array:
+        from funcgrad.numpy import _indexing
+        return _indexing.index_update(self.array, self.index, values, mode)
+
+    def set(self, values: Any) -> Array:
+        return self._update(values, "set")
+
+    def add(self, values: Any) -> Array:
+        return self._update(values, "add")
+
+    def multiply(self, values: Any) -> Array:
+        return self._update(values, "multiply")
+
+    def divide(self, values: Any) -> Array:
+        return self._update(values, "divide")
+
+    def min(self, values: Any) -> Array:
+        return self._update(values, "min")
+
+    def max(self, values: Any) -> Array:
+        return self._update(values, "max")

@@ -1,0 +1,403 @@
+"""The core of funcgrad: primitives, tracers and the trace stack.
+
+Everything differentiable in funcgrad is a call of a `Primitive`. A primitive call with no
+tracer among its arguments goes straight to the backend (numpy or cupy) and wraps the result
+in an `Array`: code outside any transform pays nothing for tracing.
+
+A transform (grad, jvp, make_tape, ...) pushes a `Trace` on this thread's trace stack and
+wraps its inputs in `Tracer`s of that trace. When a primitive sees tracers among its
+arguments it hands the call to the trace of the highest level among them; that trace
+computes the primal by calling the primitive again on the tracers' primals (which may be
+tracers of lower levels) and adds what it needs (a tape record, a tangent). Acting only for
+the highest level is what prevents perturbation confusion between nested transforms.
+
+Rules are plain functions written in funcgrad ops, so the values they compute are traced by
+any outer transform: derivatives of derivatives come for free.
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from funcgrad.array import Array, new_array, to_raw
+
+__all__ = ["Primitive", "Trace", "Tracer", "ZERO", "registry", "EscapedTracerError",
+           "new_trace", "find_top_trace", "is_inexact"]
+
+
+class EscapedTracerError(RuntimeError):
+    """A tracer was used after the transform that created it had finished."""
+
+
+class _Zero:
+    """Marks a rule whose result is identically zero (floor, sign, round...): the tape
+    drops the cotangent instead of computing zeros."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ZERO"
+
+
+ZERO = _Zero()
+
+_PRIMITIVES: dict[str, "Primitive"] = {}
+
+
+def registry() -> dict[str, "Primitive"]:
+    """All declared primitives by name (funcgrad's and the user's)."""
+    return dict(_PRIMITIVES)
+
+
+def is_inexact(dtype: Any) -> bool:
+    """Whether values of this dtype carry derivatives (floating or complex)."""
+    return np.issubdtype(dtype, np.inexact)
+
+
+# ---------------------------------------------------------------------------------------
+# Rules
+# ---------------------------------------------------------------------------------------
+
+class Rule:
+    """A derivative rule together with what it reads.
+
+    The parameter names of the function (after the first, which receives the cotangent or
+    tangent) say what the rule needs: an input by its declared name, ``out`` for the
+    output, a static param by name, ``<input>_shape`` / ``<input>_dtype``, or for variadic
+    primitives ``xs``, ``shapes``, ``dtypes`` and ``argnum``. Knowing this, the tape keeps
+    exactly the residuals the backward pass will read and nothing else.
+    """
+
+    __slots__ = ("fn", "sources", "inputs_read", "reads_out")
+
+    def __init__(self, prim: "Primitive", fn: Callable, kind: str):
+        names = list(inspect.signature(fn).parameters)[1:]
+        sources = []
+        for n in names:
+            sources.append(prim.source_of(n, fn, kind))
+        self.fn = fn
+        self.sources = tuple(sources)
+        self.inputs_read = frozenset(s[1] for s in sources if s[0] == "in") | (
+            frozenset(["all"]) if ("xs",) in sources else frozenset())
+        self.reads_out = ("out",) in sources
+
+    def __call__(self, ct: Any, argnum: int, ins: Sequence[Any], out: Any,
+                 avals: Sequence[tuple], params: dict) -> Any:
+        args = [ct]
+        for s in self.sources:
+            k = s[0]
+            if k == "in":
+                args.append(ins[s[1]])
+            elif k == "out":
+                args.append(out)
+            elif k == "param":
+                args.append(params[s[1]])
+            elif k == "shape":
+                args.append(avals[s[1]][0])
+            elif k == "dtype":
+                args.append(avals[s[1]][1])
+            elif k == "xs":
+                args.append(tuple(ins))
+            elif k == "shapes":
+                args.append(tuple(a[0] for a in avals))
+            elif k == "dtypes":
+                args.append(tuple(a[1] for a in avals))
+            else:  # argnum
+                args.append(argnum)
+        return self.fn(*args)
+
+
+class Primitive:
+    """One differentiable operation: its backend implementation and derivative rules.
+
+    ``impl(*raw_inputs, **params)`` computes on numpy or cupy arrays (numpy functions
+    dispatch to cupy through ``__array_function__``/``__array_ufunc__``). ``inputs`` names
+    the array arguments (``None`` for a variadic primitive such as concatenate); ``params``
+    names the static, hashable keyword parameters. Declare rules with `defvjp` / `defjvp`.
+    """
+
+    def __init__(self, name: str, impl: Callable, inputs: Sequence[str] | None = ("x",),
+                 params: Sequence[str] = (), *, multiple_results: bool = False,
+                 differentiable: bool = True, view: bool = False,
+                 sample: Callable | None = None, doc: str | None = None):
+        if name in _PRIMITIVES:
+            raise ValueError(f"a primitive named {name!r} is already declared; "
+                             "choose another name")
+        self.name = name
+        self.impl = impl
+        self.inputs = None if inputs is None else tuple(inputs)
+        self.params = tuple(params)
+        self.multiple_results = multiple_results
+        self.differentiable = differentiable
+        self.view = view
+        self.sample = sample
+        self.vjp_rules: list = []
+        self.jvp_rules: list = []
+        self.jvp_full: Callable | None = None
+        self.jvp_source = "none"
+        self._needs: dict[int, tuple] = {}
+        self.__name__ = name
+        self.__doc__ = doc or getattr(impl, "__doc__", None)
+        _PRIMITIVES[name] = self
+
+    def __repr__(self) -> str:
+        return f"<funcgrad primitive {self.name}>"
+
+    @property
+    def variadic(self) -> bool:
+        return self.inputs is None
+
+    # -- declaring rules --------------------------------------------------------------
+    def source_of(self, name: str, fn: Callable, kind: str) -> tuple:
+        if self.inputs is None:
+            if name in ("xs", "shapes", "dtypes", "argnum"):
+                return (name,)
+        elif name in self.inputs:
+            return ("in", self.inputs.index(name))
+        elif name.endswith("_shape") and name[:-6] in self.inputs:
+            return ("shape", self.inputs.index(name[:-6]))
+        elif name.endswith("_dtype") and name[:-6] in self.inputs:
+            return ("dtype", self.inputs.index(name[:-6]))
+        if name == "out":
+            return ("out",)
+        if name in self.params:
+            return ("param", name)
+        allowed = (["xs", "shapes", "dtypes", "argnum"] if self.inputs is None else
+                   [*self.inputs, *(f"{i}_shape" for i in self.inputs),
+                    *(f"{i}_dtype" for i in self.inputs)]) + ["out", *self.params]
+        raise TypeError(f"{kind} rule {getattr(fn, '__name__', fn)!r} of primitive "
+                        f"{self.name!r} asks for {name!r}, which it does not have; a rule "
+                        f"may ask for: {', '.join(allowed)}")
+
+    def _rules(self, fns: Sequence, kind: str) -> list:
+        n = 1 if self.inputs is None else len(self.inputs)
+        if len(fns) > n:
+            raise TypeError(f"primitive {self.name!r} has {n} inputs but {len(fns)} "
+                            f"{kind} rules were given")
+        return [f if f is None or f is ZERO else Rule(self, f, kind)
+                for f in list(fns) + [None] * (n - len(fns))]
+
+    def defvjp(self, *rules: Callable | None) -> "Primitive":
+        """Declare one VJP rule per input: ``rule(g, <what it reads>...) -> cotangent``.
+
+        ``None`` means "not differentiable in this argument" (an error if a gradient is
+        needed there); `ZERO` means the derivative is identically zero. A variadic
+        primitive takes one rule for all its inputs. Cotangents may come back with a
+        broadcast shape or another dtype: the tape sums and casts them to the input's.
+        """
+        self.vjp_rules = self._rules(rules, "VJP")
+        self._needs = {}
+        return self
+
+    def defjvp(self, *rules: Callable | None) -> "Primitive":
+        """Declare one JVP rule per input: ``rule(t, <what it reads>...) -> tangent``,
+        linear in ``t``; the output tangent is the sum over inputs."""
+        self.jvp_rules = self._rules(rules, "JVP")
+        self.jvp_source = "jvp rules"
+        return self
+
+    def vjp_rule(self, argnum: int):
+        rules = self.vjp_rules
+        if not rules:
+            return None
+        return rules[0] if self.inputs is None else rules[argnum]
+
+    def needs(self, mask: int, n: int) -> tuple:
+        """(input positions whose values the VJP rules of the inputs in ``mask`` read,
+        whether they read the output)."""
+        got = self._needs.get(mask)
+        if got is None:
+            ins: set = set()
+            reads_out = False
+            for i in range(n):
+                if mask >> i & 1:
+                    r = self.vjp_rule(i)
+                    if isinstance(r, Rule):
+                        if "all" in r.inputs_read:
+                            ins.update(range(n))
+                        ins.update(x for x in r.inputs_read if x != "all")
+                        reads_out = reads_out or r.reads_out
+            got = self._needs[mask] = (frozenset(ins), reads_out)
+        return got
+
+    # -- calling -------------------------------------------------------------------------
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        top = None
+        for a in args:
+            if isinstance(a, Tracer):
+                t = a._trace
+                if top is None or t.level > top.level:
+                    top = t
+        if top is None:
+            return self.apply_raw(args, params)
+        if not top.alive:
+            raise escaped_error(top, self)
+        return top.process(self, args, params)
+
+    def apply_raw(self, args: Sequence, params: dict) -> Any:
+        """Run the backend implementation on concrete arguments and wrap the result."""
+        raw = [a._value if type(a) is Array else to_raw(a) for a in args]
+        try:
+            out = self.impl(*raw, **params)
+        except Exception as e:  # give mixed devices a clear error
+            check_same_device(self, raw)
+            raise e
+        if self.multiple_results:
+            return tuple(new_array(o) for o in out)
+        if self.view:
+            for a in args:
+                if isinstance(a, np.ndarray) and np.may_share_memory(a, out):
+                    out = out.copy()
+                    break
+        return new_array(out)
+
+
+def check_same_device(prim: Primitive, raw: Sequence) -> None:
+    from funcgrad.backend import device_of
+    devices = {device_of(r) for r in raw if hasattr(r, "shape")}
+    if len(devices) > 1:
+        raise ValueError(f"primitive {prim.name!r} got arrays on different devices: "
+                         f"{' and '.join(sorted(devices))}. Move them to one device first "
+                         "with funcgrad.device_put(x, device).")
+
+
+def escaped_error(trace: "Trace", prim: Primitive | None = None) -> EscapedTracerError:
+    where = f" by primitive {prim.name!r}" if prim is not None else ""
+    return EscapedTracerError(
+        f"Encountered an escaped tracer: a value traced by `{trace.name}` (trace level "
+        f"{trace.level}) was used{where} after that transform had finished. This happens "
+        "when a function under a transform stores an intermediate value outside it (in a "
+        "global, a list, or an attribute) and the value is used later. Return the value "
+        "from the function instead, or store funcgrad.stop_gradient(value).")
+
+
+# ---------------------------------------------------------------------------------------
+# Traces and tracers
+# ---------------------------------------------------------------------------------------
+
+class _ThreadState(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[Trace] = []
+
+
+_state = _ThreadState()
+
+
+class Trace:
+    """One activation of a transform. ``level`` is its depth in this thread's stack."""
+
+    name = "trace"
+
+    def __init__(self) -> None:
+        self.level = len(_state.stack)
+        self.alive = True
+
+    def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(level={self.level})"
+
+
+class new_trace:
+    """Context manager: push a trace for the duration of a transform, then retire it so
+    that any of its tracers used later raise `EscapedTracerError`."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def __enter__(self) -> Trace:
+        _state.stack.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc: Any) -> None:
+        self.trace.alive = False
+        stack = _state.stack
+        stack.pop(stack.index(self.trace))
+
+
+def find_top_trace(values: Sequence) -> Trace | None:
+    top = None
+    for a in values:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if top is None or t.level > top.level:
+                top = t
+    return top
+
+
+class Tracer(Array):
+    """An Array standing for a value inside a transform. It holds the concrete primal
+    (transforms are eager), so shapes, dtypes and Python control flow on comparisons work;
+    conversions that would silently drop the derivative raise instead."""
+
+    __slots__ = ("_trace", "_primal")
+
+    @property
+    def shape(self) -> tuple:
+        return self._primal.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._primal.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._primal.ndim
+
+    @property
+    def size(self) -> int:
+        return self._primal.size
+
+    @property
+    def device(self) -> str:
+        return self._primal.device
+
+    def concrete(self) -> Array:
+        """The underlying concrete value, with every level of tracing removed."""
+        v = self._primal
+        return v.concrete() if isinstance(v, Tracer) else v
+
+    def _conversion_error(self, what: str) -> TypeError:
+        return TypeError(
+            f"Cannot convert a traced Array ({self.dtype}{list(self.shape)}, traced by "
+            f"`{self._trace.name}`) to {what}: the derivative would be silently lost. Use "
+            "funcgrad.numpy functions on it, or read its value without derivative with "
+            f"funcgrad.stop_gradient(x) first.")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise self._conversion_error("a numpy array")
+
+    def __float__(self) -> float:
+        raise self._conversion_error("a Python float")
+
+    def __int__(self) -> int:
+        if is_inexact(self.dtype):
+            raise self._conversion_error("a Python int")
+        return int(self.concrete())
+
+    def __complex__(self) -> complex:
+        raise self._conversion_error("a Python complex")
+
+    def __index__(self) -> int:
+        return self.__int__()
+
+    def __bool__(self) -> bool:
+        return bool(self.concrete())
+
+    def item(self, *args: Any) -> Any:
+        if is_inexact(self.dtype):
+            raise self._conversion_error("a Python scalar")
+        return self.concrete().item(*args)
+
+    def tolist(self) -> Any:
+        raise self._conversion_error("a Python list")
+
+    def __repr__(self) -> str:
+        return (f"Traced<{self.dtype}{list(self.shape)}>with<{self._trace.name}, "
+                f"level={self._trace.level}>")
+
+    __str__ = __repr__

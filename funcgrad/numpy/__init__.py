@@ -1,0 +1,16 @@
+"""funcgrad.numpy: numpy's API, differentiable, on immutable Arrays.
+
+Functions take Arrays, numpy arrays, Python scalars and nested lists, and return Arrays.
+Names and signatures follow numpy (axis, keepdims, dtype); there is no ``out=`` (Arrays are
+immutable) and in-place forms are the functional ``x.at[idx].set(v)`` family.
+"""
+from funcgrad.numpy._creation import *  # noqa: F401,F403
+from funcgrad.numpy._elementwise import *  # noqa: F401,F403
+from funcgrad.numpy._reductions import *  # noqa: F401,F403
+from funcgrad.numpy._shape import *  # noqa: F401,F403
+from funcgrad.numpy import _methods
+from funcgrad.array import Array as ndarray  # isinstance(x, funcgrad.numpy.ndarray)
+
+import sys as _sys
+_methods.install(_sys.modules[__name__])
+del _sys

@@ -1,0 +1,103 @@
+"""Array's operators and numpy-style methods, installed from `funcgrad.numpy`.
+
+The table maps each method to the namespace function it calls; ``install`` runs once when
+`funcgrad.numpy` is imported. Keeping the table here leaves `funcgrad.array` free of any
+knowledge of the primitives.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from funcgrad.array import Array
+
+# method name -> funcgrad.numpy function called with the array first
+_METHODS = {
+    "sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min",
+    "std": "std", "var": "var", "cumsum": "cumsum", "cumprod": "cumprod",
+    "argmax": "argmax", "argmin": "argmin", "argsort": "argsort", "all": "all",
+    "any": "any", "swapaxes": "swapaxes", "squeeze": "squeeze", "ravel": "ravel",
+    "flatten": "ravel", "astype": "astype", "dot": "dot", "clip": "clip", "conj": "conj",
+    "conjugate": "conj", "round": "round", "trace": "trace", "diagonal": "diagonal",
+    "repeat": "repeat", "take": "take", "nonzero": "nonzero", "ptp": "ptp",
+}
+# binary operators: (name, function, reflected)
+_OPERATORS = [
+    ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
+    ("floordiv", "floor_divide"), ("mod", "mod"), ("pow", "power"),
+    ("matmul", "matmul"), ("and", "logical_and_bitwise"), ("or", "logical_or_bitwise"),
+    ("xor", "logical_xor_bitwise"), ("divmod", "divmod"),
+]
+_COMPARISONS = [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
+                ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]
+_UNARY = [("neg", "negative"), ("pos", "positive"), ("abs", "abs"), ("invert", "invert")]
+_PROPERTIES = {"T": "_T", "mT": "matrix_transpose", "real": "real", "imag": "imag"}
+
+
+def _is_operand(y: Any) -> bool:
+    return isinstance(y, (Array, np.ndarray, int, float, complex, bool, np.generic, list))
+
+
+def _binary(f: Any, reflected: bool) -> Any:
+    if reflected:
+        def op(x: Array, y: Any) -> Any:
+            return f(y, x) if _is_operand(y) else NotImplemented
+    else:
+        def op(x: Array, y: Any) -> Any:
+            return f(x, y) if _is_operand(y) else NotImplemented
+    return op
+
+
+def _method(f: Any) -> Any:
+    def method(self: Array, *args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("out", None)  # numpy passes out=None through np.sum(x) and friends
+        return f(self, *args, **kwargs)
+    method.__name__ = getattr(f, "__name__", "method")
+    method.__doc__ = getattr(f, "__doc__", None)
+    return method
+
+
+def install(ns: Any) -> None:
+    """Attach the operators and methods of the tables above, taking the functions from
+    the namespace module ``ns`` (funcgrad.numpy)."""
+    for name, fn in _METHODS.items():
+        if hasattr(ns, fn):
+            setattr(Array, name, _method(getattr(ns, fn)))
+    for name, fn in _OPERATORS + _COMPARISONS:
+        if hasattr(ns, fn):
+            f = getattr(ns, fn)
+            setattr(Array, f"__{name}__", _binary(f, False))
+            if (name, fn) not in _COMPARISONS:
+                setattr(Array, f"__r{name}__", _binary(f, True))
+    for name, fn in _UNARY:
+        if hasattr(ns, fn):
+            setattr(Array, f"__{name}__", _method(getattr(ns, fn)))
+    for name, fn in _PROPERTIES.items():
+        if hasattr(ns, fn):
+            setattr(Array, name, property(getattr(ns, fn)))
+    if hasattr(ns, "reshape"):
+        def reshape(self: Array, *shape: Any, order: str = "C") -> Array:
+            return ns.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+        Array.reshape = reshape
+    if hasattr(ns, "transpose"):
+        def transpose(self: Array, *axes: Any) -> Array:
+            return ns.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
+        Array.transpose = transpose
+    if hasattr(ns, "getitem"):
+        Array.__getitem__ = lambda self, idx: ns.getitem(self, idx)
+    Array.copy = lambda self: self
+    Array.__array_ufunc__ = _array_ufunc(ns)
+
+
+def _array_ufunc(ns: Any) -> Any:
+    def __array_ufunc__(self: Array, ufunc: np.ufunc, method: str, *inputs: Any,
+                        **kwargs: Any) -> Any:
+        """numpy ufuncs on Arrays run funcgrad's (differentiable) version when there is
+        one; otherwise concrete Arrays are converted and traced ones raise."""
+        f = getattr(ns, ufunc.__name__, None)
+        if method == "__call__" and f is not None and not kwargs:
+            return f(*inputs)
+        raw = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
+        return getattr(ufunc, method)(*raw, **kwargs)
+    return __array_ufunc__

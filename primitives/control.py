@@ -1,0 +1,57 @@
+"""Primitives that steer differentiation or move data rather than compute.
+
+| primitive            | derivative                                            |
+|----------------------|-------------------------------------------------------|
+| stop_gradient        | none: its output is a constant to every transform     |
+| convert_element_type | the cotangent cast back to the input's dtype          |
+| device_put           | the cotangent moved back to the input's device        |
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from funcgrad.core import Primitive
+from . import sampling
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+stop_gradient = Primitive(
+    "stop_gradient", _identity, differentiable=False,
+    doc="The value of x, treated as a constant by every transform (zero derivative).")
+
+
+def _convert(x: Any, new_dtype: np.dtype) -> Any:
+    if np.iscomplexobj(x) and not np.issubdtype(new_dtype, np.complexfloating):
+        x = x.real  # as JAX: converting complex to real keeps the real part
+    return x.astype(new_dtype, copy=False) if hasattr(x, "astype") else np.asarray(
+        x, dtype=new_dtype)
+
+
+convert_element_type = Primitive(
+    "convert_element_type", _convert, params=("new_dtype",),
+    sample=sampling.custom(lambda rng, draw: [sampling.Case(
+        lambda x: convert_element_type(x, new_dtype=np.dtype(np.complex128)),
+        (sampling.values(rng, sampling.draw_shape(draw)),), "float64 -> complex128")]),
+    doc="x cast to new_dtype (complex to real keeps the real part).")
+convert_element_type.defvjp(lambda g: g)  # the tape casts g back to x's dtype
+convert_element_type.defjvp(lambda t, new_dtype: convert_element_type(t, new_dtype=new_dtype))
+
+
+def _device_put(x: Any, device: str) -> Any:
+    from funcgrad.backend import device_of, to_device
+    return x if device_of(x) == device else to_device(x, device)
+
+
+device_put = Primitive(
+    "device_put", _device_put, params=("device",),
+    sample=sampling.custom(lambda rng, draw: [sampling.Case(
+        lambda x: device_put(x, device="cpu"),
+        (sampling.values(rng, sampling.draw_shape(draw)),), "cpu -> cpu")]),
+    doc="x copied to device ('cpu' or 'gpu:N').")
+device_put.defvjp(lambda g, x: device_put(g, device=x.device))
+device_put.defjvp(lambda t, device: device_put(t, device=device))

@@ -1,0 +1,196 @@
+"""Reverse mode: `vjp`, `grad`, `value_and_grad`.
+
+`vjp` runs the function once under a `RevTrace`, keeps the tape, and returns a function
+that runs the backward pass for any output cotangent. `grad` is `vjp` with the cotangent 1
+of a scalar output, consuming the tape as it goes (residuals are freed record by record).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from funcgrad import tree_util
+from funcgrad.array import Array
+from funcgrad.core import Tracer, new_trace
+from .tape import RevTrace, RevTracer, backward_pass, short_dtype
+
+__all__ = ["vjp", "grad", "value_and_grad", "float0", "VJPFunction"]
+
+float0 = np.dtype([("float0", np.void, 0)])
+"""The dtype of the cotangent of an integer or boolean input (as in JAX)."""
+
+
+def _as_array(x: Any) -> Array:
+    import funcgrad.numpy as fnp
+    return x if isinstance(x, Array) else fnp.asarray(x)
+
+
+def _lower(x: Any, trace: RevTrace) -> Any:
+    """The primal of a tracer of ``trace``; anything else unchanged."""
+    return x._primal if isinstance(x, RevTracer) and x._trace is trace else x
+
+
+def _aval_str(x: Any) -> str:
+    return f"{short_dtype(x.dtype)}{list(x.shape)}".replace(" ", "")
+
+
+class VJPFunction:
+    """The backward half of `vjp`: call it with a cotangent shaped like the output.
+
+    It owns the tape; dropping it frees every residual (no reference cycles)."""
+
+    def __init__(self, name: str, trace: RevTrace, in_vars: list[int], in_leaves: list,
+                 in_tree: tree_util.PyTreeDef, out_vars: list[int], out_leaves: list,
+                 out_tree: tree_util.PyTreeDef, consume: bool):
+        self.name = name
+        self.records = trace.records
+        self.var_avals = trace.var_avals
+        self.in_vars = in_vars
+        self.in_avals = [(x.shape, x.dtype) for x in in_leaves]
+        self.in_tree = in_tree
+        self.out_vars = out_vars
+        self.out_avals = [(x.shape, x.dtype) for x in out_leaves]
+        self.out_tree = out_tree
+        self.consume = consume
+        self.used = False
+
+    def __call__(self, cotangent: Any) -> tuple:
+        import funcgrad.numpy as fnp
+        ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
+        if ct_tree != self.out_tree:
+            raise TypeError(f"{self.name}: the cotangent has tree structure {ct_tree}, but "
+                            f"the function's output has {self.out_tree}")
+        cts = []
+        for k, (c, (shape, dtype)) in enumerate(zip(ct_leaves, self.out_avals)):
+            c = _as_array(c)
+            if tuple(c.shape) != tuple(shape):
+                raise ValueError(f"{self.name}: cotangent leaf {k} has shape "
+                                 f"{tuple(c.shape)}, but the output has shape {tuple(shape)}")
+            cts.append(c if c.dtype == dtype or c.dtype == float0 else c.astype(dtype))
+        if self.consume and self.used:
+            raise RuntimeError(f"{self.name}: this backward function has already run and "
+                               "its residuals were freed")
+        self.used = True
+        seeds = [(v, c) for v, c in zip(self.out_vars, cts)
+                 if v >= 0 and np.issubdtype(c.dtype, np.inexact)]
+        grads = backward_pass(self.records, self.var_avals, seeds, consume=self.consume)
+        if self.consume:
+            self.records = []
+        out = []
+        for v, (shape, dtype) in zip(self.in_vars, self.in_avals):
+            if not np.issubdtype(dtype, np.inexact):
+                out.append(np.zeros(shape, dtype=float0))
+            elif grads[v] is None:
+                out.append(fnp.zeros(shape, dtype))
+            else:
+                out.append(grads[v])
+        return self.in_tree.unflatten(out)
+
+
+def _vjp(fun: Callable, primals: Sequence, has_aux: bool, name: str, consume: bool):
+    leaves, in_tree = tree_util.tree_flatten(tuple(primals))
+    leaves = [_as_array(x) for x in leaves]
+    trace = RevTrace(name)
+    with new_trace(trace):
+        tracers = [trace.new_var(x) for x in leaves]
+        out = fun(*in_tree.unflatten(tracers))
+        aux = None
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"{name} with has_aux=True expects the function to return a "
+                                f"pair (output, auxiliary data); it returned {type(out)}")
+            out, aux = out
+            aux = tree_util.tree_map(lambda x: _lower(x, trace), aux)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_vars = [trace.var_of(o) for o in out_leaves]
+        out_leaves = [_as_array(_lower(o, trace)) for o in out_leaves]
+    vjp_fn = VJPFunction(name, trace, [t._var for t in tracers], leaves, in_tree, out_vars,
+                         out_leaves, out_tree, consume)
+    return out_tree.unflatten(out_leaves), vjp_fn, aux
+
+
+def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with ``has_aux``): ``vjp_fn(ct)`` returns
+    the cotangents of ``primals`` (a tuple) for an output cotangent ``ct`` shaped like
+    ``out``. ``vjp_fn`` may be called many times; the tape lives as long as it does."""
+    out, vjp_fn, aux = _vjp(fun, primals, has_aux, "vjp", consume=False)
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _check_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for n in nums:
+        if not isinstance(n, (int, np.integer)) or not -nargs <= n < nargs:
+            raise TypeError(f"{name}: argnums={argnums!r} is out of range for a call with "
+                            f"{nargs} positional argument(s)")
+    return tuple(int(n) % nargs for n in nums)
+
+
+def _check_inputs(x: Any, allow_int: bool, holomorphic: bool, name: str) -> None:
+    for leaf in tree_util.tree_leaves(x):
+        dtype = _as_array(leaf).dtype
+        if holomorphic and not np.issubdtype(dtype, np.complexfloating):
+            raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
+                            f"dtype, but got {dtype}.")
+        if not allow_int and not np.issubdtype(dtype, np.inexact):
+            raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype "
+                            f"that is a sub-dtype of np.inexact), but got {dtype}. If you "
+                            "want to use Boolean- or integer-valued inputs, use vjp or set "
+                            "allow_int to True.")
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable:
+    """``f -> (lambda *args: (f(*args), grad f(*args)))`` in one forward and one backward
+    pass. With ``has_aux`` it returns ``((value, aux), grad)``."""
+    name = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple:
+        nums = _check_argnums(argnums, len(args), name)
+        dyn = [args[i] for i in nums]
+        _check_inputs(dyn, allow_int, holomorphic, name)
+
+        def partial(*dyn_args: Any) -> Any:
+            full = list(args)
+            for i, a in zip(nums, dyn_args):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        out, vjp_fn, aux = _vjp(partial, dyn, has_aux, name, consume=True)
+        if not isinstance(out, (Array, Tracer)):
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output was "
+                            f"{out!r}.")
+        if out.shape != ():
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output had "
+                            f"shape: {tuple(out.shape)}. Reduce it to a scalar first (for "
+                            "example with .sum()), or use jacrev / vjp for the derivative of "
+                            "a non-scalar output.")
+        if not holomorphic and not np.issubdtype(out.dtype, np.floating):
+            raise TypeError(f"{name} requires real-valued outputs (output dtype that is a "
+                            f"sub-dtype of np.floating), but got {out.dtype}. For "
+                            "holomorphic differentiation, pass holomorphic=True.")
+        import funcgrad.numpy as fnp
+        g = vjp_fn(fnp.ones_like(out))
+        g = g[0] if isinstance(argnums, int) else tuple(g)
+        return ((out, aux) if has_aux else out), g
+
+    return value_and_grad_f
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable:
+    """The gradient of a scalar-valued ``fun`` with respect to the positional argument(s)
+    ``argnums`` (int: that argument's gradient; tuple: a tuple of them). Arguments may be
+    pytrees. With ``has_aux`` the function returns ``(value, aux)`` and the gradient
+    function returns ``(grad, aux)``."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        (value, g) = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_f

@@ -1,0 +1,373 @@
+"""The tape: reverse mode's record of what a function did.
+
+`RevTrace` records one `Record` per primitive call on its tracers: the primitive, which
+variables went in and came out, the static params, and only the residuals that the
+primitive's VJP rules read (each rule names them). The backward pass walks the records in
+reverse and calls the rules, which are funcgrad ops and so are themselves traced by any
+outer transform. `make_tape` keeps everything (constants too) so that a `Tape` can be
+printed like a jaxpr and re-evaluated on new inputs.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from funcgrad.array import Array
+from funcgrad.core import ZERO, Primitive, Trace, Tracer, is_inexact, new_trace
+from funcgrad import tree_util
+
+__all__ = ["RevTrace", "RevTracer", "Record", "Tape", "make_tape", "backward_pass",
+           "fit_cotangent", "short_dtype"]
+
+
+class _Phase(threading.local):
+    def __init__(self) -> None:
+        self.backward_depth = 0
+
+
+_phase = _Phase()
+
+
+class RevTracer(Tracer):
+    """A value recorded on a tape: its primal and its variable number on that tape."""
+
+    __slots__ = ("_var", "_diff")
+
+
+class Record:
+    """One primitive application on the tape.
+
+    ``in_vars``/``out_vars`` are variable numbers (-1 for a constant input or an output
+    that is not traced); ``saved`` holds, per input, the value kept for the backward pass
+    (``None`` where no rule reads it) and ``out`` the output if a rule reads it.
+    """
+
+    __slots__ = ("prim", "params", "in_vars", "in_avals", "out_vars", "saved", "out",
+                 "phase", "source", "sub")
+
+    def __init__(self, prim: Primitive, params: dict, in_vars: tuple, in_avals: tuple,
+                 out_vars: tuple, saved: tuple, out: Any, phase: str, source: str | None):
+        self.prim = prim
+        self.params = params
+        self.in_vars = in_vars
+        self.in_avals = in_avals
+        self.out_vars = out_vars
+        self.saved = saved
+        self.out = out
+        self.phase = phase
+        self.source = source
+        self.sub = None  # a nested Tape (checkpoint, custom rules) when there is one
+
+    def __repr__(self) -> str:
+        return f"Record({self.prim.name}, in={self.in_vars}, out={self.out_vars})"
+
+
+def aval_of(x: Any) -> tuple:
+    """(shape, dtype) of an array-like; Python scalars get numpy's default dtype."""
+    if isinstance(x, (Array, np.ndarray)) or hasattr(x, "__cuda_array_interface__"):
+        return (tuple(x.shape), x.dtype)
+    return ((), np.asarray(x).dtype)
+
+
+def _user_source() -> str:
+    """file:line of the innermost caller outside funcgrad (for residual reports)."""
+    f = sys._getframe(2)
+    while f is not None:
+        name = f.f_code.co_filename
+        if "funcgrad" not in name and "/transforms/" not in name and "/primitives/" not in name:
+            return f"{name}:{f.f_lineno}"
+        f = f.f_back
+    return "?"
+
+
+class RevTrace(Trace):
+    """Reverse-mode trace. ``keep_all`` keeps every constant and non-float value (for
+    `make_tape`); otherwise only values that can carry a derivative are traced."""
+
+    def __init__(self, name: str = "vjp", keep_all: bool = False, sources: bool = False):
+        super().__init__()
+        self.name = name
+        self.keep_all = keep_all
+        self.sources = sources
+        self.records: list[Record] = []
+        self.var_avals: list[tuple] = []
+
+    def new_var(self, primal: Any) -> RevTracer:
+        t = object.__new__(RevTracer)
+        t._trace = self
+        t._primal = primal
+        t._var = len(self.var_avals)
+        dtype = primal.dtype
+        t._diff = is_inexact(dtype)
+        self.var_avals.append((primal.shape, dtype))
+        return t
+
+    def var_of(self, x: Any) -> int:
+        """The variable number of ``x`` on this tape, or -1 if it is not traced here."""
+        return x._var if isinstance(x, RevTracer) and x._trace is self else -1
+
+    def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
+        primals = []
+        in_vars = []
+        mask = 0
+        for i, a in enumerate(args):
+            if isinstance(a, RevTracer) and a._trace is self:
+                primals.append(a._primal)
+                in_vars.append(a._var)
+                if a._diff:
+                    mask |= 1 << i
+            else:
+                primals.append(a)
+                in_vars.append(-1)
+        out = prim(*primals, **params)
+        keep_all = self.keep_all
+        if not keep_all and (mask == 0 or not prim.differentiable):
+            return out
+        outs = out if prim.multiple_results else (out,)
+        tracers = []
+        out_vars = []
+        for o in outs:
+            if keep_all or is_inexact(o.dtype):
+                t = self.new_var(o)
+                tracers.append(t)
+                out_vars.append(t._var)
+            else:
+                tracers.append(o)
+                out_vars.append(-1)
+        n = len(primals)
+        ins, reads_out = prim.needs(mask, n)
+        if keep_all:
+            saved = tuple(p if (i in ins or in_vars[i] < 0) else None
+                          for i, p in enumerate(primals))
+        else:
+            saved = tuple(primals[i] if i in ins else None for i in range(n))
+        saved = tuple(np.array(s) if type(s) is np.ndarray else s for s in saved)
+        self.records.append(Record(
+            prim, params, tuple(in_vars), tuple(aval_of(p) for p in primals),
+            tuple(out_vars), saved, out if (reads_out or prim.multiple_results) else None,
+            "backward" if _phase.backward_depth else "forward",
+            _user_source() if self.sources else None))
+        return tuple(tracers) if prim.multiple_results else tracers[0]
+
+
+# ---------------------------------------------------------------------------------------
+# The backward pass
+# ---------------------------------------------------------------------------------------
+
+def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
+    """Sum a cotangent back over broadcast axes and cast it to the input's dtype (the real
+    part for a real input), so that rules need not care about either."""
+    import funcgrad.numpy as fnp
+    if not isinstance(g, Array):
+        g = fnp.asarray(g)
+    if g.shape != shape:
+        lead = g.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+        if axes:
+            g = fnp.sum(g, axis=axes, keepdims=True)
+        g = fnp.reshape(g, shape) if g.shape != shape else g
+    if g.dtype != dtype:
+        if np.issubdtype(g.dtype, np.complexfloating) and not np.issubdtype(
+                dtype, np.complexfloating):
+            g = fnp.real(g)
+        if g.dtype != dtype:
+            g = g.astype(dtype)
+    return g
+
+
+def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence[tuple],
+                  consume: bool = False) -> list:
+    """Propagate cotangents from ``seeds`` [(var, cotangent)] back through ``records``.
+
+    Returns the cotangent of every variable (``None`` for zero). With ``consume`` each
+    record's residuals are dropped as soon as it has been processed, which lowers the peak
+    memory of a one-shot gradient."""
+    import funcgrad.numpy as fnp
+    cts: list = [None] * len(var_avals)
+    for var, ct in seeds:
+        if var >= 0:
+            cts[var] = ct if cts[var] is None else cts[var] + ct
+    _phase.backward_depth += 1
+    try:
+        for rec in reversed(records):
+            prim = rec.prim
+            if prim.multiple_results:
+                gs = [cts[v] if v >= 0 else None for v in rec.out_vars]
+                if all(g is None for g in gs):
+                    continue
+                g = tuple(fnp.zeros_like(o) if gi is None else gi
+                          for gi, o in zip(gs, rec.out))
+            else:
+                v = rec.out_vars[0]
+                g = cts[v] if v >= 0 else None
+                if g is None:
+                    continue
+            if consume:
+                for v in rec.out_vars:
+                    if v >= 0:
+                        cts[v] = None
+            for i, v in enumerate(rec.in_vars):
+                if v < 0:
+                    continue
+                shape, dtype = var_avals[v]
+                if not is_inexact(dtype):
+                    continue
+                rule = prim.vjp_rule(i)
+                if rule is ZERO:
+                    continue
+                if rule is None:
+                    raise NotImplementedError(
+                        f"Differentiation rule for primitive {prim.name!r} is not "
+                        f"implemented for argument {i}"
+                        + (f" ({prim.inputs[i]!r})" if prim.inputs else "")
+                        + ". Declare one with defvjp, or wrap the value in "
+                        "funcgrad.stop_gradient if no derivative is needed.")
+                gi = fit_cotangent(rule(g, i, rec.saved, rec.out, rec.in_avals, rec.params),
+                                   shape, dtype)
+                cts[v] = gi if cts[v] is None else cts[v] + gi
+            if consume:
+                rec.saved = rec.out = None
+    finally:
+        _phase.backward_depth -= 1
+    return cts
+
+
+# ---------------------------------------------------------------------------------------
+# Tapes you can print and re-run
+# ---------------------------------------------------------------------------------------
+
+_SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "complex128": "c128",
+          "complex64": "c64", "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8",
+          "uint8": "u8", "bool": "bool"}
+
+
+def short_dtype(dtype: Any) -> str:
+    return _SHORT.get(str(dtype), str(dtype))
+
+
+def _var_name(n: int) -> str:
+    s = ""
+    n += 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        s = chr(ord("a") + r) + s
+    return s
+
+
+def _show_param(v: Any) -> str:
+    if isinstance(v, np.dtype) or isinstance(v, type):
+        return short_dtype(np.dtype(v))
+    if callable(v) and hasattr(v, "__name__"):
+        return v.__name__
+    return repr(v)
+
+
+class Tape:
+    """A recorded program: inputs, records, outputs. Print it to read it (one record a
+    line, like a jaxpr); call it to re-run it on new inputs of the same shapes."""
+
+    def __init__(self, records: list[Record], var_avals: list[tuple], in_vars: list[int],
+                 in_tree: tree_util.PyTreeDef, out_vars: list[int], out_consts: list,
+                 out_tree: tree_util.PyTreeDef, name: str = "tape"):
+        self.records = records
+        self.var_avals = var_avals
+        self.in_vars = in_vars
+        self.in_tree = in_tree
+        self.out_vars = out_vars
+        self.out_consts = out_consts
+        self.out_tree = out_tree
+        self.name = name
+
+    def __call__(self, *args: Any) -> Any:
+        import funcgrad.numpy as fnp
+        leaves, tree = tree_util.tree_flatten(args)
+        if tree != self.in_tree:
+            raise TypeError(f"this tape was recorded for inputs {self.in_tree}, got {tree}")
+        env: list = [None] * len(self.var_avals)
+        for var, x in zip(self.in_vars, leaves):
+            x = fnp.asarray(x)
+            shape, dtype = self.var_avals[var]
+            if x.shape != shape or x.dtype != dtype:
+                raise TypeError(f"this tape was recorded for an input of shape {shape} and "
+                                f"dtype {dtype}, got {x.shape} {x.dtype}")
+            env[var] = x
+        for rec in self.records:
+            args_ = [env[v] if v >= 0 else rec.saved[i] for i, v in enumerate(rec.in_vars)]
+            out = rec.prim(*args_, **rec.params)
+            for v, o in zip(rec.out_vars, out if rec.prim.multiple_results else (out,)):
+                if v >= 0:
+                    env[v] = o
+        outs = [env[v] if v >= 0 else c for v, c in zip(self.out_vars, self.out_consts)]
+        return self.out_tree.unflatten(outs)
+
+    # -- reading -----------------------------------------------------------------------
+    def var(self, v: int) -> str:
+        shape, dtype = self.var_avals[v]
+        return f"{_var_name(v)}:{short_dtype(dtype)}{list(shape)}".replace(" ", "")
+
+    def _const(self, x: Any) -> str:
+        shape, dtype = aval_of(x)
+        if shape:
+            return f"const:{short_dtype(dtype)}{list(shape)}".replace(" ", "")
+        value = x.concrete().item() if isinstance(x, Array) else np.asarray(x).item()
+        return f"{value!r}:{short_dtype(dtype)}"
+
+    def record_lines(self, indent: str = "    ") -> list[str]:
+        lines = []
+        phase = "forward"
+        for rec in self.records:
+            if rec.phase != phase:
+                phase = rec.phase
+                lines.append(f"{indent}# --- {phase} pass ---")
+            outs = " ".join(self.var(v) if v >= 0 else "_" for v in rec.out_vars)
+            ins = " ".join(_var_name(v) if v >= 0 else self._const(rec.saved[i])
+                           for i, v in enumerate(rec.in_vars))
+            params = " ".join(f"{k}={_show_param(p)}" for k, p in rec.params.items())
+            params = f"[{params}]" if params else ""
+            lines.append(f"{indent}{outs} = {rec.prim.name}{params} {ins}".rstrip())
+            if rec.sub is not None:
+                lines.extend(rec.sub.record_lines(indent + "    "))
+        return lines
+
+    def __str__(self) -> str:
+        ins = " ".join(self.var(v) for v in self.in_vars)
+        outs = ", ".join(_var_name(v) if v >= 0 else repr(c)
+                         for v, c in zip(self.out_vars, self.out_consts))
+        body = "\n".join(self.record_lines())
+        return f"{{ lambda {ins}. let\n{body}\n  in ({outs}) }}"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def primitives(self) -> list[str]:
+        """The primitive names in recording order."""
+        return [r.prim.name for r in self.records]
+
+
+def make_tape(fun: Callable, *, sources: bool = False) -> Callable[..., Tape]:
+    """``make_tape(f)(*args)`` records every primitive ``f`` applies and returns the
+    `Tape`. Transforms inside ``f`` show up too: the tape of ``grad(f)`` holds the forward
+    and the backward pass, marked as such."""
+
+    def tape_of(*args: Any) -> Tape:
+        import funcgrad.numpy as fnp
+        leaves, in_tree = tree_util.tree_flatten(args)
+        trace = RevTrace("make_tape", keep_all=True, sources=sources)
+        with new_trace(trace):
+            tracers = [trace.new_var(fnp.asarray(x)) for x in leaves]
+            out = fun(*in_tree.unflatten(tracers))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_vars = [trace.var_of(o) for o in out_leaves]
+        consts = [None if v >= 0 else o for v, o in zip(out_vars, out_leaves)]
+        return Tape(trace.records, trace.var_avals, [t._var for t in tracers], in_tree,
+                    out_vars, consts, out_tree, getattr(fun, "__name__", "tape"))
+
+    return tape_of
