@@ -10,11 +10,15 @@ from funcgrad import numpy
 from funcgrad import primitives
 from funcgrad import scipy
 from funcgrad.primitives.control import stop_gradient
-from funcgrad.transforms import Tape, make_tape, grad, value_and_grad, vjp, float0
+from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, float0, jvp,
+                                 linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
+                                 custom_jvp)
 from funcgrad.core import EscapedTracerError
 
 __version__ = "0.1.0"
 
 __all__ = ["Array", "tree_util", "device_put", "devices", "numpy", "primitives", "scipy",
            "stop_gradient", "Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0",
+           "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
+           "custom_jvp",
            "EscapedTracerError"]

@@ -24,8 +24,8 @@ import numpy as np
 
 from funcgrad.array import Array, new_array, to_raw
 
-__all__ = ["Primitive", "Trace", "Tracer", "ZERO", "registry", "EscapedTracerError",
-           "new_trace", "find_top_trace", "is_inexact"]
+__all__ = ["Primitive", "Trace", "Tracer", "TraceCall", "ZERO", "registry",
+           "EscapedTracerError", "new_trace", "find_top_trace", "is_inexact"]
 
 
 class EscapedTracerError(RuntimeError):
@@ -135,9 +135,8 @@ class Primitive:
         self.view = view
         self.sample = sample
         self.vjp_rules: list = []
+        self.vjp_all: Rule | None = None
         self.jvp_rules: list = []
-        self.jvp_full: Callable | None = None
-        self.jvp_source = "none"
         self._needs: dict[int, tuple] = {}
         self.__name__ = name
         self.__doc__ = doc or getattr(impl, "__doc__", None)
@@ -192,12 +191,34 @@ class Primitive:
         self._needs = {}
         return self
 
+    def defvjp_all(self, rule: Callable) -> "Primitive":
+        """Declare one VJP rule for all inputs at once: ``rule(g, <reads>...)`` returns a
+        tuple with one cotangent (or ``None`` for zero) per input. For rules that share work
+        between inputs (custom_vjp's bwd, einsum); ``argnum`` is not available."""
+        self.vjp_all = Rule(self, rule, "VJP")
+        self.vjp_rules = [self.vjp_all] * (1 if self.inputs is None else len(self.inputs))
+        self._needs = {}
+        return self
+
     def defjvp(self, *rules: Callable | None) -> "Primitive":
         """Declare one JVP rule per input: ``rule(t, <what it reads>...) -> tangent``,
-        linear in ``t``; the output tangent is the sum over inputs."""
+        linear in ``t``; the output tangent is the sum over inputs. A primitive without
+        JVP rules gets forward mode from its VJP rules (see `transforms.jvp`)."""
         self.jvp_rules = self._rules(rules, "JVP")
-        self.jvp_source = "jvp rules"
         return self
+
+    @property
+    def jvp_source(self) -> str:
+        """Where forward mode comes from: 'jvp rules', 'derived from vjp' or 'none'."""
+        if self.jvp_rules:
+            return "jvp rules"
+        return "derived from vjp" if self.vjp_rules else "none"
+
+    def jvp_rule(self, argnum: int):
+        rules = self.jvp_rules
+        if not rules:
+            return None
+        return rules[0] if self.inputs is None else rules[argnum]
 
     def vjp_rule(self, argnum: int):
         rules = self.vjp_rules
@@ -290,6 +311,7 @@ class Trace:
     """One activation of a transform. ``level`` is its depth in this thread's stack."""
 
     name = "trace"
+    mode = "none"
 
     def __init__(self) -> None:
         self.level = len(_state.stack)
@@ -297,6 +319,12 @@ class Trace:
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
         raise NotImplementedError
+
+    def process_call(self, call: "TraceCall", args: Sequence) -> Any:
+        """Handle a `TraceCall` (custom_vjp, custom_jvp, checkpoint) whose arguments hold
+        tracers of this trace. The call decides: it has one ``process_<mode>`` method per
+        trace mode ("rev", "jvp"), so each call's logic stays in its own module."""
+        return getattr(call, f"process_{self.mode}")(self, args)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(level={self.level})"
@@ -327,6 +355,26 @@ def find_top_trace(values: Sequence) -> Trace | None:
             if top is None or t.level > top.level:
                 top = t
     return top
+
+
+class TraceCall:
+    """A call that transforms must see whole rather than primitive by primitive: a function
+    with custom derivative rules, or a checkpointed function. Subclasses implement
+    ``process_rev(trace, args)`` and ``process_jvp(trace, args)``; with no tracer among the
+    (flattened) arguments the call simply runs ``fun``."""
+
+    def __init__(self, fun: Callable, name: str | None = None):
+        self.fun = fun
+        self.name = name or getattr(fun, "__name__", "fun")
+
+    def bind(self, args: Sequence) -> Any:
+        """``args`` are flat (pytree leaves); ``fun`` takes them flat too."""
+        top = find_top_trace(args)
+        if top is None:
+            return self.fun(*args)
+        if not top.alive:
+            raise escaped_error(top)
+        return top.process_call(self, args)
 
 
 class Tracer(Array):

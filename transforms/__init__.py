@@ -2,8 +2,16 @@
 
 - `tape`: the reverse-mode trace, `Tape` and `make_tape`
 - `grad`: `vjp`, `grad`, `value_and_grad`
+- `jvp`: forward mode, `jvp` and `linearize`
+- `jacobian`: `jacrev`/`jacobian`, `jacfwd`, `hessian`
+- `custom`: `custom_vjp`, `custom_jvp`
 """
 from .tape import Tape, make_tape
 from .grad import grad, value_and_grad, vjp, float0
+from .jvp import jvp, linearize
+from .jacobian import jacrev, jacobian, jacfwd, hessian
+from .custom import custom_vjp, custom_jvp
 
-__all__ = ["Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0"]
+__all__ = ["Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0", "jvp",
+           "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
+           "custom_jvp"]

@@ -87,6 +87,8 @@ class RevTrace(Trace):
     """Reverse-mode trace. ``keep_all`` keeps every constant and non-float value (for
     `make_tape`); otherwise only values that can carry a derivative are traced."""
 
+    mode = "rev"
+
     def __init__(self, name: str = "vjp", keep_all: bool = False, sources: bool = False):
         super().__init__()
         self.name = name
@@ -109,7 +111,9 @@ class RevTrace(Trace):
         """The variable number of ``x`` on this tape, or -1 if it is not traced here."""
         return x._var if isinstance(x, RevTracer) and x._trace is self else -1
 
-    def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
+    def lower(self, args: Sequence) -> tuple[list, list, int]:
+        """(primals, variable numbers (-1 for constants), bit mask of the inputs that carry
+        a derivative) of a call's arguments."""
         primals = []
         in_vars = []
         mask = 0
@@ -122,10 +126,19 @@ class RevTrace(Trace):
             else:
                 primals.append(a)
                 in_vars.append(-1)
+        return primals, in_vars, mask
+
+    def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
+        primals, in_vars, mask = self.lower(args)
         out = prim(*primals, **params)
-        keep_all = self.keep_all
-        if not keep_all and (mask == 0 or not prim.differentiable):
+        if not self.keep_all and (mask == 0 or not prim.differentiable):
             return out
+        return self.record(prim, params, primals, in_vars, mask, out)
+
+    def record(self, prim: Primitive, params: dict, primals: list, in_vars: list, mask: int,
+               out: Any) -> Any:
+        """Append a record of ``prim`` having produced ``out`` and return its tracers."""
+        keep_all = self.keep_all
         outs = out if prim.multiple_results else (out,)
         tracers = []
         out_vars = []
@@ -139,18 +152,19 @@ class RevTrace(Trace):
                 out_vars.append(-1)
         n = len(primals)
         ins, reads_out = prim.needs(mask, n)
-        if keep_all:
-            saved = tuple(p if (i in ins or in_vars[i] < 0) else None
-                          for i, p in enumerate(primals))
-        else:
-            saved = tuple(primals[i] if i in ins else None for i in range(n))
-        saved = tuple(np.array(s) if type(s) is np.ndarray else s for s in saved)
+        saved = tuple(_owned(p) if (i in ins or (keep_all and in_vars[i] < 0)) else None
+                      for i, p in enumerate(primals))
         self.records.append(Record(
             prim, params, tuple(in_vars), tuple(aval_of(p) for p in primals),
             tuple(out_vars), saved, out if (reads_out or prim.multiple_results) else None,
             "backward" if _phase.backward_depth else "forward",
             _user_source() if self.sources else None))
         return tuple(tracers) if prim.multiple_results else tracers[0]
+
+
+def _owned(x: Any) -> Any:
+    """A residual that nobody can change later: raw numpy inputs are copied."""
+    return np.array(x) if type(x) is np.ndarray else x
 
 
 # ---------------------------------------------------------------------------------------
@@ -210,30 +224,39 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                 for v in rec.out_vars:
                     if v >= 0:
                         cts[v] = None
+            all_cts = (prim.vjp_all(g, -1, rec.saved, rec.out, rec.in_avals, rec.params)
+                       if prim.vjp_all is not None else None)
             for i, v in enumerate(rec.in_vars):
                 if v < 0:
                     continue
                 shape, dtype = var_avals[v]
                 if not is_inexact(dtype):
                     continue
-                rule = prim.vjp_rule(i)
-                if rule is ZERO:
-                    continue
-                if rule is None:
-                    raise NotImplementedError(
-                        f"Differentiation rule for primitive {prim.name!r} is not "
-                        f"implemented for argument {i}"
-                        + (f" ({prim.inputs[i]!r})" if prim.inputs else "")
-                        + ". Declare one with defvjp, or wrap the value in "
-                        "funcgrad.stop_gradient if no derivative is needed.")
-                gi = fit_cotangent(rule(g, i, rec.saved, rec.out, rec.in_avals, rec.params),
-                                   shape, dtype)
+                if all_cts is not None:
+                    gi = all_cts[i]
+                    if gi is None:
+                        continue
+                else:
+                    rule = prim.vjp_rule(i)
+                    if rule is ZERO:
+                        continue
+                    if rule is None:
+                        raise _missing_rule(prim, i)
+                    gi = rule(g, i, rec.saved, rec.out, rec.in_avals, rec.params)
+                gi = fit_cotangent(gi, shape, dtype)
                 cts[v] = gi if cts[v] is None else cts[v] + gi
             if consume:
                 rec.saved = rec.out = None
     finally:
         _phase.backward_depth -= 1
     return cts
+
+
+def _missing_rule(prim: Primitive, i: int) -> NotImplementedError:
+    return NotImplementedError(
+        f"Differentiation rule for primitive {prim.name!r} is not implemented for argument "
+        f"{i}" + (f" ({prim.inputs[i]!r})" if prim.inputs else "") + ". Declare one with "
+        "defvjp, or wrap the value in funcgrad.stop_gradient if no derivative is needed.")
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,277 @@
+"""Custom derivative rules: `custom_vjp` and `custom_jvp` (JAX's API and semantics).
+
+The rule applies at the transform level that differentiates the call; transforms below it
+see the forward function (and the rule's own operations) as ordinary funcgrad code, so
+higher-order derivatives differentiate through the rule. Every combination works:
+
+- reverse mode of a custom_vjp function: the user's ``bwd``;
+- forward mode of a custom_jvp function: the user's ``jvp``;
+- reverse mode of a custom_jvp function: the transpose of the (linear) tangent map of
+  ``jvp``, obtained as its VJP;
+- forward mode of a custom_vjp function (JAX refuses it): the transpose of ``bwd``, which
+  is linear in the cotangent, obtained the same way.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from funcgrad import tree_util
+from funcgrad.array import Array
+from funcgrad.core import Primitive, TraceCall
+from funcgrad.array import new_array
+
+__all__ = ["custom_vjp", "custom_jvp"]
+
+
+def _zeros_like(x: Any) -> Array:
+    import funcgrad.numpy as fnp
+    return fnp.zeros_like(x)
+
+
+def _split_args(args: tuple, nondiff_argnums: tuple) -> tuple[list, list]:
+    nondiff = [args[i] for i in nondiff_argnums]
+    dyn = [a for i, a in enumerate(args) if i not in nondiff_argnums]
+    return nondiff, dyn
+
+
+def _leaves_matching(name: str, what: str, got: Any, tree: Any, like: Sequence) -> list:
+    """The leaves of ``got`` (``None`` standing for zeros, also for a whole subtree),
+    after checking its structure against ``tree`` and its shapes against ``like``."""
+    if got is None:
+        return [None] * tree.num_leaves
+    leaves, got_tree = tree_util.tree_flatten(got, is_leaf=lambda x: x is None)
+    if got_tree != tree:
+        raise TypeError(f"{what} of custom function {name!r} must have the structure "
+                        f"{tree}, but it returned {got_tree}")
+    for k, (g, e) in enumerate(zip(leaves, like)):
+        shape = tuple(getattr(g, "shape", ()))
+        if g is not None and shape != tuple(e.shape):
+            raise ValueError(f"{what} of custom function {name!r}: leaf {k} has shape "
+                             f"{shape}, expected {tuple(e.shape)} (the shape of the "
+                             "corresponding primal)")
+    return leaves
+
+
+def _rule_call(prim_name: str, vjp_rule: Callable) -> Primitive:
+    """The primitive that stands for a custom call on a tape: it re-runs the call when a
+    tape is replayed, and its VJP asks the call object."""
+    def impl(*raw: Any, call: Any) -> tuple:
+        outs = call.fun(*[new_array(r) for r in raw])
+        return tuple(o._value if isinstance(o, Array) else o for o in outs)
+    p = Primitive(prim_name, impl, None, ("call",), multiple_results=True,
+                  doc=f"A {prim_name} function applied at the level that differentiates it.")
+    p.defvjp_all(vjp_rule)
+    return p
+
+
+custom_jvp_call = _rule_call("custom_jvp_call", lambda g, xs, call: call.vjp(xs, g))
+custom_vjp_call = _rule_call("custom_vjp_call", lambda g, shapes, call: call.vjp(shapes, g))
+
+
+def _transpose(linear: Callable, zeros_in: list, cts: Sequence) -> list:
+    """Apply the transpose of a linear funcgrad map (given its input shapes) to ``cts``."""
+    from .grad import vjp
+    _, f = vjp(linear, *zeros_in)
+    return list(f(list(cts)))
+
+
+class _Shape:
+    __slots__ = ("shape",)
+
+    def __init__(self, shape: tuple):
+        self.shape = shape
+
+
+class _Call(TraceCall):
+    """Shared plumbing: the flat view of a call of a custom function."""
+
+    def __init__(self, owner: Any, nondiff: list, in_tree: Any):
+        super().__init__(self._flat_fun, owner.__name__)
+        self.owner = owner
+        self.nondiff = nondiff
+        self.in_tree = in_tree
+        self.out_tree = None
+
+    def __repr__(self) -> str:
+        return self.name
+
+    @property
+    def __name__(self) -> str:
+        return self.name
+
+    def args(self, leaves: Sequence) -> list:
+        """Rebuild the user's positional arguments from dynamic leaves."""
+        dyn = self.in_tree.unflatten(leaves)
+        full, k = [], 0
+        for i in range(len(self.nondiff) + len(dyn)):
+            if i in self.owner.nondiff_argnums:
+                full.append(self.nondiff[self.owner.nondiff_argnums.index(i)])
+            else:
+                full.append(dyn[k])
+                k += 1
+        return full
+
+    def _flat_fun(self, *leaves: Any) -> list:
+        out = self.owner.fun(*self.args(leaves))
+        out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        return out_leaves
+
+    def record(self, trace: Any, leaves: Sequence, prim: Primitive, primals: list,
+               outs: list) -> list:
+        _, in_vars, mask = trace.lower(leaves)
+        import funcgrad.numpy as fnp
+        outs = [o if isinstance(o, Array) else fnp.asarray(o) for o in outs]
+        return list(trace.record(prim, {"call": self}, primals, in_vars, mask, tuple(outs)))
+
+
+class custom_jvp:
+    """A function with a custom JVP rule: ``f.defjvp(jvp)`` with
+    ``jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)``, or
+    ``f.defjvps(*per_arg)`` with ``per_arg_i(t_i, primal_out, *primals)``."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable | None = None
+
+    def defjvp(self, jvp: Callable) -> Callable:
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps: Callable | None) -> None:
+        def jvp(primals: tuple, tangents: tuple) -> tuple:
+            out = self.fun(*primals)
+            total = None
+            for rule, t in zip(jvps, tangents):
+                if rule is None:
+                    continue
+                ti = rule(t, out, *primals)
+                total = ti if total is None else tree_util.tree_map(
+                    lambda a, b: a + b, total, ti)
+            return out, (tree_util.tree_map(_zeros_like, out) if total is None else total)
+        self.jvp = jvp
+
+    def __call__(self, *args: Any) -> Any:
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} "
+                                 "using `defjvp`.")
+        nondiff, dyn = _split_args(args, self.nondiff_argnums)
+        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
+        call = _CustomJVPCall(self, nondiff, in_tree)
+        out = call.bind(leaves)
+        return call.out_tree.unflatten(out)
+
+
+class _CustomJVPCall(_Call):
+    def run_rule(self, primals: list, tangents: list) -> tuple[list, list]:
+        dyn_p = self.in_tree.unflatten(primals)
+        dyn_t = self.in_tree.unflatten(tangents)
+        res = self.owner.jvp(*self.nondiff, tuple(dyn_p), tuple(dyn_t))
+        if not (isinstance(res, (tuple, list)) and len(res) == 2):
+            raise TypeError(f"custom_jvp rule of {self.name!r} must return a pair "
+                            f"(primal_out, tangent_out), got {type(res).__name__}")
+        out, t_out = res
+        out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        t_leaves = _leaves_matching(self.name, "the tangent output of the JVP rule", t_out,
+                                    self.out_tree, out_leaves)
+        return out_leaves, [(_zeros_like(o) if t is None else t)
+                            for t, o in zip(t_leaves, out_leaves)]
+
+    def process_jvp(self, trace: Any, leaves: Sequence) -> list:
+        primals, tangents = trace.split(leaves)
+        tangents = [_zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
+        out, t_out = self.run_rule(primals, tangents)
+        return [trace.wrap(o, t) for o, t in zip(out, t_out)]
+
+    def process_rev(self, trace: Any, leaves: Sequence) -> list:
+        primals, _, _ = trace.lower(leaves)
+        outs = self._flat_fun(*primals)
+        return self.record(trace, leaves, custom_jvp_call, primals, outs)
+
+    def vjp(self, xs: Sequence, g: Sequence) -> list:
+        """Cotangents of the inputs: the transpose of the rule's tangent map at ``xs``."""
+        xs = list(xs)
+        return _transpose(lambda *ts: self.run_rule(xs, list(ts))[1],
+                          [_zeros_like(x) for x in xs], g)
+
+
+class custom_vjp:
+    """A function with a custom VJP rule: ``f.defvjp(fwd, bwd)`` with
+    ``fwd(*args) -> (out, residuals)`` and ``bwd(*nondiff_args, residuals, g) -> tuple``
+    of one cotangent per differentiable argument (``None`` for zero)."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __call__(self, *args: Any) -> Any:
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} "
+                                 "using `defvjp`.")
+        nondiff, dyn = _split_args(args, self.nondiff_argnums)
+        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
+        call = _CustomVJPCall(self, nondiff, in_tree)
+        out = call.bind(leaves)
+        return call.out_tree.unflatten(out)
+
+
+class _CustomVJPCall(_Call):
+    residuals: Any = None
+
+    def run_fwd(self, primals: list) -> list:
+        res = self.owner.fwd(*self.args(primals))
+        if not (isinstance(res, (tuple, list)) and len(res) == 2):
+            raise TypeError(f"custom_vjp fwd rule of {self.name!r} must return a pair "
+                            f"(output, residuals), got {type(res).__name__}")
+        out, self.residuals = res
+        out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        return out_leaves
+
+    def run_bwd(self, shapes: Sequence[tuple], g: Sequence) -> list:
+        """The user's bwd on output cotangents ``g`` (flat), checked, as flat input
+        cotangents (``None`` for zero)."""
+        g_tree = self.out_tree.unflatten(list(g))
+        cts = self.owner.bwd(*self.nondiff, self.residuals, g_tree)
+        arg_trees = self.in_tree.children
+        if not isinstance(cts, (tuple, list)) or len(cts) != len(arg_trees):
+            got = (f"a sequence of length {len(cts)}" if isinstance(cts, (tuple, list))
+                   else f"a {type(cts).__name__}")
+            raise TypeError(f"Custom VJP bwd rule of {self.name!r} must produce a tuple of "
+                            f"length equal to the number of differentiable primal inputs "
+                            f"({len(arg_trees)}), but got {got}")
+        like = [_Shape(s) for s in shapes]
+        out, k = [], 0
+        for i, (ct, tree) in enumerate(zip(cts, arg_trees)):
+            n = tree.num_leaves
+            out += _leaves_matching(self.name, f"the bwd cotangent for argument {i}", ct,
+                                    tree, like[k:k + n])
+            k += n
+        return out
+
+    def process_rev(self, trace: Any, leaves: Sequence) -> list:
+        primals, _, _ = trace.lower(leaves)
+        outs = self.run_fwd(primals)
+        return self.record(trace, leaves, custom_vjp_call, primals, outs)
+
+    def vjp(self, shapes: Sequence[tuple], g: Sequence) -> list:
+        return self.run_bwd(shapes, g)
+
+    def process_jvp(self, trace: Any, leaves: Sequence) -> list:
+        primals, tangents = trace.split(leaves)
+        outs = self.run_fwd(primals)
+        tangents = [_zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
+
+        def bwd_map(*g: Any) -> list:
+            cts = self.run_bwd([p.shape for p in primals], g)
+            return [_zeros_like(p) if c is None else c for c, p in zip(cts, primals)]
+        t_out = _transpose(bwd_map, [_zeros_like(o) for o in outs], tangents)
+        return [trace.wrap(o, t) for o, t in zip(outs, t_out)]
