@@ -1,12 +1,16 @@
 """Every differentiable primitive in the registry, checked against central finite
-differences in float64 to second order, on shapes drawn by its own sampler (scalars,
-broadcasting and size-0 arrays included). A primitive is covered the day it is declared:
-the parametrisation is read from the registry."""
+differences in float64 to second order, in reverse and forward mode, on shapes drawn by its
+own sampler (scalars, broadcasting and size-0 arrays included), and its forward- and
+reverse-mode Jacobians compared. A primitive is covered the day it is declared: the
+parametrisation is read from the registry."""
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from funcgrad import jacfwd, jacrev
 from funcgrad.primitives import registry
 from funcgrad.test_util import check_grads
+from funcgrad.tree_util import tree_leaves
 
 DIFFERENTIABLE = sorted(n for n, p in registry().items() if p.differentiable)
 
@@ -27,3 +31,25 @@ def test_reverse_mode_matches_finite_differences(name, data):
         pytest.fail(f"{name} has no sampler")
     for case in prim.sample(prim, data.draw):
         check_grads(case.fun, case.args, order=2, modes=("rev",))
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@given(data=st.data())
+def test_forward_mode_matches_finite_differences(name, data):
+    prim = registry()[name]
+    for case in prim.sample(prim, data.draw):
+        check_grads(case.fun, case.args, order=2, modes=("fwd",))
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@given(data=st.data())
+def test_jacfwd_equals_jacrev(name, data):
+    prim = registry()[name]
+    for case in prim.sample(prim, data.draw):
+        if any(np.iscomplexobj(a) for a in case.args):
+            continue  # a non-holomorphic complex Jacobian is not one complex matrix
+        argnums = tuple(range(len(case.args)))
+        forward = jacfwd(case.fun, argnums)(*case.args)
+        reverse = jacrev(case.fun, argnums)(*case.args)
+        for f, r in zip(tree_leaves(forward), tree_leaves(reverse)):
+            np.testing.assert_allclose(np.asarray(f), np.asarray(r), rtol=1e-10, atol=1e-12)

@@ -18,8 +18,9 @@ from typing import Any, Callable, Sequence
 
 from funcgrad import tree_util
 from funcgrad.array import Array
-from funcgrad.core import Primitive, TraceCall
 from funcgrad.array import new_array
+from funcgrad.core import Primitive, TraceCall
+from funcgrad.primitives import sampling
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -67,6 +68,29 @@ def _rule_call(prim_name: str, vjp_rule: Callable) -> Primitive:
 
 custom_jvp_call = _rule_call("custom_jvp_call", lambda g, xs, call: call.vjp(xs, g))
 custom_vjp_call = _rule_call("custom_vjp_call", lambda g, shapes, call: call.vjp(shapes, g))
+
+
+def _sample_custom(rng: Any, draw: Callable) -> list:
+    """Registry test cases: a custom_jvp and a custom_vjp function (x*sin(y) with its
+    rules written out), so the rule machinery itself is checked against differences."""
+    import funcgrad.numpy as fnp
+
+    @custom_jvp
+    def f_jvp(x: Any, y: Any) -> Any:
+        return x * fnp.sin(y)
+    f_jvp.defjvp(lambda p, t: (f_jvp(*p), t[0] * fnp.sin(p[1]) + p[0] * fnp.cos(p[1]) * t[1]))
+
+    @custom_vjp
+    def f_vjp(x: Any, y: Any) -> Any:
+        return x * fnp.sin(y)
+    f_vjp.defvjp(lambda x, y: (f_vjp(x, y), (x, y)),
+                 lambda res, g: (g * fnp.sin(res[1]), g * res[0] * fnp.cos(res[1])))
+    shape = sampling.draw_shape(draw)
+    args = (sampling.values(rng, shape), sampling.values(rng, shape))
+    return [sampling.Case(f_jvp, args, "custom_jvp"), sampling.Case(f_vjp, args, "custom_vjp")]
+
+
+custom_jvp_call.sample = custom_vjp_call.sample = sampling.custom(_sample_custom)
 
 
 def _transpose(linear: Callable, zeros_in: list, cts: Sequence) -> list:
