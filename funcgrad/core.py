@@ -122,10 +122,12 @@ class Primitive:
     def __init__(self, name: str, impl: Callable, inputs: Sequence[str] | None = ("x",),
                  params: Sequence[str] = (), *, multiple_results: bool = False,
                  differentiable: bool = True, view: bool = False,
-                 sample: Callable | None = None, doc: str | None = None):
-        if name in _PRIMITIVES:
-            raise ValueError(f"a primitive named {name!r} is already declared; "
-                             "choose another name")
+                 sample: Callable | None = None, doc: str | None = None,
+                 replace: bool = False):
+        if name in _PRIMITIVES and not replace:
+            raise ValueError(f"a primitive named {name!r} is already declared; choose "
+                             "another name, or pass replace=True to redefine it (e.g. when "
+                             "re-running a notebook cell)")
         self.name = name
         self.impl = impl
         self.inputs = None if inputs is None else tuple(inputs)
