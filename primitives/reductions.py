@@ -1,33 +1,41 @@
-"""Reductions and scans: sum ...
+"""Reductions and scans.
 
-``axis`` is always a normalised tuple of non-negative axes and ``keepdims`` a bool; the
-numpy-signature wrappers in `funcgrad.numpy` normalise them.
+``axis`` of a reduction is always a normalised tuple of non-negative axes and ``keepdims``
+a bool (a scan takes one non-negative int axis); the numpy-signature wrappers in
+`funcgrad.numpy` normalise them. ``_expand(g)`` below re-inserts reduced axes so that a
+cotangent broadcasts against the input.
+
+| primitive         | VJP                                           | JVP                        |
+|-------------------|-----------------------------------------------|----------------------------|
+| reduce_sum        | g broadcast to x                              | reduce_sum(t)              |
+| reduce_max / min  | g * tie_weights (split equally among ties)    | reduce_sum(t * weights)    |
+| reduce_prod       | g * product of the others (no division)       | reduce_sum(t * others)     |
+| cumsum            | reversed cumsum of g                          | cumsum(t)                  |
+| cumprod           | exclusive cumprod * transposed recurrence of g| recurrence of t * excl.    |
+| linear_recurrence | h = a * h[k-1] + b, and its transpose          | itself                     |
+
+Products never divide by x: "the product of all the others" is an exclusive left times an
+exclusive right cumulative product, and cumprod's derivative is the linear recurrence
+``u[k] = g[k] + x[k+1] u[k+1]``, so every rule is exact with zeros among the inputs and
+differentiable again (the recurrence's rules are recurrences).
+argmax, argmin, all, any and tie_weights are not differentiable.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from funcgrad.core import Primitive
 from . import sampling
+from .indexing import slice_axis
+from .shape import broadcast_to, pad, reshape, transpose
 
 
-def _axes_case(prim: Primitive) -> Any:
-    """Sampler: a random array with a random subset of its axes and keepdims."""
-    def cases(rng: np.random.RandomState, draw: Any) -> list:
-        from hypothesis import strategies as st
-        shape = sampling.draw_shape(draw)
-        axes = tuple(i for i in range(len(shape)) if draw(st.booleans()))
-        keepdims = draw(st.booleans())
-        return [sampling.Case(lambda x: prim(x, axis=axes, keepdims=keepdims),
-                              (sampling.values(rng, shape),), f"{shape} axis={axes}")]
-    return sampling.custom(cases)
-
+# -- helpers used by the rules (all funcgrad ops) -------------------------------------------
 
 def _expand(g: Any, axis: tuple, keepdims: bool) -> Any:
     """Re-insert reduced axes into a cotangent so that it broadcasts against the input."""
-    from .shape import reshape
     if keepdims or not axis:
         return g
     shape = list(g.shape)
@@ -36,14 +44,178 @@ def _expand(g: Any, axis: tuple, keepdims: bool) -> Any:
     return reshape(g, shape=tuple(shape))
 
 
-reduce_sum = Primitive("reduce_sum", lambda x, axis, keepdims: np.sum(
-    x, axis=axis, keepdims=keepdims), params=("axis", "keepdims"))
-reduce_sum.sample = _axes_case(reduce_sum)
+def shape_broadcast_to(g: Any, shape: tuple) -> Any:
+    return g if g.shape == tuple(shape) else broadcast_to(g, shape=tuple(shape))
+
+
+def _flip(x: Any, axis: int) -> Any:
+    return slice_axis(x, axis, None, None, -1)
+
+
+def _shift(x: Any, axis: int, fill: float) -> Any:
+    """x moved one place up along ``axis``: [fill, x0, ..., x(n-2)]."""
+    widths = tuple((1, 0) if i == axis else (0, 0) for i in range(x.ndim))
+    return slice_axis(pad(x, pad_width=widths, constant_values=fill), axis, None, x.shape[axis])
+
+
+def _exclusive_cumprod(x: Any, axis: int) -> Any:
+    """[1, x0, x0 x1, ...]: the product of the elements before each one."""
+    return cumprod(_shift(x, axis, 1), axis=axis)
+
+
+def _recurrence_transpose(a: Any, g: Any, axis: int) -> Any:
+    """u with u[k] = g[k] + a[k+1] u[k+1]: the transpose of b -> linear_recurrence(a, b)."""
+    return _flip(linear_recurrence(_shift(_flip(a, axis), axis, 0), _flip(g, axis),
+                                   axis=axis), axis)
+
+
+def _others_product(x: Any, axis: tuple) -> Any:
+    """For each element, the product of the other elements of its reduced group."""
+    if x.size == 0:
+        return x
+    keep = tuple(i for i in range(x.ndim) if i not in axis)
+    perm = keep + tuple(axis)
+    moved = transpose(x, axes=perm) if perm != tuple(range(x.ndim)) else x
+    lead = moved.shape[:len(keep)]
+    flat = reshape(moved, shape=lead + (int(np.prod(moved.shape[len(keep):])),))
+    last = len(lead)
+    others = (_exclusive_cumprod(flat, last)
+              * _flip(_exclusive_cumprod(_flip(flat, last), last), last))
+    others = reshape(others, shape=moved.shape)
+    return transpose(others, axes=tuple(int(i) for i in np.argsort(perm))) \
+        if perm != tuple(range(x.ndim)) else others
+
+
+# -- implementations ----------------------------------------------------------------------
+
+def _tie_weights(x: Any, out: Any, axis: tuple) -> Any:
+    hit = x == out
+    return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+
+
+def _linear_recurrence(a: Any, b: Any, axis: int) -> Any:
+    dtype = np.result_type(a.dtype, b.dtype)
+    h = np.moveaxis(b, axis, 0).astype(dtype, copy=True)
+    a = np.moveaxis(a, axis, 0)
+    for k in range(1, h.shape[0]):
+        h[k] += a[k] * h[k - 1]
+    return np.moveaxis(h, 0, axis)
+
+
+# -- samplers ------------------------------------------------------------------------------
+
+def _distinct(rng: np.random.RandomState, shape: tuple) -> np.ndarray:
+    """Values at least 0.08 apart (no ties within a finite-difference step)."""
+    n = int(np.prod(shape))
+    return (rng.permutation(n) * 0.1 - 0.1 * n / 2 + rng.uniform(0, 0.02, n)).reshape(shape)
+
+
+def _with_zeros(rng: np.random.RandomState, shape: tuple) -> np.ndarray:
+    """Values in ±(0.5, 1.5) with about a quarter of them exactly zero."""
+    x = sampling.values(rng, shape, (0.5, 1.5), signed=True)
+    return np.where(rng.uniform(size=shape) < 0.25, 0.0, x)
+
+
+def _axes_case(prim: Primitive, values: Callable = sampling.values,
+               nonempty: bool = False) -> Any:
+    """Sampler: a random array, a random subset of its axes and keepdims (``nonempty``:
+    only axes of non-zero length, for reductions without an identity)."""
+    def cases(rng: np.random.RandomState, draw: Any) -> list:
+        from hypothesis import strategies as st
+        shape = sampling.draw_shape(draw)
+        axes = tuple(i for i, n in enumerate(shape)
+                     if (n or not nonempty) and draw(st.booleans()))
+        keepdims = draw(st.booleans())
+        return [sampling.Case(lambda x: prim(x, axis=axes, keepdims=keepdims),
+                              (values(rng, shape),), f"{shape} axis={axes}")]
+    return sampling.custom(cases)
+
+
+def _scan_case(fun: Callable, values: Callable, nargs: int = 1) -> Any:
+    """Sampler: arrays of one random shape (ndim >= 1) scanned along a random axis."""
+    def cases(rng: np.random.RandomState, draw: Any) -> list:
+        from hypothesis import strategies as st
+        shape = sampling.draw_shape(draw, min_dims=1, max_side=4)
+        axis = draw(st.integers(0, len(shape) - 1))
+        return [sampling.Case(lambda *xs: fun(*xs, axis=axis),
+                              tuple(values(rng, shape) for _ in range(nargs)),
+                              f"{shape} axis={axis}")]
+    return sampling.custom(cases)
+
+
+# -- primitives ----------------------------------------------------------------------------
+
+def _reduction(name: str, impl: Callable, values: Callable = sampling.values,
+               nonempty: bool = False) -> Primitive:
+    p = Primitive(name, lambda x, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
+                  params=("axis", "keepdims"))
+    p.sample = _axes_case(p, values, nonempty)
+    return p
+
+
+reduce_sum = _reduction("reduce_sum", np.sum)
+reduce_max = _reduction("reduce_max", np.max, _distinct, nonempty=True)
+reduce_min = _reduction("reduce_min", np.min, _distinct, nonempty=True)
+reduce_prod = _reduction("reduce_prod", np.prod, _with_zeros)
+cumsum = Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis), params=("axis",))
+cumsum.sample = _scan_case(cumsum, sampling.values)
+cumprod = Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis), params=("axis",))
+cumprod.sample = _scan_case(cumprod, _with_zeros)
+linear_recurrence = Primitive(
+    "linear_recurrence", _linear_recurrence, ("a", "b"), ("axis",),
+    doc="h with h[k] = a[k] h[k-1] + b[k] along axis (h[-1] = 0; a[0] is not used); "
+    "a and b have one shape.")
+linear_recurrence.sample = _scan_case(linear_recurrence, _with_zeros, nargs=2)
+
+tie_weights = Primitive("tie_weights", _tie_weights, ("x", "out"), ("axis",),
+                        differentiable=False,
+                        doc="(x == out) / count over axis: where a max or min is attained.")
+argmax = Primitive("argmax", lambda x, axis, keepdims: np.argmax(
+    x, axis=axis, keepdims=keepdims), params=("axis", "keepdims"), differentiable=False)
+argmin = Primitive("argmin", lambda x, axis, keepdims: np.argmin(
+    x, axis=axis, keepdims=keepdims), params=("axis", "keepdims"), differentiable=False)
+reduce_all = Primitive("reduce_all", lambda x, axis, keepdims: np.all(
+    x, axis=axis, keepdims=keepdims), params=("axis", "keepdims"), differentiable=False)
+reduce_any = Primitive("reduce_any", lambda x, axis, keepdims: np.any(
+    x, axis=axis, keepdims=keepdims), params=("axis", "keepdims"), differentiable=False)
+
+
+def _chosen(x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
+    return tie_weights(x, _expand(out, axis, keepdims), axis=axis)
+
+
+def _weighted_sum(weights: Callable) -> Callable:
+    """JVP rule ``reduce_sum(t * weights(x, ...))`` of a reduction whose VJP is
+    ``g * weights(x, ...)``."""
+    def jvp(t: Any, x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
+        return reduce_sum(t * weights(x, out, axis, keepdims), axis=axis, keepdims=keepdims)
+    return jvp
+
+
+def _others(x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
+    return _others_product(x, axis)
+
+
 reduce_sum.defvjp(lambda g, x_shape, axis, keepdims: shape_broadcast_to(
     _expand(g, axis, keepdims), x_shape))
 reduce_sum.defjvp(lambda t, axis, keepdims: reduce_sum(t, axis=axis, keepdims=keepdims))
+for _p in (reduce_max, reduce_min):
+    _p.defvjp(lambda g, x, out, axis, keepdims: _expand(g, axis, keepdims) * _chosen(
+        x, out, axis, keepdims))
+    _p.defjvp(_weighted_sum(_chosen))
+reduce_prod.defvjp(lambda g, x, axis, keepdims: _expand(g, axis, keepdims) * _others_product(
+    x, axis))
+reduce_prod.defjvp(_weighted_sum(_others))
 
-
-def shape_broadcast_to(g: Any, shape: tuple) -> Any:
-    from .shape import broadcast_to
-    return g if g.shape == tuple(shape) else broadcast_to(g, shape=tuple(shape))
+cumsum.defvjp(lambda g, axis: _flip(cumsum(_flip(g, axis), axis=axis), axis))
+cumsum.defjvp(lambda t, axis: cumsum(t, axis=axis))
+cumprod.defvjp(lambda g, x, axis: _exclusive_cumprod(x, axis) * _recurrence_transpose(
+    x, g, axis))
+cumprod.defjvp(lambda t, x, axis: linear_recurrence(x, t * _exclusive_cumprod(x, axis),
+                                                    axis=axis))
+linear_recurrence.defvjp(
+    lambda g, a, out, axis: _recurrence_transpose(a, g, axis) * _shift(out, axis, 0),
+    lambda g, a, axis: _recurrence_transpose(a, g, axis))
+linear_recurrence.defjvp(
+    lambda t, a, out, axis: linear_recurrence(a, t * _shift(out, axis, 0), axis=axis),
+    lambda t, a, axis: linear_recurrence(a, t, axis=axis))

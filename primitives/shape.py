@@ -1,8 +1,16 @@
-"""Shape primitives: reshape, broadcast_to, transpose ...
+"""Shape primitives: the few operations every other shape function is composed from.
 
-Their VJPs move the cotangent back (reshape to the input's shape, transpose by the inverse
-permutation); broadcast_to's VJP is the identity because the tape sums a cotangent back
-over broadcast axes.
+| primitive    | VJP                                         | JVP                       |
+|--------------|---------------------------------------------|---------------------------|
+| reshape      | reshape(g, x_shape)                         | reshape(t, shape)         |
+| broadcast_to | g (the tape sums it back over broadcast axes)| broadcast_to(t, shape)   |
+| transpose    | transpose(g, inverse permutation)           | transpose(t, axes)        |
+| concatenate  | the slice of g that came from input argnum  | t padded with zeros       |
+| pad          | the slice of g that holds x                 | pad(t) with zeros         |
+
+Slicing and padding with zeros are each other's transposes. flip, roll, tile, repeat,
+split, stack, squeeze, the non-constant pad modes... are compositions of these and of
+`getitem` (funcgrad.numpy._shape), so they are differentiable to any order for free.
 """
 from __future__ import annotations
 
@@ -14,13 +22,47 @@ from funcgrad.core import Primitive
 from . import sampling
 
 
-def _case(fun_of_shape: Any) -> Any:
+def _slice(x: Any, starts: tuple, stops: tuple) -> Any:
+    """x[starts[0]:stops[0], starts[1]:stops[1], ...] (basic slicing, via getitem)."""
+    from .indexing import NO_INDEX, Index, Slice, getitem
+    return getitem(x, NO_INDEX, index=Index(Slice(a, b, None) for a, b in zip(starts, stops)))
+
+
+# -- samplers ------------------------------------------------------------------------------
+
+def _case(fun_of_shape: Any, min_dims: int = 0) -> Any:
     def cases(rng: np.random.RandomState, draw: Any) -> list:
-        shape = sampling.draw_shape(draw)
+        shape = sampling.draw_shape(draw, min_dims=min_dims)
         fun = fun_of_shape(shape, draw)
         return [sampling.Case(fun, (sampling.values(rng, shape),), f"{shape}")]
     return sampling.custom(cases)
 
+
+def _transpose_case(s: tuple, draw: Any) -> Any:
+    from hypothesis import strategies as st
+    axes = tuple(draw(st.permutations(range(len(s)))))
+    return lambda x: transpose(x, axes=axes)
+
+
+def _concatenate_cases(rng: np.random.RandomState, draw: Any) -> list:
+    from hypothesis import strategies as st
+    shape = sampling.draw_shape(draw, min_dims=1)
+    axis = draw(st.integers(0, len(shape) - 1))
+    sizes = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
+    shapes = [shape[:axis] + (n,) + shape[axis + 1:] for n in sizes]
+    return [sampling.Case(lambda *xs: concatenate(*xs, axis=axis),
+                          tuple(sampling.values(rng, s) for s in shapes),
+                          f"{shapes} axis={axis}")]
+
+
+def _pad_case(s: tuple, draw: Any) -> Any:
+    from hypothesis import strategies as st
+    widths = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in s)
+    value = draw(st.sampled_from([0.0, 1.5]))
+    return lambda x: pad(x, pad_width=widths, constant_values=value)
+
+
+# -- primitives ----------------------------------------------------------------------------
 
 reshape = Primitive("reshape", lambda x, shape: np.reshape(x, shape), params=("shape",),
                     view=True, sample=_case(lambda s, draw: lambda x: reshape(
@@ -35,14 +77,42 @@ broadcast_to = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, sha
 broadcast_to.defvjp(lambda g: g)
 broadcast_to.defjvp(lambda t, shape: broadcast_to(t, shape=shape))
 
-
-def _transpose_case(s: tuple, draw: Any) -> Any:
-    from hypothesis import strategies as st
-    axes = tuple(draw(st.permutations(range(len(s)))))
-    return lambda x: transpose(x, axes=axes)
-
-
 transpose = Primitive("transpose", lambda x, axes: np.transpose(x, axes), params=("axes",),
                       view=True, sample=_case(_transpose_case))
 transpose.defvjp(lambda g, axes: transpose(g, axes=tuple(int(i) for i in np.argsort(axes))))
 transpose.defjvp(lambda t, axes: transpose(t, axes=axes))
+
+
+def _offsets(shapes: tuple, argnum: int, axis: int) -> tuple[int, int, int]:
+    """(start, stop, total) of input ``argnum`` along the concatenation axis."""
+    start = sum(s[axis] for s in shapes[:argnum])
+    return start, start + shapes[argnum][axis], sum(s[axis] for s in shapes)
+
+
+def _concat_vjp(g: Any, argnum: int, shapes: tuple, axis: int) -> Any:
+    start, stop, _ = _offsets(shapes, argnum, axis)
+    return _slice(g, (None,) * axis + (start,), (None,) * axis + (stop,))
+
+
+def _concat_jvp(t: Any, argnum: int, shapes: tuple, axis: int) -> Any:
+    start, stop, total = _offsets(shapes, argnum, axis)
+    widths = ((0, 0),) * axis + ((start, total - stop),) + ((0, 0),) * (t.ndim - axis - 1)
+    return pad(t, pad_width=widths, constant_values=0)
+
+
+concatenate = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
+                        inputs=None, params=("axis",), sample=sampling.custom(
+                            _concatenate_cases))
+concatenate.defvjp(_concat_vjp)
+concatenate.defjvp(_concat_jvp)
+
+def _pad(x: Any, pad_width: tuple, constant_values: Any) -> Any:
+    return np.pad(x, pad_width or 0, mode="constant", constant_values=constant_values)
+
+
+pad = Primitive(
+    "pad", _pad, params=("pad_width", "constant_values"), sample=_case(_pad_case),
+    doc="x with pad_width=((before, after), ...) entries of constant_values added per axis.")
+pad.defvjp(lambda g, x_shape, pad_width: _slice(
+    g, tuple(b for b, _ in pad_width), tuple(b + n for (b, _), n in zip(pad_width, x_shape))))
+pad.defjvp(lambda t, pad_width: pad(t, pad_width=pad_width, constant_values=0))

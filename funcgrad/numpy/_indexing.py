@@ -1,2 +1,214 @@
-"""(being written)"""
-__all__: list = []
+"""Indexing of funcgrad.numpy: ``x[idx]``, ``x.at[idx].set/add/...``, take, sort, nonzero.
+
+`parse_index` turns any numpy index into the static `Index` and the stacked integer array
+``idx`` that the indexing primitives take (see funcgrad.primitives.indexing): integer
+arrays, lists and integer Arrays (traced ones too: they are non-differentiable inputs)
+become rows of ``idx``; boolean masks become their nonzero() integer arrays, computed on
+their concrete values (transforms are eager).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from funcgrad.array import Array, new_array
+from funcgrad.backend import backend_of
+from funcgrad.core import Tracer
+from funcgrad.primitives import indexing as P
+from funcgrad.primitives.indexing import NO_INDEX, Index, Ref, Slice
+from funcgrad.numpy._creation import asarray, astype
+from funcgrad.numpy._reductions import normalize_axis_tuple
+from funcgrad.numpy._shape import broadcast_to, ravel, stack
+
+__all__ = ["getitem", "index_update", "parse_index", "take", "take_along_axis", "sort",
+           "argsort", "nonzero", "argwhere", "flatnonzero"]
+
+def _concrete_raw(a: Array) -> Any:
+    return a.concrete()._value
+
+
+def _component(e: Any, template: list, arrays: list) -> None:
+    """Append one index component to the template (and its arrays to ``arrays``)."""
+    if e is None or e is Ellipsis:
+        template.append(e)
+    elif isinstance(e, slice):
+        template.append(Slice(*(None if v is None else operator.index(v)
+                                 for v in (e.start, e.stop, e.step))))
+    elif isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_)):
+        template.append(int(e))
+    else:
+        a = e if isinstance(e, Array) else np.asarray(e)
+        if not isinstance(e, Array) and a.size == 0 and a.dtype == np.float64:
+            a = a.astype(np.intp)  # [] indexes as an empty integer array
+        kind = a.dtype.kind
+        if kind == "b":
+            raw = _concrete_raw(a) if isinstance(a, Array) else a
+            if raw.ndim == 0:  # x[True] adds an axis of length 1, x[False] of length 0
+                template.append(None)
+                raw = raw[None]
+            for rows in np.nonzero(raw):
+                template.append(Ref(len(arrays)))
+                arrays.append(rows)
+        elif kind in "iu":
+            if a.ndim == 0 and not isinstance(a, Tracer):
+                template.append(int(a))
+            else:
+                template.append(Ref(len(arrays)))
+                arrays.append(a)
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                             "(`None`) and integer or boolean arrays are valid indices; got "
+                             f"an index of dtype {a.dtype}")
+
+
+def parse_index(idx: Any, like: Any = None) -> tuple[Index, Array]:
+    """(static Index, integer Array with the broadcast advanced indices stacked), on the
+    backend of ``like``."""
+    template: list = []
+    arrays: list = []
+    for e in (idx if type(idx) is tuple else (idx,)):
+        _component(e, template, arrays)
+    if not arrays:
+        return Index(template), NO_INDEX
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         f"with shapes {' '.join(str(a.shape) for a in arrays)}") from None
+    if any(isinstance(a, Tracer) for a in arrays):
+        stacked = stack([broadcast_to(astype(asarray(a), np.intp), shape) for a in arrays])
+    else:
+        raw = [_concrete_raw(a) if isinstance(a, Array) else a for a in arrays]
+        xp = backend_of(_concrete_raw(like) if isinstance(like, Array) else like).xp
+        stacked = new_array(xp.stack([xp.broadcast_to(xp.asarray(r, dtype=np.intp), shape)
+                                      for r in raw]))
+    return Index(template), stacked
+
+
+def getitem(x: Any, idx: Any) -> Array:
+    """``x[idx]`` with numpy's basic and advanced indexing rules."""
+    x = asarray(x)
+    if type(idx) is tuple and not idx:
+        return x
+    index, stacked = parse_index(idx, x)
+    return P.getitem(x, stacked, index=index)
+
+
+_REPEATS_ERROR = (
+    "x.at[idx].{mode}(values): idx selects some elements more than once, which makes "
+    "the result or its gradient ambiguous for '{mode}'. Make the indices unique (for "
+    "example with numpy.unique), or combine the values of repeated indices first and use "
+    ".at[idx].set or .at[idx].add.")
+
+
+def _check_unique(x: Array, index: Index, stacked: Array, mode: str) -> None:
+    if not index.advanced:
+        return
+    raw = _concrete_raw(stacked)
+    hits = np.zeros_like(raw, shape=x.shape)
+    np.add.at(hits, index.build(raw), 1)
+    if hits.size and int(hits.max()) > 1:
+        raise ValueError(_REPEATS_ERROR.format(mode=mode))
+
+
+def index_update(x: Any, idx: Any, values: Any, mode: str) -> Array:
+    """``x.at[idx].<mode>(values)`` for mode set, add, multiply, divide, min or max: a new
+    Array (x is unchanged). ``add`` accumulates repeated indices; ``set`` keeps the last
+    write; the others need unique indices."""
+    import funcgrad.numpy as fnp
+    x = asarray(x)
+    index, stacked = parse_index(idx, x)
+    values = asarray(values)
+    if values.dtype != x.dtype:
+        values = astype(values, x.dtype)
+    if mode == "set":
+        return P.index_set(x, values, stacked, index=index)
+    if mode == "add":
+        return x + P.scatter_add(values, stacked, index=index, shape=x.shape)
+    combine = {"multiply": fnp.multiply, "divide": fnp.true_divide,
+               "min": getattr(fnp, "minimum", None), "max": getattr(fnp, "maximum", None)}
+    if combine.get(mode) is None:
+        raise ValueError(f"unknown index update {mode!r}; use set, add, multiply, divide, "
+                         "min or max")
+    _check_unique(x, index, stacked, mode)
+    old = P.getitem(x, stacked, index=index)
+    new = combine[mode](old, values)
+    return P.index_set(x, astype(new, x.dtype), stacked, index=index)
+
+
+def take(a: Any, indices: Any, axis: Any = None, mode: str | None = None) -> Array:
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array by
+    default); mode 'raise' (default), 'wrap' or 'clip' for out-of-range indices."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis_tuple(axis, a.ndim)[0]
+    if mode in ("wrap", "clip"):
+        raw = np.asarray(_concrete_raw(indices) if isinstance(indices, Array) else indices)
+        n = a.shape[axis]
+        indices = raw % n if mode == "wrap" else np.clip(raw, 0, n - 1)
+    elif mode not in (None, "raise"):
+        raise ValueError(f"take: unknown mode {mode!r}; use 'raise', 'wrap' or 'clip'")
+    return getitem(a, (slice(None),) * axis + (indices,))
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Array:
+    """``arr`` gathered at ``indices`` along ``axis``: the other axes broadcast, so
+    ``take_along_axis(x, argsort(x, axis), axis)`` sorts x."""
+    a = asarray(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis_tuple(axis, a.ndim)[0]
+    ind = indices if isinstance(indices, Array) else np.asarray(indices)
+    if ind.ndim != a.ndim:
+        raise ValueError(f"take_along_axis: indices (ndim {ind.ndim}) and arr (ndim "
+                         f"{a.ndim}) must have the same number of dimensions")
+    full = tuple(ind if i == axis else np.arange(n).reshape(
+        (1,) * i + (n,) + (1,) * (a.ndim - i - 1)) for i, n in enumerate(a.shape))
+    return getitem(a, full)
+
+
+def argsort(a: Any, axis: Any = -1, kind: str | None = None, order: Any = None,
+            stable: bool | None = None) -> Array:
+    """Indices that sort ``a`` along ``axis`` (not differentiable)."""
+    if order is not None:
+        raise NotImplementedError("argsort: order= (structured arrays) is not supported")
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    kind = "stable" if stable else kind
+    return P.argsort(a, axis=normalize_axis_tuple(axis, a.ndim)[0], kind=kind)
+
+
+def sort(a: Any, axis: Any = -1, kind: str | None = None, order: Any = None,
+         stable: bool | None = None) -> Array:
+    """``a`` sorted along ``axis``; differentiable (the gradient follows the
+    permutation)."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    return take_along_axis(a, argsort(a, axis, kind, order, stable), axis)
+
+
+def nonzero(a: Any) -> tuple:
+    """Indices of the non-zero elements, one integer Array per dimension."""
+    a = asarray(a)
+    if a.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "atleast_1d(scalar).nonzero() instead.")
+    return P.nonzero(a)
+
+
+def argwhere(a: Any) -> Array:
+    """Indices of the non-zero elements, one row per element."""
+    a = asarray(a)
+    if a.ndim == 0:
+        return new_array(np.argwhere(_concrete_raw(a)))
+    return stack(nonzero(a), axis=1)
+
+
+def flatnonzero(a: Any) -> Array:
+    """Indices of the non-zero elements of the flattened array."""
+    return nonzero(ravel(a))[0]
