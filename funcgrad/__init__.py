@@ -12,7 +12,9 @@ from funcgrad import scipy
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, float0, jvp,
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
-                                 custom_jvp)
+                                 custom_jvp, checkpoint, remat, checkpoint_policies,
+                                 checkpoint_name, checkpoint_sequential, saved_residuals,
+                                 print_saved_residuals)
 from funcgrad.core import EscapedTracerError
 
 __version__ = "0.1.0"
@@ -20,5 +22,6 @@ __version__ = "0.1.0"
 __all__ = ["Array", "tree_util", "device_put", "devices", "numpy", "primitives", "scipy",
            "stop_gradient", "Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
-           "custom_jvp",
+           "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
+           "checkpoint_sequential", "saved_residuals", "print_saved_residuals",
            "EscapedTracerError"]

@@ -5,13 +5,17 @@
 - `jvp`: forward mode, `jvp` and `linearize`
 - `jacobian`: `jacrev`/`jacobian`, `jacfwd`, `hessian`
 - `custom`: `custom_vjp`, `custom_jvp`
+- `checkpoint`: `checkpoint`/`remat`, policies, `checkpoint_sequential`, `saved_residuals`
 """
 from .tape import Tape, make_tape
 from .grad import grad, value_and_grad, vjp, float0
 from .jvp import jvp, linearize
 from .jacobian import jacrev, jacobian, jacfwd, hessian
 from .custom import custom_vjp, custom_jvp
+from .checkpoint import (checkpoint, remat, checkpoint_policies, checkpoint_name,
+                         checkpoint_sequential, saved_residuals, print_saved_residuals)
 
 __all__ = ["Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0", "jvp",
            "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
-           "custom_jvp"]
+           "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
+           "checkpoint_sequential", "saved_residuals", "print_saved_residuals"]

@@ -37,7 +37,7 @@ def fit_tangent(t: Any, shape: tuple, dtype: Any) -> Array:
     if t.shape != tuple(shape):
         t = fnp.broadcast_to(t, shape)
     if t.dtype != dtype:
-        if np.iscomplexobj(np.empty(0, t.dtype)) and not np.issubdtype(dtype, np.complexfloating):
+        if t.dtype.kind == "c" and np.dtype(dtype).kind != "c":
             t = fnp.real(t)
         t = t.astype(dtype) if t.dtype != dtype else t
     return t

@@ -67,9 +67,10 @@ class Record:
 
 def aval_of(x: Any) -> tuple:
     """(shape, dtype) of an array-like; Python scalars get numpy's default dtype."""
-    if isinstance(x, (Array, np.ndarray)) or hasattr(x, "__cuda_array_interface__"):
-        return (tuple(x.shape), x.dtype)
-    return ((), np.asarray(x).dtype)
+    try:
+        return (x.shape, x.dtype)
+    except AttributeError:
+        return ((), np.asarray(x).dtype)
 
 
 def _user_source() -> str:
@@ -89,11 +90,17 @@ class RevTrace(Trace):
 
     mode = "rev"
 
-    def __init__(self, name: str = "vjp", keep_all: bool = False, sources: bool = False):
+    def __init__(self, name: str = "vjp", keep_all: bool = False, sources: bool = False,
+                 policy: Callable[[Record], bool] | None = None):
         super().__init__()
         self.name = name
         self.keep_all = keep_all
         self.sources = sources
+        # A checkpoint's sub-tape: constants are kept (to replay the records), and of the
+        # values computed inside only those the policy allows (plus the inputs) are kept.
+        self.policy = policy
+        self.keep_consts = keep_all or policy is not None
+        self.kept_vars: set = set()
         self.records: list[Record] = []
         self.var_avals: list[tuple] = []
 
@@ -103,7 +110,7 @@ class RevTrace(Trace):
         t._primal = primal
         t._var = len(self.var_avals)
         dtype = primal.dtype
-        t._diff = is_inexact(dtype)
+        t._diff = dtype.kind in "fc"
         self.var_avals.append((primal.shape, dtype))
         return t
 
@@ -143,7 +150,7 @@ class RevTrace(Trace):
         tracers = []
         out_vars = []
         for o in outs:
-            if keep_all or is_inexact(o.dtype):
+            if keep_all or o.dtype.kind in "fc":
                 t = self.new_var(o)
                 tracers.append(t)
                 out_vars.append(t._var)
@@ -152,14 +159,30 @@ class RevTrace(Trace):
                 out_vars.append(-1)
         n = len(primals)
         ins, reads_out = prim.needs(mask, n)
-        saved = tuple(_owned(p) if (i in ins or (keep_all and in_vars[i] < 0)) else None
+        keep_consts = self.keep_consts
+        saved = tuple(_owned(p) if (i in ins or (keep_consts and in_vars[i] < 0)) else None
                       for i, p in enumerate(primals))
-        self.records.append(Record(
-            prim, params, tuple(in_vars), tuple(aval_of(p) for p in primals),
-            tuple(out_vars), saved, out if (reads_out or prim.multiple_results) else None,
-            "backward" if _phase.backward_depth else "forward",
-            _user_source() if self.sources else None))
+        keep_out = reads_out or prim.multiple_results
+        rec = Record(prim, params, tuple(in_vars), tuple(aval_of(p) for p in primals),
+                     tuple(out_vars), saved, out if keep_out else None,
+                     "backward" if _phase.backward_depth else "forward",
+                     _user_source() if self.sources else None)
+        if self.policy is not None:
+            self._apply_policy(rec, out)
+        self.records.append(rec)
         return tuple(tracers) if prim.multiple_results else tracers[0]
+
+    def _apply_policy(self, rec: Record, out: Any) -> None:
+        """Keep the outputs of a record the policy allows; drop every residual that is
+        neither such an output, nor an input of the sub-tape, nor a constant."""
+        kept = self.kept_vars
+        if self.policy(rec):
+            kept.update(rec.out_vars)
+            rec.out = out
+        else:
+            rec.out = None
+        rec.saved = tuple(s if (v < 0 or v in kept) else None
+                          for s, v in zip(rec.saved, rec.in_vars))
 
 
 def _owned(x: Any) -> Any:
@@ -230,7 +253,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                 if v < 0:
                     continue
                 shape, dtype = var_avals[v]
-                if not is_inexact(dtype):
+                if dtype.kind not in "fc":
                     continue
                 if all_cts is not None:
                     gi = all_cts[i]

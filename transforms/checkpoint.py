@@ -1,0 +1,364 @@
+"""Rematerialisation: `checkpoint` (alias `remat`), its policies, `checkpoint_sequential`,
+and `saved_residuals` to see what a VJP keeps alive.
+
+Under reverse mode a checkpointed function is recorded on a sub-tape of its own. Once it
+has run, the policy decides, record by record, which outputs may stay in memory; every
+other residual is dropped. The backward pass replays the sub-tape from the checkpoint's
+inputs (only the records whose values are needed and were not kept), restores the
+residuals and runs the sub-tape's backward pass. Because the replay re-applies recorded
+primitives instead of re-running Python, it sees exactly the values of the forward pass,
+random draws included. Forward mode ignores checkpoints.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+from funcgrad import tree_util
+from funcgrad.array import Array, new_array
+from funcgrad.core import Primitive, TraceCall, is_inexact, new_trace
+from funcgrad.primitives import sampling
+from .tape import RevTrace, RevTracer, Record, Tape, backward_pass, short_dtype
+
+__all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
+           "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "Residual"]
+
+
+# ---------------------------------------------------------------------------------------
+# Policies: which recorded values may be kept for the backward pass
+# ---------------------------------------------------------------------------------------
+
+name_p = Primitive("name", lambda x, name: x, params=("name",), doc=(
+    "Identity that attaches a name to a value, for checkpoint policies."),
+    sample=sampling.custom(lambda rng, draw: [sampling.Case(
+        lambda x: name_p(x, name="sampled"), (sampling.values(rng, sampling.draw_shape(draw)),),
+        "named")]))
+name_p.defvjp(lambda g: g)
+name_p.defjvp(lambda t: t)
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """``x``, tagged with ``name`` so that `save_only_these_names` /
+    `save_anything_except_these_names` policies can refer to it."""
+    return name_p(x, name=name)
+
+
+class Policy:
+    """A rule deciding, per tape `Record`, whether its outputs may be saved.
+
+    ``excluded_names``: values named so (by `checkpoint_name`) are never saved, not even as
+    the output of the record that computed them before they were named."""
+
+    def __init__(self, decide: Callable[[Record], bool], description: str,
+                 excluded_names: frozenset = frozenset()):
+        self.decide = decide
+        self.description = description
+        self.excluded_names = excluded_names
+
+    def __call__(self, record: Record) -> bool:
+        return self.decide(record)
+
+    def __repr__(self) -> str:
+        return self.description
+
+
+_DOTS = frozenset(["matmul", "einsum", "dot_general"])
+
+
+def _save_only_these_names(*names: str) -> Policy:
+    wanted = frozenset(names)
+    return Policy(lambda r: r.prim is name_p and r.params["name"] in wanted,
+                  f"save_only_these_names{tuple(names)}")
+
+
+def _save_anything_except_these_names(*names: str) -> Policy:
+    unwanted = frozenset(names)
+    return Policy(lambda r: not (r.prim is name_p and r.params["name"] in unwanted),
+                  f"save_anything_except_these_names{tuple(names)}", unwanted)
+
+
+class checkpoint_policies:
+    """The built-in policies (JAX's names)."""
+
+    nothing_saveable = Policy(lambda r: False, "nothing_saveable")
+    everything_saveable = Policy(lambda r: True, "everything_saveable")
+    dots_saveable = Policy(lambda r: r.prim.name in _DOTS, "dots_saveable")
+    checkpoint_dots = dots_saveable
+    save_only_these_names = staticmethod(_save_only_these_names)
+    save_anything_except_these_names = staticmethod(_save_anything_except_these_names)
+
+
+def _as_policy(policy: Any) -> Policy:
+    if policy is None:
+        return checkpoint_policies.nothing_saveable
+    if isinstance(policy, Policy):
+        return policy
+    if callable(policy):
+        return Policy(policy, getattr(policy, "__name__", repr(policy)))
+    raise TypeError(f"checkpoint policy must be callable (record -> bool), got {policy!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# The checkpoint call
+# ---------------------------------------------------------------------------------------
+
+def _impl(*raw: Any, call: "_CheckpointCall") -> tuple:
+    outs = call.fun(*[new_array(r) for r in raw])
+    return tuple(o._value if isinstance(o, Array) else o for o in outs)
+
+
+checkpoint_call = Primitive("checkpoint", _impl, None, ("call",), multiple_results=True,
+                            doc="A checkpointed function (sub-tape recomputed on backward).")
+checkpoint_call.defvjp_all(lambda g, xs, call: call.vjp(xs, g))
+
+
+def _sample_checkpoint(rng: Any, draw: Callable) -> list:
+    """Registry test cases: a checkpointed function under each kind of policy."""
+    import funcgrad.numpy as fnp
+
+    def body(x: Any, y: Any) -> Any:
+        return fnp.sin(checkpoint_name(x * y, "xy")) * fnp.exp(y)
+    shape = sampling.draw_shape(draw)
+    args = (sampling.values(rng, shape), sampling.values(rng, shape))
+    return [sampling.Case(checkpoint(body, policy=p), args, repr(p)) for p in (
+        None, checkpoint_policies.everything_saveable,
+        checkpoint_policies.save_only_these_names("xy"))]
+
+
+checkpoint_call.sample = sampling.custom(_sample_checkpoint)
+
+
+class _CheckpointCall(TraceCall):
+    def __init__(self, fun: Callable, policy: Policy, name: str):
+        super().__init__(fun, name)
+        self.policy = policy
+        self.out_tree = None
+        self.sub: Tape | None = None
+        self.in_vars: list[int] = []
+
+    def __repr__(self) -> str:
+        return f"{self.name}, policy={self.policy!r}"
+
+    def process_jvp(self, trace: Any, leaves: Sequence) -> list:
+        return self.fun(*leaves)  # forward mode stores nothing: nothing to rematerialise
+
+    def process_rev(self, trace: RevTrace, leaves: Sequence) -> list:
+        import funcgrad.numpy as fnp
+        primals, in_vars, mask = trace.lower(leaves)
+        primals = [p if isinstance(p, Array) else fnp.asarray(p) for p in primals]
+        sub = RevTrace("checkpoint", sources=trace.sources, policy=self.policy)
+        with new_trace(sub):
+            sub_in = [sub.new_var(p) if is_inexact(p.dtype) else p for p in primals]
+            sub.kept_vars.update(t._var for t in sub_in if isinstance(t, RevTracer))
+            outs = self.fun(*sub_in)
+            out_vars = [sub.var_of(o) for o in outs]
+            outs = [o._primal if v >= 0 else o for o, v in zip(outs, out_vars)]
+        self.in_vars = [sub.var_of(x) for x in sub_in]
+        _forget_excluded(sub.records, self.policy.excluded_names, set(self.in_vars))
+        needed, _ = _needed_vars(sub.records)
+        for rec in sub.records:  # saveable is not the same as needed: keep only the latter
+            if rec.out is not None and not any(v in needed for v in rec.out_vars):
+                rec.out = None
+        self.sub = Tape(sub.records, sub.var_avals, [v for v in self.in_vars if v >= 0],
+                        tree_util.tree_structure(tuple(v for v in self.in_vars if v >= 0)),
+                        out_vars, [None if v >= 0 else o for v, o in zip(out_vars, outs)],
+                        tree_util.tree_structure(tuple(outs)), self.name)
+        outs = [o if isinstance(o, Array) else fnp.asarray(o) for o in outs]
+        result = trace.record(checkpoint_call, {"call": self}, primals, in_vars, mask,
+                              tuple(outs))
+        trace.records[-1].sub = self.sub
+        return list(result)
+
+    def vjp(self, xs: Sequence, g: Sequence) -> list:
+        """Replay the sub-tape from the inputs, then run its backward pass."""
+        tape = self.sub
+        env: list = [None] * len(tape.var_avals)
+        for v, x in zip(self.in_vars, xs):
+            if v >= 0:
+                env[v] = x
+        needed, residual_vars = _needed_vars(tape.records)
+        last_use = {v: k for k, rec in enumerate(tape.records) for v in rec.in_vars}
+        records = []
+        for k, rec in enumerate(tape.records):
+            outs = rec.out
+            if outs is None and any(v in needed for v in rec.out_vars):
+                args = [env[v] if v >= 0 else rec.saved[i] for i, v in enumerate(rec.in_vars)]
+                outs = rec.prim(*args, **rec.params)
+            if outs is not None:
+                for v, o in zip(rec.out_vars, outs if rec.prim.multiple_results else (outs,)):
+                    if v >= 0 and v in needed:
+                        env[v] = o
+            records.append(_with_residuals(rec, env, outs))
+            for v in rec.in_vars:  # free replayed values as soon as nothing reads them
+                if v >= 0 and last_use[v] == k and v not in residual_vars:
+                    env[v] = None
+        seeds = [(v, gi) for v, gi in zip(tape.out_vars, g) if v >= 0]
+        cts = backward_pass(records, tape.var_avals, seeds, consume=True)
+        return [cts[v] if v >= 0 else None for v in self.in_vars]
+
+
+def _reads(rec: Record) -> tuple[frozenset, bool]:
+    mask = sum(1 << i for i, v in enumerate(rec.in_vars) if v >= 0)
+    return rec.prim.needs(mask, len(rec.in_vars))
+
+
+def _forget_excluded(records: list[Record], names: frozenset, inputs: set) -> None:
+    """Drop every stored copy of a value named in ``names``: the named output and the value
+    it names (the output of the record that computed it), unless it is an input."""
+    if not names:
+        return
+    gone = set()
+    for rec in records:
+        if rec.prim is name_p and rec.params["name"] in names:
+            gone.update(v for v in rec.in_vars + rec.out_vars if v >= 0 and v not in inputs)
+    for rec in records:
+        if any(v in gone for v in rec.out_vars):
+            rec.out = None
+        rec.saved = tuple(None if v in gone else s for s, v in zip(rec.saved, rec.in_vars))
+
+
+def _needed_vars(records: list[Record]) -> tuple[set, set]:
+    """(variables the replay must produce, those among them that rules read as residuals):
+    the residuals, and transitively the inputs of the records recomputed to produce them."""
+    residual: set = set()
+    for rec in records:
+        ins, reads_out = _reads(rec)
+        residual.update(rec.in_vars[i] for i in ins if rec.in_vars[i] >= 0)
+        if reads_out or rec.prim.multiple_results:
+            residual.update(v for v in rec.out_vars if v >= 0)
+    needed = set(residual)
+    for rec in reversed(records):
+        if rec.out is None and any(v in needed for v in rec.out_vars):
+            needed.update(v for v in rec.in_vars if v >= 0)
+    return needed, residual
+
+
+def _with_residuals(rec: Record, env: list, outs: Any) -> Record:
+    """A copy of ``rec`` with its residuals filled in from the replayed values."""
+    ins, reads_out = _reads(rec)
+    saved = tuple(env[v] if (v >= 0 and i in ins) else (s if v < 0 else None)
+                  for i, (s, v) in enumerate(zip(rec.saved, rec.in_vars)))
+    return Record(rec.prim, rec.params, rec.in_vars, rec.in_avals, rec.out_vars, saved,
+                  outs if (reads_out or rec.prim.multiple_results) else None, rec.phase,
+                  rec.source)
+
+
+def checkpoint(fun: Callable | None = None, *, policy: Any = None,
+               static_argnums: int | Sequence[int] = (), prevent_cse: bool = True) -> Callable:
+    """Make ``fun`` recompute its intermediates in the backward pass instead of storing them.
+
+    ``policy(record) -> bool`` says which intermediates may be stored anyway (see
+    `checkpoint_policies`). ``static_argnums`` are passed through untraced.
+    ``prevent_cse`` exists for JAX compatibility (funcgrad has no compiler to merge the
+    recomputation away). Usable as ``@checkpoint`` or ``@checkpoint(policy=...)``."""
+    if fun is None:
+        return functools.partial(checkpoint, policy=policy, static_argnums=static_argnums,
+                                 prevent_cse=prevent_cse)
+    policy = _as_policy(policy)
+    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    name = getattr(fun, "__name__", "fun")
+
+    @functools.wraps(fun)
+    def checkpointed(*args: Any, **kwargs: Any) -> Any:
+        dyn_idx = [i for i in range(len(args)) if i not in statics]
+        leaves, in_tree = tree_util.tree_flatten(tuple(args[i] for i in dyn_idx))
+        call = _CheckpointCall(None, policy, name)
+
+        def flat_fun(*flat: Any) -> list:
+            full = list(args)
+            for i, a in zip(dyn_idx, in_tree.unflatten(flat)):
+                full[i] = a
+            out_leaves, call.out_tree = tree_util.tree_flatten(fun(*full, **kwargs))
+            return out_leaves
+        call.fun = flat_fun
+        out = call.bind(leaves)
+        return call.out_tree.unflatten(out)
+
+    checkpointed.policy = policy
+    return checkpointed
+
+
+remat = checkpoint
+
+
+def checkpoint_sequential(functions: Sequence[Callable], segments: int | None, input: Any,
+                          policy: Any = None) -> Any:
+    """Apply ``functions`` in order to ``input``, checkpointing every ``ceil(n/segments)``
+    of them (``segments=None``: about sqrt(n) segments, the memory-optimal split)."""
+    n = len(functions)
+    if n == 0:
+        return input
+    segments = max(1, round(math.sqrt(n))) if segments is None else int(segments)
+    size = math.ceil(n / segments)
+
+    def run(chunk: Sequence[Callable]) -> Callable:
+        def segment(x: Any) -> Any:
+            for f in chunk:
+                x = f(x)
+            return x
+        return segment
+
+    x = input
+    for start in range(0, n, size):
+        x = checkpoint(run(functions[start:start + size]), policy=policy)(x)
+    return x
+
+
+# ---------------------------------------------------------------------------------------
+# What a VJP keeps alive
+# ---------------------------------------------------------------------------------------
+
+class Residual(NamedTuple):
+    shape: tuple
+    dtype: np.dtype
+    nbytes: int
+    primitive: str  # what produced it: a primitive name, "argument" or "constant"
+    source: str     # file:line of the user code that produced it
+
+
+def _collect(tape_records: list[Record], producers: dict, seen: set, out: list) -> None:
+    for rec in tape_records:
+        values = [(s, v) for s, v in zip(rec.saved, rec.in_vars) if s is not None]
+        if rec.out is not None and rec.prim is not checkpoint_call:
+            outs = rec.out if rec.prim.multiple_results else (rec.out,)
+            values += [(o, v) for o, v in zip(outs, rec.out_vars)]
+        for value, var in values:
+            if not hasattr(value, "shape") or id(value) in seen:
+                continue
+            seen.add(id(value))
+            prim, source = producers.get(var, ("argument" if var >= 0 else "constant", "?"))
+            out.append(Residual(tuple(value.shape), value.dtype,
+                                int(np.prod(value.shape)) * value.dtype.itemsize, prim, source))
+        if rec.sub is not None:
+            sub_producers = {v: (r.prim.name, r.source or "?")
+                             for r in rec.sub.records for v in r.out_vars}
+            _collect(rec.sub.records, sub_producers, seen, out)
+
+
+def saved_residuals(fun: Callable, *args: Any) -> list[Residual]:
+    """What ``vjp(fun, *args)`` keeps alive for its backward pass: one `Residual` per
+    distinct array (checkpoint sub-tapes included), with the primitive and the source
+    line that produced it. Constants captured from outside are listed as 'constant'."""
+    from .grad import _as_array
+    leaves, in_tree = tree_util.tree_flatten(args)
+    trace = RevTrace("saved_residuals", sources=True)
+    with new_trace(trace):
+        tracers = [trace.new_var(_as_array(x)) for x in leaves]
+        fun(*in_tree.unflatten(tracers))
+    producers = {v: (r.prim.name, r.source or "?") for r in trace.records for v in r.out_vars}
+    out: list[Residual] = []
+    _collect(trace.records, producers, set(), out)
+    return out
+
+
+def print_saved_residuals(fun: Callable, *args: Any) -> None:
+    """Print `saved_residuals` as a table with a total."""
+    rows = saved_residuals(fun, *args)
+    print(f"{'shape':<16} {'dtype':<6} {'bytes':>12}  {'produced by':<20} source")
+    for r in rows:
+        print(f"{str(r.shape):<16} {short_dtype(r.dtype):<6} {r.nbytes:>12,}  "
+              f"{r.primitive:<20} {r.source}")
+    print(f"{len(rows)} residuals, {sum(r.nbytes for r in rows):,} bytes")
