@@ -54,7 +54,8 @@ def registry() -> dict[str, "Primitive"]:
 
 def is_inexact(dtype: Any) -> bool:
     """Whether values of this dtype carry derivatives (floating or complex)."""
-    return np.issubdtype(dtype, np.inexact)
+    kind = getattr(dtype, "kind", None) or np.dtype(dtype).kind
+    return kind == "f" or kind == "c"
 
 
 # ---------------------------------------------------------------------------------------
