@@ -20,7 +20,7 @@ from funcgrad.primitives import indexing as P
 from funcgrad.primitives.indexing import NO_INDEX, Index, Ref, Slice
 from funcgrad.numpy._creation import asarray, astype
 from funcgrad.numpy._reductions import normalize_axis_tuple
-from funcgrad.numpy._shape import broadcast_to, ravel, stack
+from funcgrad.numpy._shape import broadcast_to, expand_dims, ravel, stack
 
 __all__ = ["getitem", "index_update", "parse_index", "take", "take_along_axis", "sort",
            "argsort", "nonzero", "argwhere", "flatnonzero"]
@@ -29,8 +29,9 @@ def _concrete_raw(a: Array) -> Any:
     return a.concrete()._value
 
 
-def _component(e: Any, template: list, arrays: list) -> None:
-    """Append one index component to the template (and its arrays to ``arrays``)."""
+def _component(e: Any, template: list, arrays: list) -> bool:
+    """Append one index component to the template (and its arrays to ``arrays``); say
+    whether it was a boolean mask."""
     if e is None or e is Ellipsis:
         template.append(e)
     elif isinstance(e, slice):
@@ -45,12 +46,14 @@ def _component(e: Any, template: list, arrays: list) -> None:
         kind = a.dtype.kind
         if kind == "b":
             raw = _concrete_raw(a) if isinstance(a, Array) else a
-            if raw.ndim == 0:  # x[True] adds an axis of length 1, x[False] of length 0
-                template.append(None)
-                raw = raw[None]
+            if raw.ndim == 0:
+                raise IndexError("a boolean scalar index (x[True], x[False]) is supported "
+                                 "only on its own, not in a tuple or x.at[]; use None "
+                                 "(numpy.newaxis) to add an axis")
             for rows in np.nonzero(raw):
                 template.append(Ref(len(arrays)))
                 arrays.append(rows)
+            return True
         elif kind in "iu":
             if a.ndim == 0 and not isinstance(a, Tracer):
                 template.append(int(a))
@@ -61,15 +64,27 @@ def _component(e: Any, template: list, arrays: list) -> None:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices; got "
                              f"an index of dtype {a.dtype}")
+    return False
 
 
-def parse_index(idx: Any, like: Any = None) -> tuple[Index, Array]:
-    """(static Index, integer Array with the broadcast advanced indices stacked), on the
-    backend of ``like``."""
+def _check_masks(idx: tuple, shape: tuple) -> None:
+    """numpy's own error for a boolean mask that does not fit the array's shape (numpy
+    checks the index against a zero-byte array of that shape)."""
+    np.empty(shape, dtype=[])[tuple(e.to_numpy() if isinstance(e, Array) else e
+                                    for e in idx)]
+
+
+def parse_index(idx: Any, like: Array) -> tuple[Index, Array]:
+    """(static Index, integer Array with the broadcast advanced indices stacked on the
+    backend of ``like``, the array to be indexed)."""
     template: list = []
     arrays: list = []
-    for e in (idx if type(idx) is tuple else (idx,)):
-        _component(e, template, arrays)
+    idx = idx if type(idx) is tuple else (idx,)
+    masks = False
+    for e in idx:
+        masks = _component(e, template, arrays) or masks
+    if masks:
+        _check_masks(idx, like.shape)
     if not arrays:
         return Index(template), NO_INDEX
     try:
@@ -81,7 +96,7 @@ def parse_index(idx: Any, like: Any = None) -> tuple[Index, Array]:
         stacked = stack([broadcast_to(astype(asarray(a), np.intp), shape) for a in arrays])
     else:
         raw = [_concrete_raw(a) if isinstance(a, Array) else a for a in arrays]
-        xp = backend_of(_concrete_raw(like) if isinstance(like, Array) else like).xp
+        xp = backend_of(_concrete_raw(like)).xp
         stacked = new_array(xp.stack([xp.broadcast_to(xp.asarray(r, dtype=np.intp), shape)
                                       for r in raw]))
     return Index(template), stacked
@@ -90,8 +105,15 @@ def parse_index(idx: Any, like: Any = None) -> tuple[Index, Array]:
 def getitem(x: Any, idx: Any) -> Array:
     """``x[idx]`` with numpy's basic and advanced indexing rules."""
     x = asarray(x)
+    if type(idx) is int:  # the commonest index (iteration), without parsing
+        return P.getitem(x, NO_INDEX, index=Index((idx,)))
     if type(idx) is tuple and not idx:
         return x
+    one = idx[0] if type(idx) is tuple and len(idx) == 1 else idx
+    if isinstance(one, (bool, np.bool_)) or (isinstance(one, (Array, np.ndarray))
+                                             and one.shape == () and one.dtype == bool):
+        new = expand_dims(x, 0)  # x[True]: a new axis of length 1, x[False]: of length 0
+        return new if bool(one) else getitem(new, slice(0, 0))
     index, stacked = parse_index(idx, x)
     return P.getitem(x, stacked, index=index)
 

@@ -319,7 +319,7 @@ def rot90(m: Any, k: int = 1, axes: Sequence = (0, 1)) -> Array:
         return m
     if k == 2:
         return flip(flip(m, i), j)
-    return flip(swapaxes(m, i, j), i) if k == 3 else swapaxes(flip(m, j), i, j)
+    return flip(swapaxes(m, i, j), j) if k == 3 else swapaxes(flip(m, j), i, j)
 
 
 def roll(a: Any, shift: Any, axis: Any = None) -> Array:
