@@ -140,7 +140,7 @@ class Primitive:
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None
         self.jvp_rules: list = []
-        self._needs: dict[int, tuple] = {}
+        self._needs: dict[tuple, tuple] = {}
         self.__name__ = name
         self.__doc__ = doc or getattr(impl, "__doc__", None)
         _PRIMITIVES[name] = self
@@ -232,7 +232,8 @@ class Primitive:
     def needs(self, mask: int, n: int) -> tuple:
         """(input positions whose values the VJP rules of the inputs in ``mask`` read,
         whether they read the output)."""
-        got = self._needs.get(mask)
+        key = (mask, n)  # variadic primitives are called with varying numbers of inputs
+        got = self._needs.get(key)
         if got is None:
             ins: set = set()
             reads_out = False
@@ -244,7 +245,7 @@ class Primitive:
                             ins.update(range(n))
                         ins.update(x for x in r.inputs_read if x != "all")
                         reads_out = reads_out or r.reads_out
-            got = self._needs[mask] = (frozenset(ins), reads_out)
+            got = self._needs[key] = (frozenset(ins), reads_out)
         return got
 
     # -- calling -------------------------------------------------------------------------
