@@ -96,7 +96,7 @@ def _set_winners(idx: Any, index: Index, shape: tuple) -> Any:
     stays (the last write to its element, as numpy assigns)."""
     where = index.build(idx)
     owner = np.full_like(idx, -1, shape=shape)
-    target = np.empty(shape, dtype=[])[where].shape
+    target = owner[where].shape
     ids = np.arange(int(np.prod(target)), like=idx).reshape(target)
     owner[where] = ids
     return owner[where] == ids
@@ -134,16 +134,19 @@ def _indexed_shape(shape: tuple, index: Index, idx: Any) -> tuple:
     return np.empty(shape, dtype=[])[index.build(idx.to_numpy())].shape
 
 
-def _scatter_cases(rng: np.random.RandomState, draw: Any) -> list:
+def _update_cases(rng: np.random.RandomState, draw: Any, prim: Primitive) -> list:
+    """scatter_add or index_set of updates shaped like x[index], or broadcast to it."""
+    from hypothesis import strategies as st
     shape = sampling.draw_shape(draw)
     index, idx = _draw_index(draw, rng, shape)
     target = _indexed_shape(shape, index, idx)
-    return [
-        sampling.Case(lambda u: scatter_add(u, idx, index=index, shape=shape),
-                      (sampling.values(rng, target),), f"{shape}{index!r}"),
-        sampling.Case(lambda x, v: index_set(x, v, idx, index=index),
-                      (sampling.values(rng, shape), sampling.values(rng, target[1:])),
-                      f"set {shape}{index!r} values {target[1:]}")]
+    updates = sampling.values(rng, target[draw(st.integers(0, len(target))):])
+    if prim is scatter_add:
+        return [sampling.Case(lambda u: scatter_add(u, idx, index=index, shape=shape),
+                              (updates,), f"{shape}{index!r} updates {updates.shape}")]
+    return [sampling.Case(lambda x, v: index_set(x, v, idx, index=index),
+                          (sampling.values(rng, shape), updates),
+                          f"{shape}{index!r} values {updates.shape}")]
 
 
 # -- primitives ----------------------------------------------------------------------------
@@ -152,10 +155,10 @@ getitem = Primitive("getitem", _gather, ("x", "idx"), ("index",), view=True,
                     sample=sampling.custom(_gather_cases),
                     doc="x[index] with idx's rows in place of the Ref entries.")
 scatter_add = Primitive("scatter_add", _scatter_add, ("updates", "idx"), ("index", "shape"),
-                        sample=sampling.custom(_scatter_cases),
+                        sample=sampling.custom(lambda r, d: _update_cases(r, d, scatter_add)),
                         doc="zeros(shape) with updates added at index (repeats accumulate).")
 index_set = Primitive("index_set", _index_set, ("x", "values", "idx"), ("index",),
-                      sample=sampling.custom(_scatter_cases),
+                      sample=sampling.custom(lambda r, d: _update_cases(r, d, index_set)),
                       doc="a copy of x with x[index] = values.")
 argsort = Primitive("argsort", lambda x, axis, kind: np.argsort(x, axis=axis, kind=kind),
                    params=("axis", "kind"), differentiable=False)

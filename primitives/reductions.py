@@ -45,6 +45,7 @@ def _expand(g: Any, axis: tuple, keepdims: bool) -> Any:
 
 
 def shape_broadcast_to(g: Any, shape: tuple) -> Any:
+    """g broadcast to ``shape`` (g itself when it has that shape)."""
     return g if g.shape == tuple(shape) else broadcast_to(g, shape=tuple(shape))
 
 
@@ -69,21 +70,27 @@ def _recurrence_transpose(a: Any, g: Any, axis: int) -> Any:
                                    axis=axis), axis)
 
 
+def _permute(x: Any, axes: tuple) -> Any:
+    return x if axes == tuple(range(x.ndim)) else transpose(x, axes=axes)
+
+
 def _others_product(x: Any, axis: tuple) -> Any:
-    """For each element, the product of the other elements of its reduced group."""
+    """For each element, the product of the other elements of its reduced group: the
+    reduced axes are moved last and flattened, then exclusive products from both ends."""
     if x.size == 0:
         return x
-    keep = tuple(i for i in range(x.ndim) if i not in axis)
-    perm = keep + tuple(axis)
-    moved = transpose(x, axes=perm) if perm != tuple(range(x.ndim)) else x
-    lead = moved.shape[:len(keep)]
-    flat = reshape(moved, shape=lead + (int(np.prod(moved.shape[len(keep):])),))
-    last = len(lead)
+    perm = tuple(i for i in range(x.ndim) if i not in axis) + tuple(axis)
+    moved = _permute(x, perm)
+    last = x.ndim - len(axis)
+    flat = reshape(moved, shape=moved.shape[:last] + (_size(moved.shape[last:]),))
     others = (_exclusive_cumprod(flat, last)
               * _flip(_exclusive_cumprod(_flip(flat, last), last), last))
-    others = reshape(others, shape=moved.shape)
-    return transpose(others, axes=tuple(int(i) for i in np.argsort(perm))) \
-        if perm != tuple(range(x.ndim)) else others
+    return _permute(reshape(others, shape=moved.shape),
+                    tuple(int(i) for i in np.argsort(perm)))
+
+
+def _size(shape: tuple) -> int:
+    return int(np.prod(shape, dtype=np.int64))
 
 
 # -- implementations ----------------------------------------------------------------------
@@ -106,7 +113,7 @@ def _linear_recurrence(a: Any, b: Any, axis: int) -> Any:
 
 def _distinct(rng: np.random.RandomState, shape: tuple) -> np.ndarray:
     """Values at least 0.08 apart (no ties within a finite-difference step)."""
-    n = int(np.prod(shape))
+    n = _size(shape)
     return (rng.permutation(n) * 0.1 - 0.1 * n / 2 + rng.uniform(0, 0.02, n)).reshape(shape)
 
 
@@ -146,10 +153,11 @@ def _scan_case(fun: Callable, values: Callable, nargs: int = 1) -> Any:
 # -- primitives ----------------------------------------------------------------------------
 
 def _reduction(name: str, impl: Callable, values: Callable = sampling.values,
-               nonempty: bool = False) -> Primitive:
+               nonempty: bool = False, differentiable: bool = True) -> Primitive:
     p = Primitive(name, lambda x, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
-                  params=("axis", "keepdims"))
-    p.sample = _axes_case(p, values, nonempty)
+                  params=("axis", "keepdims"), differentiable=differentiable)
+    if differentiable:
+        p.sample = _axes_case(p, values, nonempty)
     return p
 
 
@@ -170,42 +178,31 @@ linear_recurrence.sample = _scan_case(linear_recurrence, _with_zeros, nargs=2)
 tie_weights = Primitive("tie_weights", _tie_weights, ("x", "out"), ("axis",),
                         differentiable=False,
                         doc="(x == out) / count over axis: where a max or min is attained.")
-argmax = Primitive("argmax", lambda x, axis, keepdims: np.argmax(
-    x, axis=axis, keepdims=keepdims), params=("axis", "keepdims"), differentiable=False)
-argmin = Primitive("argmin", lambda x, axis, keepdims: np.argmin(
-    x, axis=axis, keepdims=keepdims), params=("axis", "keepdims"), differentiable=False)
-reduce_all = Primitive("reduce_all", lambda x, axis, keepdims: np.all(
-    x, axis=axis, keepdims=keepdims), params=("axis", "keepdims"), differentiable=False)
-reduce_any = Primitive("reduce_any", lambda x, axis, keepdims: np.any(
-    x, axis=axis, keepdims=keepdims), params=("axis", "keepdims"), differentiable=False)
+argmax = _reduction("argmax", np.argmax, differentiable=False)  # axis: None or one int
+argmin = _reduction("argmin", np.argmin, differentiable=False)
+reduce_all = _reduction("reduce_all", np.all, differentiable=False)
+reduce_any = _reduction("reduce_any", np.any, differentiable=False)
 
 
-def _chosen(x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
+def _weighted(p: Primitive, weights: Callable) -> None:
+    """Rules of a reduction whose derivative is ``weights(x, out, axis, keepdims)`` (shaped
+    like x): VJP ``g * weights``, JVP ``reduce_sum(t * weights)``."""
+    p.defvjp(lambda g, x, out, axis, keepdims: _expand(g, axis, keepdims) * weights(
+        x, out, axis, keepdims))
+    p.defjvp(lambda t, x, out, axis, keepdims: reduce_sum(
+        t * weights(x, out, axis, keepdims), axis=axis, keepdims=keepdims))
+
+
+def _ties(x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
     return tie_weights(x, _expand(out, axis, keepdims), axis=axis)
-
-
-def _weighted_sum(weights: Callable) -> Callable:
-    """JVP rule ``reduce_sum(t * weights(x, ...))`` of a reduction whose VJP is
-    ``g * weights(x, ...)``."""
-    def jvp(t: Any, x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
-        return reduce_sum(t * weights(x, out, axis, keepdims), axis=axis, keepdims=keepdims)
-    return jvp
-
-
-def _others(x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
-    return _others_product(x, axis)
 
 
 reduce_sum.defvjp(lambda g, x_shape, axis, keepdims: shape_broadcast_to(
     _expand(g, axis, keepdims), x_shape))
 reduce_sum.defjvp(lambda t, axis, keepdims: reduce_sum(t, axis=axis, keepdims=keepdims))
-for _p in (reduce_max, reduce_min):
-    _p.defvjp(lambda g, x, out, axis, keepdims: _expand(g, axis, keepdims) * _chosen(
-        x, out, axis, keepdims))
-    _p.defjvp(_weighted_sum(_chosen))
-reduce_prod.defvjp(lambda g, x, axis, keepdims: _expand(g, axis, keepdims) * _others_product(
-    x, axis))
-reduce_prod.defjvp(_weighted_sum(_others))
+_weighted(reduce_max, _ties)
+_weighted(reduce_min, _ties)
+_weighted(reduce_prod, lambda x, out, axis, keepdims: _others_product(x, axis))
 
 cumsum.defvjp(lambda g, axis: _flip(cumsum(_flip(g, axis), axis=axis), axis))
 cumsum.defjvp(lambda t, axis: cumsum(t, axis=axis))

@@ -25,6 +25,7 @@ from funcgrad.numpy._shape import broadcast_to, expand_dims, ravel, stack
 __all__ = ["getitem", "index_update", "parse_index", "take", "take_along_axis", "sort",
            "argsort", "nonzero", "argwhere", "flatnonzero"]
 
+
 def _concrete_raw(a: Array) -> Any:
     return a.concrete()._value
 
@@ -149,9 +150,9 @@ def index_update(x: Any, idx: Any, values: Any, mode: str) -> Array:
         return P.index_set(x, values, stacked, index=index)
     if mode == "add":
         return x + P.scatter_add(values, stacked, index=index, shape=x.shape)
-    combine = {"multiply": fnp.multiply, "divide": fnp.true_divide,
-               "min": getattr(fnp, "minimum", None), "max": getattr(fnp, "maximum", None)}
-    if combine.get(mode) is None:
+    combine = {"multiply": fnp.multiply, "divide": fnp.true_divide, "min": fnp.minimum,
+               "max": fnp.maximum}
+    if mode not in combine:
         raise ValueError(f"unknown index update {mode!r}; use set, add, multiply, divide, "
                          "min or max")
     _check_unique(x, index, stacked, mode)
@@ -168,7 +169,7 @@ def take(a: Any, indices: Any, axis: Any = None, mode: str | None = None) -> Arr
         a, axis = ravel(a), 0
     axis = normalize_axis_tuple(axis, a.ndim)[0]
     if mode in ("wrap", "clip"):
-        raw = np.asarray(_concrete_raw(indices) if isinstance(indices, Array) else indices)
+        raw = _concrete_raw(indices) if isinstance(indices, Array) else np.asarray(indices)
         n = a.shape[axis]
         indices = raw % n if mode == "wrap" else np.clip(raw, 0, n - 1)
     elif mode not in (None, "raise"):

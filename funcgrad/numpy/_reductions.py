@@ -61,28 +61,29 @@ def _prepare(a: Any, dtype: Any) -> Any:
     return a if dtype is None else astype(a, dtype)
 
 
+def _reduce(prim: Any, a: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Any:
+    a = _prepare(a, dtype)
+    return prim(a, axis=normalize_axis(axis, a.ndim), keepdims=bool(keepdims))
+
+
 def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Sum over ``axis`` (all axes by default)."""
-    a = _prepare(a, dtype)
-    return P.reduce_sum(a, axis=normalize_axis(axis, a.ndim), keepdims=bool(keepdims))
+    return _reduce(P.reduce_sum, a, axis, keepdims, dtype)
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """Product over ``axis``; its gradient is exact where elements are zero."""
-    a = _prepare(a, dtype)
-    return P.reduce_prod(a, axis=normalize_axis(axis, a.ndim), keepdims=bool(keepdims))
+    return _reduce(P.reduce_prod, a, axis, keepdims, dtype)
 
 
 def max(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Maximum over ``axis``; the gradient is split equally among tied maxima."""
-    a = asarray(a)
-    return P.reduce_max(a, axis=normalize_axis(axis, a.ndim), keepdims=bool(keepdims))
+    return _reduce(P.reduce_max, a, axis, keepdims)
 
 
 def min(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Minimum over ``axis``; the gradient is split equally among tied minima."""
-    a = asarray(a)
-    return P.reduce_min(a, axis=normalize_axis(axis, a.ndim), keepdims=bool(keepdims))
+    return _reduce(P.reduce_min, a, axis, keepdims)
 
 
 amax = max
@@ -186,11 +187,9 @@ def argmin(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Whether every element along ``axis`` is true (not differentiable)."""
-    a = asarray(a)
-    return P.reduce_all(a, axis=normalize_axis(axis, a.ndim), keepdims=bool(keepdims))
+    return _reduce(P.reduce_all, a, axis, keepdims)
 
 
 def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Whether some element along ``axis`` is true (not differentiable)."""
-    a = asarray(a)
-    return P.reduce_any(a, axis=normalize_axis(axis, a.ndim), keepdims=bool(keepdims))
+    return _reduce(P.reduce_any, a, axis, keepdims)
