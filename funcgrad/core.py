@@ -72,7 +72,7 @@ class Rule:
     exactly the residuals the backward pass will read and nothing else.
     """
 
-    __slots__ = ("fn", "sources", "inputs_read", "reads_out")
+    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals")
 
     def __init__(self, prim: "Primitive", fn: Callable, kind: str):
         names = list(inspect.signature(fn).parameters)[1:]
@@ -84,11 +84,15 @@ class Rule:
         self.inputs_read = frozenset(s[1] for s in sources if s[0] == "in") | (
             frozenset(["all"]) if ("xs",) in sources else frozenset())
         self.reads_out = ("out",) in sources
+        self.reads_avals = any(s[0] in ("shape", "dtype", "shapes", "dtypes") for s in sources)
 
     def __call__(self, ct: Any, argnum: int, ins: Sequence[Any], out: Any,
                  avals: Sequence[tuple], params: dict) -> Any:
+        sources = self.sources
+        if not sources:
+            return self.fn(ct)
         args = [ct]
-        for s in self.sources:
+        for s in sources:
             k = s[0]
             if k == "in":
                 args.append(ins[s[1]])
@@ -139,6 +143,7 @@ class Primitive:
         self.sample = sample
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None
+        self.reads_avals = False  # whether a VJP rule reads input shapes or dtypes
         self.jvp_rules: list = []
         self._needs: dict[tuple, tuple] = {}
         self.__name__ = name
@@ -191,7 +196,7 @@ class Primitive:
         broadcast shape or another dtype: the tape sums and casts them to the input's.
         """
         self.vjp_rules = self._rules(rules, "VJP")
-        self._needs = {}
+        self._rules_changed()
         return self
 
     def defvjp_all(self, rule: Callable) -> "Primitive":
@@ -200,8 +205,12 @@ class Primitive:
         between inputs (custom_vjp's bwd, einsum); ``argnum`` is not available."""
         self.vjp_all = Rule(self, rule, "VJP")
         self.vjp_rules = [self.vjp_all] * (1 if self.inputs is None else len(self.inputs))
-        self._needs = {}
+        self._rules_changed()
         return self
+
+    def _rules_changed(self) -> None:
+        self._needs = {}
+        self.reads_avals = any(isinstance(r, Rule) and r.reads_avals for r in self.vjp_rules)
 
     def defjvp(self, *rules: Callable | None) -> "Primitive":
         """Declare one JVP rule per input: ``rule(t, <what it reads>...) -> tangent``,
@@ -256,14 +265,11 @@ class Primitive:
                 t = a._trace
                 if top is None or t.level > top.level:
                     top = t
-        if top is None:
-            return self.apply_raw(args, params)
-        if not top.alive:
-            raise escaped_error(top, self)
-        return top.process(self, args, params)
-
-    def apply_raw(self, args: Sequence, params: dict) -> Any:
-        """Run the backend implementation on concrete arguments and wrap the result."""
+        if top is not None:
+            if not top.alive:
+                raise escaped_error(top, self)
+            return top.process(self, args, params)
+        # the fast path: no transform is watching, go straight to the backend
         raw = [a._value if type(a) is Array else to_raw(a) for a in args]
         try:
             out = self.impl(*raw, **params)

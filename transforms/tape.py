@@ -144,33 +144,46 @@ class RevTrace(Trace):
 
     def record(self, prim: Primitive, params: dict, primals: list, in_vars: list, mask: int,
                out: Any) -> Any:
-        """Append a record of ``prim`` having produced ``out`` and return its tracers."""
+        """Append a record of ``prim`` having produced ``out`` and return its tracers.
+
+        This is the per-primitive cost of reverse mode, so it is written for speed: only
+        the residuals the rules read are kept, and input avals only if a rule reads them."""
         keep_all = self.keep_all
-        outs = out if prim.multiple_results else (out,)
-        tracers = []
-        out_vars = []
-        for o in outs:
-            if keep_all or o.dtype.kind in "fc":
-                t = self.new_var(o)
-                tracers.append(t)
-                out_vars.append(t._var)
-            else:
-                tracers.append(o)
-                out_vars.append(-1)
-        n = len(primals)
-        ins, reads_out = prim.needs(mask, n)
+        if prim.multiple_results:
+            tracers, out_vars = [], []
+            for o in out:
+                if keep_all or o.dtype.kind in "fc":
+                    t = self.new_var(o)
+                    tracers.append(t)
+                    out_vars.append(t._var)
+                else:
+                    tracers.append(o)
+                    out_vars.append(-1)
+            result: Any = tuple(tracers)
+            out_vars = tuple(out_vars)
+        elif keep_all or out.dtype.kind in "fc":
+            result = self.new_var(out)
+            out_vars = (result._var,)
+        else:
+            result, out_vars = out, (-1,)
+        ins, reads_out = prim.needs(mask, len(primals))
         keep_consts = self.keep_consts
-        saved = tuple(_owned(p) if (i in ins or (keep_consts and in_vars[i] < 0)) else None
-                      for i, p in enumerate(primals))
-        keep_out = reads_out or prim.multiple_results
-        rec = Record(prim, params, tuple(in_vars), tuple(aval_of(p) for p in primals),
-                     tuple(out_vars), saved, out if keep_out else None,
+        saved = []
+        for i, p in enumerate(primals):
+            if i in ins or (keep_consts and in_vars[i] < 0):
+                saved.append(np.array(p) if type(p) is np.ndarray else p)  # owned copy
+            else:
+                saved.append(None)
+        rec = Record(prim, params, tuple(in_vars),
+                     tuple(aval_of(p) for p in primals) if (prim.reads_avals or keep_consts)
+                     else None,
+                     out_vars, tuple(saved), out if (reads_out or prim.multiple_results) else None,
                      "backward" if _phase.backward_depth else "forward",
                      _user_source() if self.sources else None)
         if self.policy is not None:
             self._apply_policy(rec, out)
         self.records.append(rec)
-        return tuple(tracers) if prim.multiple_results else tracers[0]
+        return result
 
     def _apply_policy(self, rec: Record, out: Any) -> None:
         """Keep the outputs of a record the policy allows; drop every residual that is
@@ -183,11 +196,6 @@ class RevTrace(Trace):
             rec.out = None
         rec.saved = tuple(s if (v < 0 or v in kept) else None
                           for s, v in zip(rec.saved, rec.in_vars))
-
-
-def _owned(x: Any) -> Any:
-    """A residual that nobody can change later: raw numpy inputs are copied."""
-    return np.array(x) if type(x) is np.ndarray else x
 
 
 # ---------------------------------------------------------------------------------------
@@ -249,6 +257,9 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                         cts[v] = None
             all_cts = (prim.vjp_all(g, -1, rec.saved, rec.out, rec.in_avals, rec.params)
                        if prim.vjp_all is not None else None)
+            rules, variadic = prim.vjp_rules, prim.inputs is None
+            if not rules:
+                raise _missing_rule(prim, 0)
             for i, v in enumerate(rec.in_vars):
                 if v < 0:
                     continue
@@ -260,14 +271,16 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                     if gi is None:
                         continue
                 else:
-                    rule = prim.vjp_rule(i)
+                    rule = rules[0] if variadic else rules[i]
                     if rule is ZERO:
                         continue
                     if rule is None:
                         raise _missing_rule(prim, i)
                     gi = rule(g, i, rec.saved, rec.out, rec.in_avals, rec.params)
-                gi = fit_cotangent(gi, shape, dtype)
-                cts[v] = gi if cts[v] is None else cts[v] + gi
+                if not (isinstance(gi, Array) and gi.shape == shape and gi.dtype == dtype):
+                    gi = fit_cotangent(gi, shape, dtype)
+                old = cts[v]
+                cts[v] = gi if old is None else old + gi
             if consume:
                 rec.saved = rec.out = None
     finally:

@@ -35,17 +35,18 @@ _UNARY = [("neg", "negative"), ("pos", "positive"), ("abs", "abs"), ("invert", "
 _PROPERTIES = {"T": "_T", "mT": "matrix_transpose", "real": "real", "imag": "imag"}
 
 
-def _is_operand(y: Any) -> bool:
-    return isinstance(y, (Array, np.ndarray, int, float, complex, bool, np.generic, list))
+_OPERANDS = (Array, float, int, np.ndarray, np.generic, complex, list)
 
 
 def _binary(f: Any, reflected: bool) -> Any:
+    """An operator method; other operand types get NotImplemented, so that Python tries
+    their reflected method (as it does for numpy arrays)."""
     if reflected:
         def op(x: Array, y: Any) -> Any:
-            return f(y, x) if _is_operand(y) else NotImplemented
+            return f(y, x) if isinstance(y, _OPERANDS) else NotImplemented
     else:
         def op(x: Array, y: Any) -> Any:
-            return f(x, y) if _is_operand(y) else NotImplemented
+            return f(x, y) if isinstance(y, _OPERANDS) else NotImplemented
     return op
 
 
