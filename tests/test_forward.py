@@ -101,7 +101,8 @@ def test_no_perturbation_confusion_in_forward_mode():
 
 
 def test_every_primitive_has_forward_mode_and_the_registry_says_how():
-    sources = {p.jvp_source for p in fg.primitives.registry().values() if p.differentiable}
+    sources = {p.jvp_source for n, p in fg.primitives.registry().items()
+               if p.differentiable and not n.startswith("test_")}  # test_*: declared by tests
     assert "none" not in sources
     assert fg.primitives.registry()["mul"].jvp_source == "jvp rules"
 
