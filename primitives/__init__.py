@@ -25,7 +25,8 @@ tape knows which residuals to keep.
 from funcgrad.core import ZERO, Primitive, registry
 
 from . import sampling
-from . import control, elementwise, binary, special, reductions, shape, indexing, linalg, fft
+from . import (control, elementwise, binary, special, reductions, shape, indexing, linalg,
+               decompositions, fft)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "elementwise", "binary",
-           "special", "reductions", "shape", "indexing", "linalg", "fft"]
+           "special", "reductions", "shape", "indexing", "linalg", "decompositions", "fft"]
