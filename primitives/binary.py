@@ -1,32 +1,161 @@
-"""Binary elementwise primitives (numpy broadcasting).
+"""Binary elementwise primitives (numpy broadcasting), `where`, comparisons and bit logic.
 
 Rules return cotangents of the broadcast output shape; the tape sums them back to each
 input's shape, so no rule unbroadcasts. As for unary functions, the elementwise VJP rules
-are their own transposes and serve as JVP rules too.
+are their own transposes and serve as JVP rules too. Only add, sub, mul, div and power
+accept complex inputs (holomorphic, JAX's convention); the others are real functions.
+
+Derivatives at the points where a function is not differentiable follow JAX: maximum and
+minimum split the cotangent 0.5/0.5 at ties, power's x-derivative is 0 where y == 0 and its
+y-derivative uses log(x) with x == 0 replaced by 1, floor_divide has the derivative 0.
+Comparisons and logical/bitwise operations are not differentiable.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
 
-from funcgrad.core import Primitive
+from funcgrad.core import ZERO, Primitive
 from . import sampling
+from .elementwise import exp, exp2, log, nonzero_or_one, off_steps, predicate, trunc
 
 
 def binary(name: str, impl: Callable, rule_x: Any, rule_y: Any, *, jvp: tuple | None = None,
            domain: Any = (-2.0, 2.0), signed: bool = False, complex_: bool = True,
-           **kwargs: Any) -> Primitive:
+           sample: Callable | None = None, **kwargs: Any) -> Primitive:
     """Declare a broadcasting binary primitive with rules for x and y (VJP and JVP)."""
     p = Primitive(name, impl, ("x", "y"),
-                  sample=sampling.elementwise(2, domain, signed, complex_), **kwargs)
+                  sample=sample or sampling.elementwise(2, domain, signed, complex_), **kwargs)
     p.defvjp(rule_x, rule_y)
     p.defjvp(*(jvp or (rule_x, rule_y)))
     return p
 
+
+def _pair_sampler(make: Callable[[np.random.RandomState, tuple, tuple], tuple]) -> Callable:
+    """Sampler drawing two broadcastable shapes and values ``make(rng, shape_x, shape_y)``
+    for functions with kinks or jumps that random values could straddle."""
+    def sample(prim: Primitive, draw: Any) -> list:
+        from hypothesis.extra import numpy as hnp
+        rng = sampling.draw_rng(draw)
+        sx, sy = draw(hnp.mutually_broadcastable_shapes(
+            num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=3)).input_shapes
+        return [sampling.Case(prim, make(rng, sx, sy), f"{sx} {sy}")]
+    return sample
+
+
+def _interleaved(rng: np.random.RandomState, sx: tuple, sy: tuple) -> tuple:
+    """x near even and y near odd integers: either may be larger, never within 0.2."""
+    return (2 * rng.randint(-1, 2, sx) + rng.uniform(-0.4, 0.4, sx),
+            2 * rng.randint(-1, 2, sy) + 1 + rng.uniform(-0.4, 0.4, sy))
+
+
+def _quotients(rng: np.random.RandomState, sx: tuple, sy: tuple) -> tuple:
+    """y = ±m (one magnitude m in (0.5, 2)) and x = m (k + u) as in `off_steps`, so that
+    x/y stays away from the integers and half-integers where mod and floor_divide jump."""
+    m = rng.uniform(0.5, 2.0)
+    return off_steps(rng, sx, m), m * rng.choice([-1.0, 1.0], sy)
+
+
+# -- rules that need more than one line --------------------------------------------------
+
+def _static_nonzero(y: Any) -> bool:
+    """Whether y is a Python number other than 0 (as in ``x ** 2``)."""
+    return isinstance(y, (int, float, complex)) and not isinstance(y, bool) and y != 0
+
+
+def _pow_dx(g: Any, x: Any, y: Any) -> Any:
+    """y x**(y-1), and 0 where y == 0 (no 0 * inf at x = 0), as JAX."""
+    d = y * power(x, y - 1)
+    return g * (d if _static_nonzero(y) else where(y == 0, 0, d))
+
+
+def _pow_dy(g: Any, x: Any, out: Any) -> Any:
+    """x**y log(x), with log(0) read as log(1) so that 0**y has a finite derivative."""
+    return g * out * log(nonzero_or_one(x))
+
+
+def _max_share(g: Any, a: Any, b: Any) -> Any:
+    """The part of g that goes to ``a`` in maximum(a, b): all where a > b, half at ties."""
+    return where(a > b, g, where(a == b, g * 0.5, 0))
+
+
+def _logaddexp_rule(g: Any, a: Any, out: Any, expf: Callable) -> Any:
+    """g * exp(a - out), the softmax weight of a; 1 where a == out (also when both are
+    infinite, where a - out is nan)."""
+    return g * expf(where(a == out, 0, a - out))
+
+
+# -- the table ----------------------------------------------------------------------------
 
 add = binary("add", np.add, lambda g: g, lambda g: g)
 sub = binary("sub", np.subtract, lambda g: g, lambda g: -g)
 mul = binary("mul", np.multiply, lambda g, y: g * y, lambda g, x: g * x)
 div = binary("div", np.true_divide, lambda g, y: g / y, lambda g, out, y: -g * out / y,
              domain=[(-2.0, 2.0), (0.2, 2.0)], signed=True)
+power = binary("power", np.power, _pow_dx, _pow_dy, domain=[(0.2, 2.0), (-2.0, 2.0)])
+floor_divide = binary("floor_divide", np.floor_divide, ZERO, ZERO,
+                      sample=_pair_sampler(_quotients))
+mod = binary("mod", np.remainder, lambda g: g, lambda g, x, y: -g * floor_divide(x, y),
+             sample=_pair_sampler(_quotients))
+fmod = binary("fmod", np.fmod, lambda g: g, lambda g, x, y: -g * trunc(x / y),
+              sample=_pair_sampler(_quotients))
+maximum = binary("maximum", np.maximum, lambda g, x, y: _max_share(g, x, y),
+                 lambda g, x, y: _max_share(g, y, x), sample=_pair_sampler(_interleaved))
+minimum = binary("minimum", np.minimum, lambda g, x, y: _max_share(g, y, x),
+                 lambda g, x, y: _max_share(g, x, y), sample=_pair_sampler(_interleaved))
+arctan2 = binary("arctan2", np.arctan2, lambda g, x, y: g * y / (x * x + y * y),
+                 lambda g, x, y: -g * x / (x * x + y * y), domain=(0.2, 2.0), signed=True,
+                 complex_=False)
+hypot = binary("hypot", np.hypot, lambda g, x, out: g * x / out,
+               lambda g, y, out: g * y / out, domain=(0.2, 2.0), signed=True,
+               complex_=False)
+logaddexp = binary("logaddexp", np.logaddexp,
+                   lambda g, x, out: _logaddexp_rule(g, x, out, exp),
+                   lambda g, y, out: _logaddexp_rule(g, y, out, exp), complex_=False)
+logaddexp2 = binary("logaddexp2", np.logaddexp2,
+                    lambda g, x, out: _logaddexp_rule(g, x, out, exp2),
+                    lambda g, y, out: _logaddexp_rule(g, y, out, exp2), complex_=False)
+copysign = binary("copysign", np.copysign,
+                  lambda g, x, y: g * copysign(1, x) * copysign(1, y), ZERO,
+                  domain=(0.2, 2.0), signed=True, complex_=False)
+
+equal = predicate("equal", np.equal, ("x", "y"))
+not_equal = predicate("not_equal", np.not_equal, ("x", "y"))
+less = predicate("less", np.less, ("x", "y"))
+less_equal = predicate("less_equal", np.less_equal, ("x", "y"))
+greater = predicate("greater", np.greater, ("x", "y"))
+greater_equal = predicate("greater_equal", np.greater_equal, ("x", "y"))
+logical_and = predicate("logical_and", np.logical_and, ("x", "y"))
+logical_or = predicate("logical_or", np.logical_or, ("x", "y"))
+logical_xor = predicate("logical_xor", np.logical_xor, ("x", "y"))
+bitwise_and = predicate("bitwise_and", np.bitwise_and, ("x", "y"))
+bitwise_or = predicate("bitwise_or", np.bitwise_or, ("x", "y"))
+bitwise_xor = predicate("bitwise_xor", np.bitwise_xor, ("x", "y"))
+left_shift = predicate("left_shift", np.left_shift, ("x", "y"))
+right_shift = predicate("right_shift", np.right_shift, ("x", "y"))
+
+
+# -- where: a selection, linear in x and y -------------------------------------------------
+
+def _where_cases(rng: np.random.RandomState, draw: Any) -> list:
+    from hypothesis.extra import numpy as hnp
+    sc, sx, sy = draw(hnp.mutually_broadcastable_shapes(
+        num_shapes=3, min_dims=0, max_dims=3, min_side=0, max_side=3)).input_shapes
+    cond = rng.uniform(size=sc) < 0.5
+    fun = functools.partial(where, cond)
+    return [sampling.Case(fun, (sampling.values(rng, sx), sampling.values(rng, sy)),
+                          f"float64 {sc} {sx} {sy}"),
+            sampling.Case(fun, (sampling.values(rng, sx, complex_=True),
+                                sampling.values(rng, sy, complex_=True)),
+                          f"complex128 {sc} {sx} {sy}")]
+
+
+where = Primitive("where", np.where, ("condition", "x", "y"),
+                  sample=sampling.custom(_where_cases),
+                  doc="x where condition holds, else y (broadcast together).")
+where.defvjp(ZERO, lambda g, condition: where(condition, g, 0),
+             lambda g, condition: where(condition, 0, g))
+where.defjvp(ZERO, lambda t, condition: where(condition, t, 0),
+             lambda t, condition: where(condition, 0, t))

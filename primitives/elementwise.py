@@ -1,12 +1,20 @@
 """Unary elementwise primitives.
 
 For an elementwise function the VJP rule ``g * f'(x)`` is its own transpose, so one rule
-serves reverse and forward mode (``unary`` declares it as both); functions that are not
-holomorphic on complex inputs (abs, angle, real, imag, conj) declare their JVP apart.
-Rules read ``x`` or ``out``, whichever is cheaper to keep (tanh keeps only its output).
+serves reverse and forward mode (``unary`` declares it as both). On complex inputs the
+holomorphic functions use the same rule (JAX's convention: the VJP is the transpose
+``g * f'(z)``, not the adjoint); the ones that are not holomorphic (abs, real, imag, conj)
+declare their JVP apart. Rules read ``x`` or ``out``, whichever is cheaper to keep (tanh
+keeps only its output).
+
+Piecewise-constant functions (floor, ceil, trunc, rint, round, sign) have the derivative
+`ZERO`, as in JAX; their samplers draw values away from the jumps so that the finite
+differences agree. Predicates (isnan, ...) are not differentiable at all.
 """
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -14,23 +22,148 @@ import numpy as np
 from funcgrad.core import ZERO, Primitive
 from . import sampling
 
+LN2, LN10 = math.log(2.0), math.log(10.0)
+
 
 def unary(name: str, impl: Callable, rule: Any, *, jvp: Any = None,
           domain: tuple = (-2.0, 2.0), signed: bool = False, complex_: bool = True,
+          sample: Callable | None = None, params: dict | None = None,
           **kwargs: Any) -> Primitive:
-    """Declare an elementwise primitive whose rule serves as VJP and (by default) JVP."""
-    p = Primitive(name, impl, sample=sampling.elementwise(1, domain, signed, complex_),
-                  **kwargs)
+    """Declare an elementwise primitive whose rule serves as VJP and (by default) JVP.
+
+    The sampler draws values in ``domain`` (mirrored to ±domain when ``signed``), and a
+    complex case when ``complex_``; ``params`` are the static params the sampler binds."""
+    sample = sample or sampling.elementwise(1, domain, signed, complex_, params)
+    p = Primitive(name, impl, params=tuple(params or ()), sample=sample, **kwargs)
     p.defvjp(rule)
     p.defjvp(rule if jvp is None else jvp)
     return p
 
 
+def predicate(name: str, impl: Callable, inputs: tuple = ("x",)) -> Primitive:
+    """Declare a non-differentiable elementwise function (a predicate or a bit operation)."""
+    return Primitive(name, impl, inputs, differentiable=False)
+
+
+def off_steps(rng: np.random.RandomState, shape: tuple, scale: float = 1.0) -> np.ndarray:
+    """Values ``scale * (k + u)`` with integer k and u in (0.1, 0.4) or (0.6, 0.9): at least
+    0.1 * scale from every integer and half-integer multiple of ``scale``, where floor,
+    round, mod... jump."""
+    k = rng.randint(-3, 3, shape)
+    u = rng.uniform(0.1, 0.4, shape) + 0.5 * rng.randint(0, 2, shape)
+    return scale * (k + u)
+
+
+def steps_sampler(params: dict | None = None, scale: float = 1.0) -> Callable:
+    """Sampler for a piecewise-constant unary primitive: values away from its jumps."""
+    def sample(prim: Primitive, draw: Any) -> list:
+        rng = sampling.draw_rng(draw)
+        shape = sampling.draw_shape(draw)
+        fun = functools.partial(prim, **params) if params else prim
+        return [sampling.Case(fun, (off_steps(rng, shape, scale),), f"{shape}")]
+    return sample
+
+
+def is_complex(x: Any) -> bool:
+    return np.iscomplexobj(x)
+
+
+def nonzero_or_one(a: Any) -> Any:
+    """``a`` with its zeros replaced by ones (a safe divisor; JAX's ``_replace_zero``)."""
+    from .binary import where
+    return where(a == 0, 1, a)
+
+
+# -- abs, whose complex derivative is not holomorphic -----------------------------------
+
+def _abs_vjp(g: Any, x: Any) -> Any:
+    """Real: g sign(x) (0 at 0, the mean of the one-sided slopes, as maximum(x, -x) gives).
+    Complex: g conj(z)/|z|, 0 at z = 0 (JAX)."""
+    if is_complex(x):
+        return g * conj(x) / nonzero_or_one(abs(x))
+    return g * sign(x)
+
+
+def _abs_jvp(t: Any, x: Any) -> Any:
+    return real(_abs_vjp(t, x)) if is_complex(x) else _abs_vjp(t, x)
+
+
+# -- sinc and its derivatives of every order --------------------------------------------
+
+def _sinc_derivative(x: Any, order: int) -> Any:
+    """The ``order``-th derivative of numpy's sinc(x) = sin(pi x)/(pi x): pi**order times
+    that of sin(u)/u at u = pi x, summed from its Taylor series for |u| < 3 (no
+    cancellation near 0) and by Leibniz' rule on sin(u) * u**-1 elsewhere."""
+    if order == 0:
+        return np.sinc(x)
+    u = np.pi * x
+    near = np.abs(u) < 3.0
+    un = np.where(near, u, 0)
+    uf = np.where(near, 3.0, u)
+    # Taylor: sum_n (-1)^n (2n)!/((2n-k)! (2n+1)!) u^(2n-k), Horner in u^2 from n = 30 down
+    first = (order + 1) // 2
+    series = 0 * un
+    for n in range(30, first - 1, -1):
+        c = (-1) ** n * math.factorial(2 * n) / (
+            math.factorial(2 * n - order) * math.factorial(2 * n + 1))
+        series = series * un * un + c
+    series = series * un ** (order % 2)
+    leibniz = sum(math.comb(order, j) * (-1) ** j * math.factorial(j)
+                  * np.sin(uf + (order - j) * np.pi / 2) / uf ** (j + 1)
+                  for j in range(order + 1))
+    return np.pi ** order * np.where(near, series, leibniz)
+
+
+# -- the table ----------------------------------------------------------------------------
+
 neg = unary("neg", np.negative, lambda g: -g)
 sin = unary("sin", np.sin, lambda g, x: g * cos(x))
 cos = unary("cos", np.cos, lambda g, x: -g * sin(x))
+tan = unary("tan", np.tan, lambda g, out: g * (1 + out * out), domain=(-1.2, 1.2))
+arcsin = unary("arcsin", np.arcsin, lambda g, x: g / sqrt(1 - x * x), domain=(-0.9, 0.9))
+arccos = unary("arccos", np.arccos, lambda g, x: -g / sqrt(1 - x * x), domain=(-0.9, 0.9))
+arctan = unary("arctan", np.arctan, lambda g, x: g / (1 + x * x), domain=(0.3, 2.0),
+               signed=True)
+sinh = unary("sinh", np.sinh, lambda g, x: g * cosh(x))
+cosh = unary("cosh", np.cosh, lambda g, x: g * sinh(x))
+tanh = unary("tanh", np.tanh, lambda g, out: g * (1 - out * out), domain=(-1.2, 1.2))
+arcsinh = unary("arcsinh", np.arcsinh, lambda g, x: g / sqrt(x * x + 1), domain=(0.3, 2.0),
+                signed=True)
+arccosh = unary("arccosh", np.arccosh, lambda g, x: g / (sqrt(x - 1) * sqrt(x + 1)),
+                domain=(1.1, 3.0))
+arctanh = unary("arctanh", np.arctanh, lambda g, x: g / (1 - x * x), domain=(-0.9, 0.9))
 exp = unary("exp", np.exp, lambda g, out: g * out)
+exp2 = unary("exp2", np.exp2, lambda g, out: g * out * LN2)
+expm1 = unary("expm1", np.expm1, lambda g, out: g * (out + 1))
 log = unary("log", np.log, lambda g, x: g / x, domain=(0.1, 2.0))
-tanh = unary("tanh", np.tanh, lambda g, out: g * (1 - out * out))
+log2 = unary("log2", np.log2, lambda g, x: g / (x * LN2), domain=(0.1, 2.0))
+log10 = unary("log10", np.log10, lambda g, x: g / (x * LN10), domain=(0.1, 2.0))
+log1p = unary("log1p", np.log1p, lambda g, x: g / (x + 1), domain=(-0.5, 2.0))
 sqrt = unary("sqrt", np.sqrt, lambda g, out: g / (2 * out), domain=(0.1, 2.0))
-floor = unary("floor", np.floor, ZERO, complex_=False)
+cbrt = unary("cbrt", np.cbrt, lambda g, out: g / (3 * out * out), domain=(0.2, 2.0),
+             signed=True, complex_=False)
+square = unary("square", np.square, lambda g, x: g * (2 * x))
+reciprocal = unary("reciprocal", np.reciprocal, lambda g, out: -g * out * out,
+                   domain=(0.3, 2.0), signed=True)
+sinc = unary("sinc", _sinc_derivative,
+             lambda g, x, order: g * sinc(x, order=order + 1), domain=(-1.0, 1.0),
+             params={"order": 0})
+abs = unary("abs", np.abs, _abs_vjp, jvp=_abs_jvp, domain=(0.2, 2.0), signed=True)
+real = unary("real", np.real, lambda g: g, jvp=lambda t: real(t), view=True)
+imag = unary("imag", np.imag, lambda g: g * -1j, jvp=lambda t: imag(t), view=True)
+conj = unary("conj", np.conjugate, lambda g: conj(g))
+
+sign = unary("sign", np.sign, ZERO, domain=(0.2, 2.0), signed=True, complex_=False)
+floor = unary("floor", np.floor, ZERO, sample=steps_sampler())
+ceil = unary("ceil", np.ceil, ZERO, sample=steps_sampler())
+trunc = unary("trunc", np.trunc, ZERO, sample=steps_sampler())
+rint = unary("rint", np.rint, ZERO, sample=steps_sampler())
+round = unary("round", lambda x, decimals: np.round(x, decimals), ZERO,
+              params={"decimals": 1}, sample=steps_sampler({"decimals": 1}, 0.1))
+
+isfinite = predicate("isfinite", np.isfinite)
+isnan = predicate("isnan", np.isnan)
+isinf = predicate("isinf", np.isinf)
+signbit = predicate("signbit", np.signbit)
+logical_not = predicate("logical_not", np.logical_not)
+invert = predicate("invert", np.invert)

@@ -1,10 +1,180 @@
-"""Elementwise functions of funcgrad.numpy (numpy's names), most of them primitives."""
+"""Elementwise functions of funcgrad.numpy under numpy's names and signatures.
+
+Most are primitives exported as they are (no wrapper on the hot path: ``fnp.add`` *is* the
+primitive). The rest are composed from primitives, so they are differentiable to any order:
+clip (maximum/minimum, so ties split the gradient as in JAX), fmax/fmin, float_power,
+angle, deg2rad, fabs, divmod. Wrappers exist only where numpy's signature needs work
+(keyword arguments, real-input shortcuts for real/imag/conj).
+"""
 from __future__ import annotations
 
-from funcgrad.primitives.elementwise import neg as negative, sin, cos, exp, log, tanh, sqrt, floor
-from funcgrad.primitives.binary import add, sub as subtract, mul as multiply, div as true_divide
+import math
+from typing import Any
 
+import numpy as np
+
+from funcgrad.array import Array
+from funcgrad.numpy._creation import asarray, astype, zeros_like
+from funcgrad.primitives import binary as B, elementwise as E
+from funcgrad.primitives.elementwise import (
+    neg as negative, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh,
+    arccosh, arctanh, exp, exp2, expm1, log, log2, log10, log1p, sqrt, cbrt, square,
+    reciprocal, abs, sign, floor, ceil, trunc, rint, isfinite, isnan, isinf, signbit,
+    logical_not, invert)
+from funcgrad.primitives.binary import (
+    add, sub as subtract, mul as multiply, div as true_divide, power, floor_divide, mod,
+    fmod, maximum, minimum, arctan2, hypot, logaddexp, logaddexp2, copysign, equal,
+    not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
+    logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift)
+
+__all__ = [
+    "negative", "positive", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+    "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2",
+    "log10", "log1p", "sqrt", "cbrt", "square", "reciprocal", "abs", "absolute", "fabs",
+    "sign", "floor", "ceil", "trunc", "fix", "rint", "round", "around", "sinc", "deg2rad",
+    "rad2deg", "radians", "degrees", "real", "imag", "conj", "conjugate", "angle",
+    "isfinite", "isnan", "isinf", "signbit", "logical_not", "invert", "bitwise_not",
+    "bitwise_invert", "add", "subtract", "multiply", "divide", "true_divide",
+    "floor_divide", "power", "pow", "float_power", "mod", "remainder", "fmod", "divmod",
+    "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logaddexp", "logaddexp2",
+    "copysign", "where", "clip", "equal", "not_equal", "less", "less_equal", "greater",
+    "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and_bitwise",
+    "logical_or_bitwise", "logical_xor_bitwise", "acos", "asin", "atan", "acosh", "asinh",
+    "atanh", "atan2",
+]
+
+# numpy's aliases (and the Array API's names, as numpy 2 has them)
 divide = true_divide
+absolute = abs
+remainder = mod
+pow = power
+fix = trunc
+bitwise_not = bitwise_invert = invert
+acos, asin, atan, acosh, asinh, atanh, atan2 = (arccos, arcsin, arctan, arccosh, arcsinh,
+                                                 arctanh, arctan2)
+# the Array operators &, |, ^: numpy's bitwise ufuncs, which are logical on booleans
+logical_and_bitwise, logical_or_bitwise, logical_xor_bitwise = (bitwise_and, bitwise_or,
+                                                                bitwise_xor)
 
-__all__ = ["negative", "sin", "cos", "exp", "log", "tanh", "sqrt", "floor", "add",
-           "subtract", "multiply", "true_divide", "divide"]
+
+def _is_complex(x: Any) -> bool:
+    return np.iscomplexobj(x)
+
+
+def positive(x: Any) -> Array:
+    """+x: x itself (Arrays are immutable, so no copy is needed)."""
+    return asarray(x)
+
+
+def real(val: Any) -> Array:
+    """The real part (x itself for a real input)."""
+    return E.real(val) if _is_complex(val) else asarray(val)
+
+
+def imag(val: Any) -> Array:
+    """The imaginary part (constant zeros for a real input)."""
+    return E.imag(val) if _is_complex(val) else zeros_like(val)
+
+
+def conj(x: Any) -> Array:
+    """The complex conjugate (x itself for a real input)."""
+    return E.conj(x) if _is_complex(x) else asarray(x)
+
+
+conjugate = conj
+
+
+def angle(z: Any, deg: bool = False) -> Array:
+    """The argument of z: arctan2(imag, real); for a real input 0 or pi, a constant."""
+    if _is_complex(z):
+        out = arctan2(E.imag(z), E.real(z))
+    else:
+        z = asarray(z)
+        dtype = z.dtype if np.issubdtype(z.dtype, np.floating) else np.float64
+        out = astype(where(less(z, 0), math.pi, 0.0), dtype)
+    return out * (180 / math.pi) if deg else out
+
+
+def fabs(x: Any) -> Array:
+    """|x| for real x (numpy's fabs rejects complex input)."""
+    if _is_complex(x):
+        raise TypeError("fabs is not defined for complex input; use abs (absolute) for the "
+                        "modulus of complex numbers")
+    x = asarray(x)
+    return abs(astype(x, np.fabs(np.zeros(0, x.dtype)).dtype))
+
+
+def round(a: Any, decimals: int = 0) -> Array:
+    """a rounded to ``decimals`` decimals, halves to even (derivative 0)."""
+    return E.round(a, decimals=int(decimals))
+
+
+around = round
+
+
+def sinc(x: Any) -> Array:
+    """sin(pi x)/(pi x), 1 at 0; differentiable to any order (0 included)."""
+    return E.sinc(x, order=0)
+
+
+def deg2rad(x: Any) -> Array:
+    return multiply(x, math.pi / 180)
+
+
+def rad2deg(x: Any) -> Array:
+    return multiply(x, 180 / math.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def float_power(x1: Any, x2: Any) -> Array:
+    """x1 ** x2 computed in float64 (complex128 for complex inputs), as numpy."""
+    dtype = np.complex128 if _is_complex(x1) or _is_complex(x2) else np.float64
+    return power(astype(x1, dtype), astype(x2, dtype))
+
+
+def divmod(x1: Any, x2: Any) -> tuple:
+    """(x1 // x2, x1 % x2)."""
+    return floor_divide(x1, x2), mod(x1, x2)
+
+
+def fmax(x1: Any, x2: Any) -> Array:
+    """The larger of x1 and x2, ignoring NaNs; at ties the gradient goes to x1 (JAX)."""
+    return where(logical_or(less(x1, x2), isnan(x1)), x2, x1)
+
+
+def fmin(x1: Any, x2: Any) -> Array:
+    """The smaller of x1 and x2, ignoring NaNs; at ties the gradient goes to x1 (JAX)."""
+    return where(logical_or(greater(x1, x2), isnan(x1)), x2, x1)
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """x where condition holds, else y; ``where(condition)`` is ``nonzero(condition)``."""
+    if x is None and y is None:
+        from funcgrad import numpy as fnp
+        return fnp.nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where takes either only the condition or all of condition, x "
+                         "and y")
+    return B.where(condition, x, y)
+
+
+_UNSET: Any = object()
+
+
+def clip(a: Any, a_min: Any = _UNSET, a_max: Any = _UNSET, *, min: Any = None,
+         max: Any = None) -> Array:
+    """a limited to [a_min, a_max] (either may be None): maximum(a_min, a), then
+    minimum(a_max, .), so that at a bound the gradient is split 0.5/0.5 as in JAX."""
+    lo = min if a_min is _UNSET else a_min
+    hi = max if a_max is _UNSET else a_max
+    out = asarray(a)
+    if lo is not None:
+        out = maximum(lo, out)
+    if hi is not None:
+        out = minimum(hi, out)
+    return out
+
+
