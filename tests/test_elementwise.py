@@ -135,6 +135,22 @@ def test_binary_with_python_scalars_keeps_the_array_dtype(name):
         assert_like(getattr(fnp, name)(y, x), getattr(np, name)(y, x), rtol=1e-5)
 
 
+def test_empty_arrays_forward_and_backward():
+    empty = np.zeros((0, 3), np.float32)
+    for name in UNARY:
+        with np.errstate(all="ignore"):
+            assert_like(getattr(fnp, name)(empty), getattr(np, name)(empty))
+    for name in BINARY:
+        assert_like(getattr(fnp, name)(empty[:, :1], np.ones(3, np.float32)),
+                    getattr(np, name)(empty[:, :1], np.ones(3, np.float32)))
+    for name in SMOOTH:
+        g = fg.grad(lambda x: fnp.sum(getattr(fnp, name)(x)))(empty)
+        assert g.shape == (0, 3) and g.dtype == np.float32
+    gx, gy = fg.grad(lambda x, y: fnp.sum(fnp.maximum(x, y) * fnp.power(x, y)), (0, 1))(
+        empty[:, :1], np.ones(3, np.float32))
+    assert gx.shape == (0, 1) and gy.shape == (3,) and not gy.to_numpy().any()
+
+
 def test_integer_arithmetic_follows_numpy():
     a, b = np.array([7, -7, 3, 0]), np.array([2, 2, -2, 5])
     for name in ["add", "subtract", "multiply", "floor_divide", "mod", "fmod", "power",
