@@ -160,6 +160,10 @@ class Array:
     def __str__(self) -> str:
         return str(self.to_numpy())
 
+    def _repr_html_(self) -> str:
+        from funcgrad.viz.html import array_html
+        return array_html(self)
+
 
 def new_array(raw: Any) -> Array:
     """Wrap a backend array (or numpy scalar) that no one else holds, without copying."""

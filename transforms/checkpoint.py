@@ -24,7 +24,8 @@ from funcgrad.primitives import sampling
 from .tape import RevTrace, RevTracer, Record, Tape, backward_pass, short_dtype
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
-           "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "Residual"]
+           "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "Residual",
+           "ResidualReport"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -319,6 +320,29 @@ class Residual(NamedTuple):
     source: str     # file:line of the user code that produced it
 
 
+class ResidualReport(list):
+    """What `saved_residuals` returns: a list of `Residual`s that prints as a table with a
+    total (``str``) and shows as an HTML table in Jupyter."""
+
+    @property
+    def nbytes(self) -> int:
+        return sum(r.nbytes for r in self)
+
+    def table(self) -> str:
+        lines = [f"{'shape':<16} {'dtype':<6} {'bytes':>12}  {'produced by':<20} source"]
+        lines += [f"{str(r.shape):<16} {short_dtype(r.dtype):<6} {r.nbytes:>12,}  "
+                  f"{r.primitive:<20} {r.source}" for r in self]
+        lines.append(f"{len(self)} residuals, {self.nbytes:,} bytes")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def _repr_html_(self) -> str:
+        from funcgrad.viz.html import residuals_html
+        return residuals_html(self)
+
+
 def _collect(tape_records: list[Record], producers: dict, seen: set, out: list) -> None:
     for rec in tape_records:
         values = [(s, v) for s, v in zip(rec.saved, rec.in_vars) if s is not None]
@@ -338,7 +362,7 @@ def _collect(tape_records: list[Record], producers: dict, seen: set, out: list) 
             _collect(rec.sub.records, sub_producers, seen, out)
 
 
-def saved_residuals(fun: Callable, *args: Any) -> list[Residual]:
+def saved_residuals(fun: Callable, *args: Any) -> ResidualReport:
     """What ``vjp(fun, *args)`` keeps alive for its backward pass: one `Residual` per
     distinct array (checkpoint sub-tapes included), with the primitive and the source
     line that produced it. Constants captured from outside are listed as 'constant'."""
@@ -349,16 +373,11 @@ def saved_residuals(fun: Callable, *args: Any) -> list[Residual]:
         tracers = [trace.new_var(_as_array(x)) for x in leaves]
         fun(*in_tree.unflatten(tracers))
     producers = {v: (r.prim.name, r.source or "?") for r in trace.records for v in r.out_vars}
-    out: list[Residual] = []
+    out = ResidualReport()
     _collect(trace.records, producers, set(), out)
     return out
 
 
 def print_saved_residuals(fun: Callable, *args: Any) -> None:
     """Print `saved_residuals` as a table with a total."""
-    rows = saved_residuals(fun, *args)
-    print(f"{'shape':<16} {'dtype':<6} {'bytes':>12}  {'produced by':<20} source")
-    for r in rows:
-        print(f"{str(r.shape):<16} {short_dtype(r.dtype):<6} {r.nbytes:>12,}  "
-              f"{r.primitive:<20} {r.source}")
-    print(f"{len(rows)} residuals, {sum(r.nbytes for r in rows):,} bytes")
+    print(saved_residuals(fun, *args).table())

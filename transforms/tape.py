@@ -405,6 +405,15 @@ class Tape:
     def __len__(self) -> int:
         return len(self.records)
 
+    def draw(self, **kwargs: Any) -> Any:
+        """A Graphviz picture of this tape (see `funcgrad.viz.draw`)."""
+        from funcgrad.viz import draw
+        return draw(self, **kwargs)
+
+    def _repr_html_(self) -> str:
+        from funcgrad.viz.html import tape_html
+        return tape_html(self)
+
     @property
     def primitives(self) -> list[str]:
         """The primitive names in recording order."""
