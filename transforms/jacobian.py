@@ -61,6 +61,13 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         _check_inputs(dyn, allow_int, holomorphic, name)
         out, vjp_fn, aux = _vjp(with_dyn(fun, kwargs), dyn, has_aux, name, consume=False)
         out_leaves, out_tree = tree_util.tree_flatten(out)
+        for o in out_leaves:
+            if o.dtype.kind == "c" and not holomorphic:
+                raise TypeError(f"{name} requires real-valued outputs (output dtype that is a "
+                                f"sub-dtype of np.floating), but got {o.dtype}. For "
+                                "holomorphic differentiation, pass holomorphic=True. For "
+                                "differentiation of non-holomorphic functions involving "
+                                "complex outputs, use vjp directly.")
         in_leaves, in_tree = tree_util.tree_flatten(dyn)
         per_out = []
         for k, o in enumerate(out_leaves):
