@@ -259,12 +259,7 @@ class Primitive:
 
     # -- calling -------------------------------------------------------------------------
     def __call__(self, *args: Any, **params: Any) -> Any:
-        top = None
-        for a in args:
-            if isinstance(a, Tracer):
-                t = a._trace
-                if top is None or t.level > top.level:
-                    top = t
+        top = find_top_trace(args)
         if top is not None:
             if not top.alive:
                 raise escaped_error(top, self)

@@ -135,28 +135,31 @@ def check_grads(f: Callable, args: Sequence, order: int = 2,
     _check(f, args, order, tuple(modes), atol, rtol, eps, rng, "")
 
 
+def _first_order_then_derivative(mode: str, f: Callable) -> tuple[Callable, Callable]:
+    """(the first-order check of ``mode``, the derivative function to check next order)."""
+    from funcgrad import transforms
+    if mode == "fwd":
+        def f_jvp(*xs: Any) -> Any:
+            tangent = [_rand_like(np.random.RandomState(1), x) for x in xs]
+            return transforms.jvp(f, xs, tuple(tangent))[1]
+        return check_jvp, f_jvp
+
+    def f_vjp(*xs: Any) -> Any:
+        out, vjp_fn = transforms.vjp(f, *xs)
+        return vjp_fn(out)
+    return check_vjp, f_vjp
+
+
 def _check(f: Callable, args: tuple, order: int, modes: tuple, atol: float, rtol: float,
            eps: float, rng: np.random.RandomState, path: str) -> None:
-    from funcgrad import transforms
-    if "fwd" in modes:
-        where = f"{path}fwd order {order}"
+    for mode in ("fwd", "rev"):
+        if mode not in modes:
+            continue
+        where = f"{path}{mode} order {order}"
+        check, derivative = _first_order_then_derivative(mode, f)
         try:
-            check_jvp(f, args, atol, rtol, eps, rng)
+            check(f, args, atol, rtol, eps, rng)
         except AssertionError as e:
             raise AssertionError(f"[{where}] {e}") from None
         if order > 1:
-            def f_jvp(*xs: Any) -> Any:
-                tangent = [_rand_like(np.random.RandomState(1), x) for x in xs]
-                return transforms.jvp(f, xs, tuple(tangent))[1]
-            _check(f_jvp, args, order - 1, modes, atol, rtol, eps, rng, f"{where} > ")
-    if "rev" in modes:
-        where = f"{path}rev order {order}"
-        try:
-            check_vjp(f, args, atol, rtol, eps, rng)
-        except AssertionError as e:
-            raise AssertionError(f"[{where}] {e}") from None
-        if order > 1:
-            def f_vjp(*xs: Any) -> Any:
-                out, vjp_fn = transforms.vjp(f, *xs)
-                return vjp_fn(out)
-            _check(f_vjp, args, order - 1, modes, atol, rtol, eps, rng, f"{where} > ")
+            _check(derivative, args, order - 1, modes, atol, rtol, eps, rng, f"{where} > ")

@@ -149,16 +149,40 @@ class _Call(TraceCall):
         return list(trace.record(prim, {"call": self}, primals, in_vars, mask, tuple(outs)))
 
 
-class custom_jvp:
-    """A function with a custom JVP rule: ``f.defjvp(jvp)`` with
-    ``jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)``, or
-    ``f.defjvps(*per_arg)`` with ``per_arg_i(t_i, primal_out, *primals)``."""
+class _CustomFunction:
+    """What custom_jvp and custom_vjp share: wrapping ``fun`` and calling it through a
+    `TraceCall` of class ``call_class`` once its rule is defined."""
+
+    call_class: type
+    rule_name: str
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
-        self.jvp: Callable | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        if not self.has_rule():
+            raise AttributeError(f"No {self.rule_name.upper()} defined for custom_"
+                                 f"{self.rule_name} function {self.__name__} using "
+                                 f"`def{self.rule_name}`.")
+        nondiff, dyn = _split_args(args, self.nondiff_argnums)
+        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
+        call = self.call_class(self, nondiff, in_tree)
+        out = call.bind(leaves)
+        return call.out_tree.unflatten(out)
+
+
+class custom_jvp(_CustomFunction):
+    """A function with a custom JVP rule: ``f.defjvp(jvp)`` with
+    ``jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)``, or
+    ``f.defjvps(*per_arg)`` with ``per_arg_i(t_i, primal_out, *primals)``."""
+
+    rule_name = "jvp"
+    jvp: Callable | None = None
+
+    def has_rule(self) -> bool:
+        return self.jvp is not None
 
     def defjvp(self, jvp: Callable) -> Callable:
         self.jvp = jvp
@@ -176,16 +200,6 @@ class custom_jvp:
                     lambda a, b: a + b, total, ti)
             return out, (tree_util.tree_map(_zeros_like, out) if total is None else total)
         self.jvp = jvp
-
-    def __call__(self, *args: Any) -> Any:
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} "
-                                 "using `defjvp`.")
-        nondiff, dyn = _split_args(args, self.nondiff_argnums)
-        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
-        call = _CustomJVPCall(self, nondiff, in_tree)
-        out = call.bind(leaves)
-        return call.out_tree.unflatten(out)
 
 
 class _CustomJVPCall(_Call):
@@ -221,31 +235,21 @@ class _CustomJVPCall(_Call):
                           [_zeros_like(x) for x in xs], g)
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """A function with a custom VJP rule: ``f.defvjp(fwd, bwd)`` with
     ``fwd(*args) -> (out, residuals)`` and ``bwd(*nondiff_args, residuals, g) -> tuple``
     of one cotangent per differentiable argument (``None`` for zero)."""
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
-        self.fwd: Callable | None = None
-        self.bwd: Callable | None = None
+    rule_name = "vjp"
+    fwd: Callable | None = None
+    bwd: Callable | None = None
+
+    def has_rule(self) -> bool:
+        return self.fwd is not None
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
         self.fwd = fwd
         self.bwd = bwd
-
-    def __call__(self, *args: Any) -> Any:
-        if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} "
-                                 "using `defvjp`.")
-        nondiff, dyn = _split_args(args, self.nondiff_argnums)
-        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
-        call = _CustomVJPCall(self, nondiff, in_tree)
-        out = call.bind(leaves)
-        return call.out_tree.unflatten(out)
 
 
 class _CustomVJPCall(_Call):
@@ -299,3 +303,7 @@ class _CustomVJPCall(_Call):
             return [_zeros_like(p) if c is None else c for c, p in zip(cts, primals)]
         t_out = _transpose(bwd_map, [_zeros_like(o) for o in outs], tangents)
         return [trace.wrap(o, t) for o, t in zip(outs, t_out)]
+
+
+custom_jvp.call_class = _CustomJVPCall
+custom_vjp.call_class = _CustomVJPCall
