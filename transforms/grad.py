@@ -49,6 +49,7 @@ class VJPFunction:
         self.var_avals = trace.var_avals
         self.in_vars = in_vars
         self.in_avals = [(x.shape, x.dtype) for x in in_leaves]
+        self.in_devices = [x.device for x in in_leaves]
         self.in_tree = in_tree
         self.out_vars = out_vars
         self.out_avals = [(x.shape, x.dtype) for x in out_leaves]
@@ -73,17 +74,16 @@ class VJPFunction:
             raise RuntimeError(f"{self.name}: this backward function has already run and "
                                "its residuals were freed")
         self.used = True
-        seeds = [(v, c) for v, c in zip(self.out_vars, cts)
-                 if v >= 0 and np.issubdtype(c.dtype, np.inexact)]
+        seeds = [(v, c) for v, c in zip(self.out_vars, cts) if v >= 0 and c.dtype.kind in "fc"]
         grads = backward_pass(self.records, self.var_avals, seeds, consume=self.consume)
         if self.consume:
             self.records = []
         out = []
-        for v, (shape, dtype) in zip(self.in_vars, self.in_avals):
-            if not np.issubdtype(dtype, np.inexact):
+        for v, (shape, dtype), device in zip(self.in_vars, self.in_avals, self.in_devices):
+            if dtype.kind not in "fc":
                 out.append(np.zeros(shape, dtype=float0))
             elif grads[v] is None:
-                out.append(fnp.zeros(shape, dtype))
+                out.append(fnp.zeros(shape, dtype, device=device))
             else:
                 out.append(grads[v])
         return self.in_tree.unflatten(out)

@@ -67,7 +67,7 @@ def _derived_jvp(prim: Primitive, primals: list, tangents: list, out: Any,
                 ct = None
             else:
                 ct = rule(g, i, primals, out, avals, params)
-            cts.append(fnp.zeros(shape, dtype) if ct is None else
+            cts.append(fnp.zeros_like(primals[i], dtype=dtype) if ct is None else
                        fit_cotangent(ct, shape, dtype))
         return cts
 

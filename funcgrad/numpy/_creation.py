@@ -70,21 +70,30 @@ def _xp_like(a: Any) -> Any:
     return backend_of(a._value if isinstance(a, Array) else to_raw(a)).xp
 
 
-def zeros(shape: int | Sequence[int], dtype: Any = float) -> Array:
-    return new_array(np.zeros(_shape(shape), dtype))
+def _placed(raw: np.ndarray, device: str | None) -> Array:
+    """A new Array of ``raw`` on ``device`` (None or 'cpu': stays in host memory)."""
+    if device is None or device == "cpu":
+        return new_array(raw)
+    from funcgrad.backend import device_put
+    return device_put(new_array(raw), device)
 
 
-def ones(shape: int | Sequence[int], dtype: Any = float) -> Array:
-    return new_array(np.ones(_shape(shape), dtype))
+def zeros(shape: int | Sequence[int], dtype: Any = float, device: str | None = None) -> Array:
+    return _placed(np.zeros(_shape(shape), dtype), device)
 
 
-def empty(shape: int | Sequence[int], dtype: Any = float) -> Array:
+def ones(shape: int | Sequence[int], dtype: Any = float, device: str | None = None) -> Array:
+    return _placed(np.ones(_shape(shape), dtype), device)
+
+
+def empty(shape: int | Sequence[int], dtype: Any = float, device: str | None = None) -> Array:
     """Zeros (an immutable array has no use for uninitialised memory)."""
-    return zeros(shape, dtype)
+    return zeros(shape, dtype, device)
 
 
-def full(shape: int | Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
-    return new_array(np.full(_shape(shape), to_raw(fill_value), dtype))
+def full(shape: int | Sequence[int], fill_value: Any, dtype: Any = None,
+         device: str | None = None) -> Array:
+    return _placed(np.full(_shape(shape), to_raw(fill_value), dtype), device)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Array:
@@ -124,8 +133,9 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     return new_array(np.logspace(start, stop, num, endpoint=endpoint, base=base, dtype=dtype))
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> Array:
-    return new_array(np.eye(N, M, k, dtype))
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
+        device: str | None = None) -> Array:
+    return _placed(np.eye(N, M, k, dtype), device)
 
 
 def identity(n: int, dtype: Any = float) -> Array:
