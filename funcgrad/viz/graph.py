@@ -60,6 +60,10 @@ def _graph_class() -> type:
                 source = self.source
                 return source if kwargs.get("encoding") else source.encode(self.encoding)
 
+        def __repr__(self) -> str:
+            return (f"<funcgrad.viz Graph {self.name!r}: {len(self.body)} DOT statements; "
+                    ".source is the DOT text, .render(...) draws it>")
+
         def svg(self) -> str | None:
             """The rendered SVG text, or None when ``dot`` is missing (cached per source)."""
             source = self.source
@@ -82,7 +86,7 @@ def _graph_class() -> type:
                 return {"text/plain": f"{INSTALL_GRAPHVIZ}\n\n{self.source}"}
             return {"image/svg+xml": svg}
 
-    Graph.__module__ = __name__
+    Graph.__module__, Graph.__qualname__ = __name__, "Graph"
     return Graph
 
 
