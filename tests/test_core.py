@@ -319,3 +319,12 @@ def test_only_the_funcgrad_namespace_is_installed(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "None None"
+
+
+def test_every_array_method_in_the_table_is_installed():
+    from funcgrad.numpy import _methods
+    names = [fn for fn in _methods._METHODS.values()]
+    names += [fn for _, fn in _methods._OPERATORS + _methods._COMPARISONS + _methods._UNARY]
+    names += list(_methods._PROPERTIES.values()) + ["reshape", "transpose", "getitem"]
+    missing = [n for n in names if not hasattr(fnp, n)]
+    assert not missing, f"funcgrad.numpy lacks {missing} used by Array methods"

@@ -63,30 +63,26 @@ def install(ns: Any) -> None:
     """Attach the operators and methods of the tables above, taking the functions from
     the namespace module ``ns`` (funcgrad.numpy)."""
     for name, fn in _METHODS.items():
-        if hasattr(ns, fn):
-            setattr(Array, name, _method(getattr(ns, fn)))
+        setattr(Array, name, _method(getattr(ns, fn)))
     for name, fn in _OPERATORS + _COMPARISONS:
-        if hasattr(ns, fn):
-            f = getattr(ns, fn)
-            setattr(Array, f"__{name}__", _binary(f, False))
-            if (name, fn) not in _COMPARISONS:
-                setattr(Array, f"__r{name}__", _binary(f, True))
+        f = getattr(ns, fn)
+        setattr(Array, f"__{name}__", _binary(f, False))
+        if (name, fn) not in _COMPARISONS:
+            setattr(Array, f"__r{name}__", _binary(f, True))
     for name, fn in _UNARY:
-        if hasattr(ns, fn):
-            setattr(Array, f"__{name}__", _method(getattr(ns, fn)))
+        setattr(Array, f"__{name}__", _method(getattr(ns, fn)))
     for name, fn in _PROPERTIES.items():
-        if hasattr(ns, fn):
-            setattr(Array, name, property(getattr(ns, fn)))
-    if hasattr(ns, "reshape"):
-        def reshape(self: Array, *shape: Any, order: str = "C") -> Array:
-            return ns.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
-        Array.reshape = reshape
-    if hasattr(ns, "transpose"):
-        def transpose(self: Array, *axes: Any) -> Array:
-            return ns.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
-        Array.transpose = transpose
-    if hasattr(ns, "getitem"):
-        Array.__getitem__ = lambda self, idx: ns.getitem(self, idx)
+        setattr(Array, name, property(getattr(ns, fn)))
+
+    def reshape(self: Array, *shape: Any, order: str = "C") -> Array:
+        return ns.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+    def transpose(self: Array, *axes: Any) -> Array:
+        return ns.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
+
+    Array.reshape = reshape
+    Array.transpose = transpose
+    Array.__getitem__ = lambda self, idx: ns.getitem(self, idx)
     Array.copy = lambda self: self
     Array.__array_ufunc__ = _array_ufunc(ns)
 
