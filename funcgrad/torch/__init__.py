@@ -1,0 +1,108 @@
+"""funcgrad.torch: a PyTorch-style facade on funcgrad's functional core.
+
+``import funcgrad.torch as torch`` and PyTorch code runs: tensors with ``requires_grad``,
+``grad_fn`` nodes named as PyTorch names them, ``backward()`` with PyTorch's engine order
+and errors, custom ``autograd.Function``, ``nn``, ``optim`` and ``torch.func``.
+
+The facade is thin: every derivative comes from funcgrad's primitive registry (each op is a
+funcgrad function run under `funcgrad.vjp`); the facade adds state (tensors that change,
+graphs, version counters, hooks) on top. Limitations: in-place writes through a *partial*
+view (``x[0].add_(1)``, ``x.view(-1).fill_(0)``) do not reach the base tensor, because the
+core's arrays are immutable (``x[0] = v`` on the tensor itself does work); ``from_numpy``
+and ``.numpy()`` do not share memory.
+"""
+import builtins as _builtins
+import math as _math
+
+from funcgrad.torch import _dtypes
+from funcgrad.torch import autograd  # first: _tensor needs autograd.grad_mode and .node
+from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_default_dtype,
+                                    promote_types, float32, float, float64, double, float16,
+                                    half, complex64, cfloat, complex128, cdouble, int8, int16,
+                                    short, int32, int, int64, long, uint8, bool)
+from funcgrad.torch._tensor import Tensor, is_tensor
+from funcgrad.torch._tensor_str import set_printoptions
+from funcgrad.torch.autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,
+                                               inference_mode, is_grad_enabled,
+                                               is_inference_mode_enabled)
+from funcgrad.torch._factories import (tensor, as_tensor, from_numpy, zeros, ones, empty,
+                                       full, zeros_like, ones_like, empty_like, full_like,
+                                       arange, linspace, logspace, eye, rand, randn, randint,
+                                       rand_like, randn_like, randint_like, randperm, normal,
+                                       bernoulli, manual_seed, seed, initial_seed, Generator,
+                                       default_generator, scalar_tensor)
+from funcgrad.torch import _ops_basic, _ops_reduce, _ops_shape, _methods
+from funcgrad.torch._ops_reduce import return_types
+from funcgrad.torch import autograd, nn, optim, func, cuda, linalg
+
+_methods.install()
+globals().update(_ops_basic.FUNCTIONS)
+
+inf = _math.inf
+nan = _math.nan
+pi = _math.pi
+e = _math.e
+
+
+def numel(input: Tensor) -> "int":
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> "bool":
+    return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> "bool":
+    return input.is_complex()
+
+
+def typename(obj: object) -> str:
+    return obj.type() if isinstance(obj, Tensor) else type(obj).__qualname__
+
+
+def result_type(tensor1: object, tensor2: object) -> dtype:
+    return _ops_basic.result_type(_ops_basic.operand(tensor1), _ops_basic.operand(tensor2))
+
+
+def can_cast(from_: dtype, to: dtype) -> "bool":
+    return _dtypes.can_cast(from_, to)
+
+
+def isclose(input: Tensor, other: Tensor, rtol: "float" = 1e-05, atol: "float" = 1e-08,
+            equal_nan: "bool" = False) -> Tensor:
+    import numpy as np
+    return tensor(np.isclose(input._host(), other._host(), rtol, atol, equal_nan))
+
+
+def allclose(input: Tensor, other: Tensor, rtol: "float" = 1e-05, atol: "float" = 1e-08,
+             equal_nan: "bool" = False) -> "bool":
+    return _builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def _typed(dt: dtype) -> object:
+    def make_typed(*args: object) -> Tensor:
+        if len(args) == 1 and not isinstance(args[0], _builtins.int):
+            return tensor(args[0], dtype=dt)
+        return zeros(*args, dtype=dt)
+    return make_typed
+
+
+FloatTensor = _typed(float32)
+DoubleTensor = _typed(float64)
+LongTensor = _typed(int64)
+IntTensor = _typed(int32)
+BoolTensor = _typed(bool)
+ByteTensor = _typed(uint8)
+
+
+class special:
+    """torch.special: a few functions under their special-function names."""
+    expit = staticmethod(_ops_basic.FUNCTIONS["sigmoid"])
+    logit = staticmethod(_ops_basic.FUNCTIONS["logit"])
+    erf = staticmethod(_ops_basic.FUNCTIONS["erf"])
+    erfc = staticmethod(_ops_basic.FUNCTIONS["erfc"])
+    expm1 = staticmethod(_ops_basic.FUNCTIONS["expm1"])
+    log1p = staticmethod(_ops_basic.FUNCTIONS["log1p"])
+    logsumexp = staticmethod(_ops_basic.FUNCTIONS["logsumexp"])
+    softmax = staticmethod(_ops_basic.FUNCTIONS["softmax"])
+    log_softmax = staticmethod(_ops_basic.FUNCTIONS["log_softmax"])

@@ -1,0 +1,313 @@
+"""Running funcgrad functions as tensor ops, and `OpNode`, the node that differentiates them.
+
+Every facade op is a funcgrad function ``f`` (Arrays in, Array or tuple out). When grad mode
+is on and an input requires grad, `apply` runs ``f`` under `funcgrad.vjp` and keeps the
+returned `VJPFunction` in an `OpNode`: backward calls it, so every derivative comes from
+the primitive registry's rules. The vjp's tape says exactly which values the rules read
+(each record's ``saved``/``out``): those that are the op's tensor inputs or outputs become
+the node's saved tensors, version-checked on use and freed after backward.
+
+Double backward (``create_graph=True``) records the backward of a node as a new facade op
+on tensors, so it gets a node of its own:
+- "replay": when every traced residual is an input or output of the op, the backward op
+  re-runs the tape's rules on the residual tensors and the incoming gradient;
+- "recompute": when a rule reads an intermediate of a composite op (softmax, mean...),
+  the node also holds the op's input arrays and the backward op is
+  ``(inputs, grad) -> vjp(f, *inputs)[1](grad)``.
+Either way the rules are funcgrad ops, differentiable again.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.core import is_inexact
+from funcgrad.transforms.tape import Record, backward_pass
+from funcgrad.torch import _dtypes as D
+from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch.autograd import grad_mode, graph
+from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, node_class
+
+__all__ = ["apply", "inplace", "OpNode", "zeros_of", "proxy", "as_data"]
+
+_INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
+                    "make a clone to get a normal tensor and use it in autograd.")
+
+
+def as_data(x: Any) -> Any:
+    return x._st.a if isinstance(x, Tensor) else x
+
+
+def zeros_of(meta: tuple) -> Any:
+    shape, dtype, device = meta
+    z = fnp.zeros(shape, dtype)
+    return z if device == "cpu" else funcgrad.device_put(z, device)
+
+
+def proxy(data: Any, edge: tuple) -> Tensor:
+    """A tensor holding ``data`` that feeds gradients into ``edge`` (for double backward)."""
+    node, nr = edge
+    return make(data, requires_grad=node is not None, grad_fn=node, output_nr=nr)
+
+
+def _wrap(out: Any, multi: bool) -> Any:
+    if multi:
+        return tuple(make(o) for o in out)
+    return make(out)
+
+
+def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
+          target: Tensor | None = None, differentiable: bool = True) -> Any:
+    """Run ``f`` on the arrays of ``inputs`` (tensors and Python scalars; each is one
+    ``next_functions`` slot) and return the output tensor(s), recording a node called
+    ``name`` when grad mode is on and an input requires grad."""
+    datas = [as_data(x) for x in inputs]
+    if differentiable and grad_mode.state.enabled:
+        diff = [i for i, x in enumerate(inputs)
+                if isinstance(x, Tensor) and (x._rg or x._grad_fn is not None)]
+        if diff:
+            return _record(name, f, inputs, datas, diff, multi, target)
+    return _wrap(f(*datas), multi)
+
+
+def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
+            target: Tensor | None) -> Any:
+    side: list = []
+
+    def g(*d: Any) -> Any:
+        full = list(datas)
+        for i, v in zip(diff, d):
+            full[i] = v
+        out = f(*full)
+        if multi:
+            side.append(out)
+            return tuple(o for o in out if is_inexact(o.dtype))
+        return out
+
+    out, vjp_fn = funcgrad.vjp(g, *[datas[i] for i in diff])
+    float_outs = list(out) if multi else [out] if is_inexact(out.dtype) else []
+    if not float_outs:
+        return _wrap(side[0] if multi else out, multi)
+    node = node_class(name, OpNode)(inputs, datas, diff, f, multi, vjp_fn)
+    tensors = [make(o, grad_fn=node, output_nr=k) for k, o in enumerate(float_outs)]
+    node._meta = [(o.shape, o.dtype, o.device) for o in float_outs]
+    node._find_saved(inputs, tensors, target)
+    if multi:
+        it = iter(tensors)
+        return tuple(next(it) if is_inexact(o.dtype) else make(o) for o in side[0])
+    return tensors[0]
+
+
+def inplace(target: Tensor, name: str, f: Callable, others: Sequence = ()) -> Tensor:
+    """``target`` op= ``others``: compute ``f(target, *others)`` anew, then rebind
+    ``target`` to the result (same dtype) and bump its version counter."""
+    target._check_inplace()
+    dtype = target._st.a.dtype
+
+    def f_cast(*a: Any) -> Any:
+        r = f(*a)
+        if r.dtype != dtype:
+            rd, td = D.to_torch_dtype(r.dtype), D.to_torch_dtype(dtype)
+            if not D.can_cast(rd, td):
+                from funcgrad.torch._tensor import _type_word
+                raise RuntimeError(f"result type {_type_word(rd)} can't be cast to the "
+                                   f"desired output type {_type_word(td)}")
+            r = fnp.astype(r, dtype)
+        return r
+
+    return target._rebind(apply(name, f_cast, [target, *others], target=target))
+
+
+class OpNode(Node):
+    """The node of a facade op: its backward is the vjp of the op's funcgrad function."""
+
+    __slots__ = ("_vjp", "_fn", "_datas", "_diff", "_multi", "_saved", "_has_saved",
+                 "_replay", "_in_map", "_out_map", "_packed")
+
+    def __init__(self, inputs: Sequence, datas: list, diff: list, f: Callable, multi: bool,
+                 vjp_fn: Any):
+        diffset = set(diff)
+        super().__init__(tuple(x._edge() if i in diffset else (None, 0)
+                               for i, x in enumerate(inputs)))
+        self._vjp = vjp_fn
+        self._fn = f
+        self._datas = datas
+        self._diff = diff
+        self._multi = multi
+        self._saved: list = []
+        self._packed = None
+        graph.register_node(self)
+
+    def _find_saved(self, inputs: Sequence, outs: list, target: Tensor | None) -> None:
+        """Read the tape: which tensors the rules will read (to version-check them) and
+        whether every traced residual is an op input or output (replay) or not."""
+        vjp_fn = self._vjp
+        self._in_map = {v: i for i, v in zip(self._diff, vjp_fn.in_vars)}
+        self._out_map = {v: k for k, v in enumerate(vjp_fn.out_vars) if v >= 0}
+        consts = {id(self._datas[i]): i for i, x in enumerate(inputs)
+                  if isinstance(x, Tensor) and i not in self._in_map.values()}
+        saved_in, saved_out, replay, has_saved = set(), set(), True, False
+        for rec in vjp_fn.records:
+            for j, s in enumerate(rec.saved):
+                if s is None:
+                    continue
+                has_saved = True
+                v = rec.in_vars[j]
+                if v < 0:
+                    if id(s) in consts:
+                        saved_in.add(consts[id(s)])
+                elif v in self._in_map:
+                    saved_in.add(self._in_map[v])
+                elif v in self._out_map:
+                    saved_out.add(self._out_map[v])
+                else:
+                    replay = False
+            if rec.out is not None:
+                has_saved = True
+                for v in rec.out_vars:
+                    if v >= 0 and v not in self._out_map:
+                        replay = False
+                    elif v >= 0:
+                        saved_out.add(self._out_map[v])
+        self._has_saved = has_saved
+        self._replay = replay
+        if replay:
+            self._datas = None  # the residuals are all the backward needs
+        for i in sorted(saved_in):
+            if target is not None and i == 0:
+                continue  # the old value of an in-place target: an immutable snapshot
+            if inputs[i]._inference:
+                raise RuntimeError(_INFERENCE_ERROR)
+            self._saved.append(SavedRef(inputs[i], keep=False))
+        for k in sorted(saved_out):
+            if target is not None:
+                self._saved.append(SavedRef(target, node=self, output_nr=k,
+                                            version=target._vc.v + 1, keep=False))
+            else:
+                self._saved.append(SavedRef(outs[k], node=self, output_nr=k, keep=False))
+        hooks = graph.current_hooks()
+        if hooks is not None and has_saved:
+            known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
+            known.update({id(t._st.a): t for t in outs})
+            self._packed = graph.pack_records(vjp_fn.records, hooks, known)
+
+    def saved_refs(self) -> list:
+        return self._saved
+
+    def release(self) -> None:
+        if self._has_saved:
+            self._vjp = None
+            self._datas = None
+            self._packed = None
+
+    def _cotangent(self, cts: list) -> Any:
+        return tuple(cts) if self._multi else cts[0]
+
+    def apply(self, grads: list, create_graph: bool) -> list:
+        if self._vjp is None:
+            raise RuntimeError(FREED_ERROR)
+        for s in self._saved:
+            s.check(self)
+        if all(g is None for g in grads):
+            return [None] * len(self._next)
+        with graph.unpacked(self._packed):
+            if create_graph:
+                res = self._apply_graph(grads)
+            else:
+                cts = [as_data(g) if g is not None else zeros_of(m)
+                       for g, m in zip(grads, self._meta)]
+                res = [make(r) for r in self._vjp(self._cotangent(cts))]
+        out: list = [None] * len(self._next)
+        for i, r in zip(self._diff, res):
+            out[i] = r
+        return out
+
+    def _apply_graph(self, grads: list) -> Sequence:
+        """The backward of this node as a recorded facade op (for create_graph)."""
+        grads = [g if g is not None else make(zeros_of(m)) for g, m in zip(grads, self._meta)]
+        name = self.name() + "Backward"
+        if self._replay:
+            res_in, res_out = self._residual_slots()
+            args = ([proxy(self._residual_value(("in", i)), self._next[i]) for i in res_in]
+                    + [proxy(self._residual_value(("out", k)), (self, k)) for k in res_out]
+                    + grads)
+            return apply(name, self._replay_fn(res_in, res_out), args, multi=True)
+        args = [proxy(self._datas[i], self._next[i]) for i in self._diff] + grads
+        return apply(name, self._recompute_fn(), args, multi=True)
+
+    # -- replay: the tape's rules on residual tensors ------------------------------------------
+    def _residual_slots(self) -> tuple:
+        ins, outs = set(), set()
+        for rec in self._vjp.records:
+            for j, s in enumerate(rec.saved):
+                v = rec.in_vars[j]
+                if s is not None and v >= 0:
+                    (ins.add(self._in_map[v]) if v in self._in_map
+                     else outs.add(self._out_map[v]))
+            if rec.out is not None:
+                outs.update(self._out_map[v] for v in rec.out_vars if v >= 0)
+        return sorted(ins), sorted(outs)
+
+    def _residual_value(self, key: tuple) -> Any:
+        for rec in self._vjp.records:
+            for j, s in enumerate(rec.saved):
+                v = rec.in_vars[j]
+                if s is not None and v >= 0 and self._source(v) == key:
+                    return s
+            if rec.out is not None:
+                outs = rec.out if rec.prim.multiple_results else (rec.out,)
+                for v, o in zip(rec.out_vars, outs):
+                    if v >= 0 and self._source(v) == key:
+                        return o
+        raise AssertionError(f"residual {key} not found")
+
+    def _source(self, v: int) -> tuple:
+        return ("in", self._in_map[v]) if v in self._in_map else ("out", self._out_map[v])
+
+    def _replay_fn(self, res_in: list, res_out: list) -> Callable:
+        vjp_fn = self._vjp
+        records, var_avals = vjp_fn.records, vjp_fn.var_avals
+        source = self._source
+        n_in = len(res_in)
+        n_res = n_in + len(res_out)
+
+        def backward_op(*args: Any) -> tuple:
+            values = dict(zip([("in", i) for i in res_in] + [("out", k) for k in res_out],
+                              args[:n_res]))
+
+            def sub(s: Any, v: int) -> Any:
+                return s if s is None or v < 0 else values[source(v)]
+
+            new = []
+            for rec in records:
+                saved = tuple(sub(s, v) for s, v in zip(rec.saved, rec.in_vars))
+                out = rec.out
+                if out is not None:
+                    out = (tuple(sub(o, v) for o, v in zip(out, rec.out_vars))
+                           if rec.prim.multiple_results else sub(out, rec.out_vars[0]))
+                new.append(Record(rec.prim, rec.params, rec.in_vars, rec.in_avals,
+                                  rec.out_vars, saved, out, rec.phase, rec.source))
+            seeds = [(v, c) for v, c in zip(vjp_fn.out_vars, args[n_res:]) if v >= 0]
+            cts = backward_pass(new, var_avals, seeds)
+            return tuple(cts[v] if cts[v] is not None else fnp.zeros(*var_avals[v])
+                         for v in vjp_fn.in_vars)
+        return backward_op
+
+    # -- recompute: differentiate the op again from its inputs --------------------------------
+    def _recompute_fn(self) -> Callable:
+        f, datas, diff, multi = self._fn, list(self._datas), self._diff, self._multi
+        n = len(diff)
+
+        def g(*d: Any) -> Any:
+            full = list(datas)
+            for i, v in zip(diff, d):
+                full[i] = v
+            out = f(*full)
+            return tuple(o for o in out if is_inexact(o.dtype)) if multi else out
+
+        def backward_op(*args: Any) -> tuple:
+            _, vjp_fn = funcgrad.vjp(g, *args[:n])
+            cts = args[n:]
+            return tuple(vjp_fn(tuple(cts) if multi else cts[0]))
+        return backward_op

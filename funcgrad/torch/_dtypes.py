@@ -1,0 +1,221 @@
+"""PyTorch's dtype, Size and device objects, mapped onto numpy dtypes and funcgrad devices.
+
+`torch.float32` and friends are `dtype` objects that print as PyTorch prints them; each
+knows its numpy dtype. The default floating dtype (float32, as in PyTorch) is what Python
+floats and the random/constant factories produce; `set_default_dtype` changes it for the
+process, as PyTorch does.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Iterable
+
+import numpy as np
+
+builtin_float, builtin_int, builtin_bool = builtins.float, builtins.int, builtins.bool
+
+__all__ = ["dtype", "Size", "device", "get_default_dtype", "set_default_dtype",
+           "to_torch_dtype", "to_numpy_dtype", "float32", "float", "float64", "double",
+           "float16", "half", "complex64", "cfloat", "complex128", "cdouble", "int8",
+           "int16", "short", "int32", "int", "int64", "long", "uint8", "bool",
+           "promote_types", "result_type_of", "can_cast", "tensor_type_name"]
+
+
+class dtype:
+    """A tensor element type (``torch.float32``...). Compare with ``==`` or ``is``."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize",
+                 "_legacy")
+
+    def __init__(self, name: str, np_dtype: Any, legacy: str):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = np.issubdtype(self.np, np.floating)
+        self.is_complex = np.issubdtype(self.np, np.complexfloating)
+        self.is_signed = self.np.kind in "fci"
+        self.itemsize = self.np.itemsize
+        self._legacy = legacy
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+    def to_real(self) -> "dtype":
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self) -> "dtype":
+        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+
+
+float32 = float = dtype("float32", np.float32, "FloatTensor")
+float64 = double = dtype("float64", np.float64, "DoubleTensor")
+float16 = half = dtype("float16", np.float16, "HalfTensor")
+complex64 = cfloat = dtype("complex64", np.complex64, "ComplexFloatTensor")
+complex128 = cdouble = dtype("complex128", np.complex128, "ComplexDoubleTensor")
+int8 = dtype("int8", np.int8, "CharTensor")
+int16 = short = dtype("int16", np.int16, "ShortTensor")
+int32 = int = dtype("int32", np.int32, "IntTensor")
+int64 = long = dtype("int64", np.int64, "LongTensor")
+uint8 = dtype("uint8", np.uint8, "ByteTensor")
+bool = dtype("bool", np.bool_, "BoolTensor")  # noqa: A001  (torch.bool)
+
+_ALL = [float32, float64, float16, complex64, complex128, int8, int16, int32, int64, uint8,
+        bool]
+_FROM_NP = {d.np: d for d in _ALL}
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of Python floats turned into tensors (torch.float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Make ``d`` (torch.float32 or torch.float64) the default floating dtype."""
+    d = to_torch_dtype(d)
+    if d not in (float32, float64, float16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def to_torch_dtype(d: Any) -> dtype:
+    """A torch dtype from a torch dtype, a numpy dtype or a Python type."""
+    if isinstance(d, dtype):
+        return d
+    if d is builtin_float:
+        return get_default_dtype()
+    if d is builtin_int:
+        return int64
+    if d is builtin_bool:
+        return bool
+    try:
+        return _FROM_NP[np.dtype(d)]
+    except (KeyError, TypeError):
+        raise TypeError(f"funcgrad.torch has no dtype for {d!r}") from None
+
+
+def to_numpy_dtype(d: Any) -> np.dtype:
+    return to_torch_dtype(d).np
+
+
+def tensor_type_name(d: dtype, dev: str = "cpu") -> str:
+    """PyTorch's legacy type string, ``torch.FloatTensor`` / ``torch.cuda.FloatTensor``."""
+    return f"torch.{'cuda.' if dev != 'cpu' else ''}{d._legacy}"
+
+
+# -- promotion (PyTorch's rules: categories bool < integer < floating < complex) -------------
+
+def _category(d: dtype) -> builtin_int:
+    return 0 if d is bool else 3 if d.is_complex else 2 if d.is_floating_point else 1
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """torch.promote_types: the smallest dtype both can be cast to."""
+    if a is b:
+        return a
+    if bool in (a, b):
+        return b if a is bool else a
+    return _FROM_NP[np.promote_types(a.np, b.np)]
+
+
+def _scalar_dtype(x: Any) -> dtype:
+    if isinstance(x, builtin_bool):
+        return bool
+    if isinstance(x, builtin_int):
+        return int64
+    if isinstance(x, complex):
+        return get_default_dtype().to_complex()
+    return get_default_dtype()
+
+
+def result_type_of(operands: Iterable[tuple]) -> dtype:
+    """PyTorch's result type for (dtype, kind) pairs, kind 0 = tensor with dims, 1 = 0-dim
+    tensor, 2 = Python number. A lower-priority group only wins by a higher category."""
+    groups: list = [None, None, None]
+    for d, kind in operands:
+        groups[kind] = d if groups[kind] is None else promote_types(groups[kind], d)
+    out = None
+    for g in groups:
+        if g is None:
+            continue
+        if out is None:
+            out = g
+        elif _category(g) > _category(out):
+            if _category(g) == 3 and out.is_floating_point:
+                out = promote_types(out, g) if g is not get_default_dtype().to_complex() \
+                    else out.to_complex()
+            else:
+                out = g
+    return out
+
+
+def can_cast(frm: dtype, to: dtype) -> builtin_bool:
+    """Whether an in-place op may write a ``frm`` result into a ``to`` tensor."""
+    return _category(frm) <= _category(to)
+
+
+class Size(tuple):
+    """A tensor shape: a tuple that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self) -> builtin_int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, k: Any) -> Any:
+        r = super().__getitem__(k)
+        return Size(r) if isinstance(k, slice) else r
+
+
+class device:
+    """``torch.device('cpu')`` / ``torch.device('cuda', 0)``; cuda maps to funcgrad's
+    'gpu:N' (cupy)."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: Any, index: builtin_int | None = None):  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, builtin_int):
+            type, index = "cuda", type
+        if ":" in type:
+            type, idx = type.split(":")
+            index = builtin_int(idx)
+        if type not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device "
+                               f"string: {type}")
+        self.type = type
+        self.index = index
+
+    def __repr__(self) -> str:
+        return (f"device(type='{self.type}')" if self.index is None else
+                f"device(type='{self.type}', index={self.index})")
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other: Any) -> builtin_bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type,
+                                                                          other.index)
+
+    def __hash__(self) -> builtin_int:
+        return hash((self.type, self.index))
+
+    @property
+    def funcgrad(self) -> str:
+        """The funcgrad device name: 'cpu' or 'gpu:N'."""
+        return "cpu" if self.type == "cpu" else f"gpu:{self.index or 0}"
+
+    @staticmethod
+    def of_funcgrad(name: str) -> "device":
+        return device("cpu") if name == "cpu" else device("cuda", builtin_int(name.split(":")[1]))

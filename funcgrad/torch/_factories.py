@@ -1,0 +1,314 @@
+"""Tensor factories and randomness: `tensor`, `zeros`, `arange`, `rand`, `manual_seed`...
+
+Random tensors come from one facade-wide numpy Generator (PCG64) that `manual_seed` resets,
+so runs are reproducible; the streams differ from PyTorch's, the distributions do not.
+Factories return leaf tensors; ``device='cuda'`` places them with cupy.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Sequence
+
+import numpy as np
+
+import funcgrad
+from funcgrad.array import new_array
+from funcgrad.torch import _dtypes as D
+from funcgrad.torch._tensor import Tensor, _size_args, make
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
+           "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
+           "logspace", "eye", "rand", "randn", "randint", "rand_like", "randn_like",
+           "randint_like", "randperm", "normal", "bernoulli", "manual_seed", "seed",
+           "initial_seed", "Generator", "default_generator", "scalar_tensor"]
+
+
+class Generator:
+    """A random stream (numpy's PCG64), seeded with `manual_seed`."""
+
+    def __init__(self, device: Any = "cpu"):
+        self.device = D.device(device)
+        self._seed = 67280421310721
+        self.rng = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed: int) -> "Generator":
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def seed(self) -> int:
+        s = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self.manual_seed(s)
+        return s
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the facade's random stream (rand, randn, randint, dropout, nn.init)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def _rng(generator: Generator | None) -> np.random.Generator:
+    return (generator or default_generator).rng
+
+
+def _finish(raw: np.ndarray, dtype: D.dtype, device: Any, requires_grad: bool) -> Tensor:
+    data = new_array(np.array(raw, dtype=dtype.np, order="C"))
+    if device is not None and D.device(device).type != "cpu":
+        data = funcgrad.device_put(data, D.device(device).funcgrad)
+    t = make(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(arr: np.ndarray, data: Any) -> D.dtype:
+    if isinstance(data, (np.ndarray, np.generic)):
+        return D.to_torch_dtype(arr.dtype)
+    kind = arr.dtype.kind
+    if kind == "f":
+        return D.get_default_dtype()
+    if kind == "c":
+        return D.get_default_dtype().to_complex()
+    if kind in "iu":
+        return D.int64
+    if kind == "b":
+        return D.bool
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _to_values(data: Any) -> Any:
+    if isinstance(data, Tensor):
+        return data._host()
+    if isinstance(data, (list, tuple)):
+        return [_to_values(d) for d in data]
+    if isinstance(data, funcgrad.Array):
+        return data.to_numpy()
+    return data
+
+
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (nested lists, numbers, arrays)."""
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    arr = np.array(_to_values(data))
+    dt = D.to_torch_dtype(dtype) if dtype is not None else (
+        data.dtype if isinstance(data, Tensor) else _infer_dtype(arr, data))
+    if device is None and isinstance(data, Tensor):
+        device = data.device
+    return _finish(arr, dt, device, requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` itself when it is a tensor of that dtype/device, else a new tensor."""
+    if isinstance(data, Tensor):
+        out = data if dtype is None else data.to(dtype)
+        return out if device is None else out.to(device)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor with the values of ``ndarray`` (copied: funcgrad arrays are immutable, so
+    later writes to ``ndarray`` are not seen by the tensor, unlike PyTorch)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    return _finish(ndarray, D.to_torch_dtype(ndarray.dtype), None, False)
+
+
+def scalar_tensor(s: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+    return full((), s, dtype=dtype or D.get_default_dtype(), device=device,
+                requires_grad=requires_grad)
+
+
+def _dt(dtype: Any) -> D.dtype:
+    return D.get_default_dtype() if dtype is None else D.to_torch_dtype(dtype)
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None) -> Tensor:
+    return _finish(np.zeros(_size_args(size)), _dt(dtype), device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         out: Any = None) -> Tensor:
+    return _finish(np.ones(_size_args(size)), _dt(dtype), device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None, memory_format: Any = None) -> Tensor:
+    """Zeros (immutable arrays have no use for uninitialised memory)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _fill_dtype(value: Any) -> D.dtype:
+    if isinstance(value, Tensor):
+        return value.dtype
+    if isinstance(value, builtins.bool):
+        return D.bool
+    if isinstance(value, (builtins.int, np.integer)):
+        return D.int64
+    if isinstance(value, complex):
+        return D.get_default_dtype().to_complex()
+    return D.get_default_dtype()
+
+
+def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False, out: Any = None) -> Tensor:
+    dt = D.to_torch_dtype(dtype) if dtype is not None else _fill_dtype(fill_value)
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _finish(np.full(_size_args((size,)), value), dt, device, requires_grad)
+
+
+def _like(input: Tensor, dtype: Any, device: Any) -> tuple:
+    return (tuple(input.shape), input.dtype if dtype is None else D.to_torch_dtype(dtype),
+            input.device if device is None else device)
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    shape, dt, dev = _like(input, dtype, device)
+    return _finish(np.zeros(shape), dt, dev, requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    shape, dt, dev = _like(input, dtype, device)
+    return _finish(np.ones(shape), dt, dev, requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    shape, dt, dev = _like(input, dtype, device)
+    return _finish(np.full(shape, fill_value), dt, dev, requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if dtype is None:
+        dtype = (D.int64 if all(isinstance(v, (builtins.int, np.integer)) for v in vals)
+                 else D.get_default_dtype())
+    dt = D.to_torch_dtype(dtype)
+    n = builtins.int(np.ceil((vals[1] - vals[0]) / vals[2]))
+    raw = vals[0] + np.arange(max(n, 0), dtype=np.float64 if dt.is_floating_point else
+                              np.int64) * vals[2]
+    return _finish(raw, dt, device, requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False, out: Any = None) -> Tensor:
+    return _finish(np.linspace(float(start), float(end), steps), _dt(dtype), device,
+                   requires_grad)
+
+
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _finish(np.logspace(float(start), float(end), steps, base=base), _dt(dtype),
+                   device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False, out: Any = None) -> Tensor:
+    return _finish(np.eye(n, m), _dt(dtype), device, requires_grad)
+
+
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
+         device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+    """Uniform samples on [0, 1)."""
+    dt = _dt(dtype)
+    raw = _rng(generator).random(_size_args(size), dtype=np.float64)
+    return _finish(raw, dt, device, requires_grad)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
+          device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+    """Standard normal samples."""
+    raw = _rng(generator).standard_normal(_size_args(size))
+    return _finish(raw, _dt(dtype), device, requires_grad)
+
+
+def randint(low: int = 0, high: int | None = None, size: Sequence[int] = (), *,
+            generator: Generator | None = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False, out: Any = None) -> Tensor:
+    """Integers uniform on [low, high): ``randint(high, size)`` or
+    ``randint(low, high, size)``."""
+    if high is None or not isinstance(high, (builtins.int, np.integer)):
+        if high is not None:
+            size = high
+        low, high = 0, low
+    raw = _rng(generator).integers(low, high, size=tuple(size))
+    return _finish(raw, D.int64 if dtype is None else D.to_torch_dtype(dtype), device,
+                   requires_grad)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    shape, dt, dev = _like(input, dtype, device)
+    return rand(*shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    shape, dt, dev = _like(input, dtype, device)
+    return randn(*shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,
+                 dtype: Any = None, device: Any = None) -> Tensor:
+    shape, dt, dev = _like(input, dtype, device)
+    return randint(low, high, shape, dtype=dt, device=dev)
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    raw = _rng(generator).permutation(n)
+    return _finish(raw, D.int64 if dtype is None else D.to_torch_dtype(dtype), device,
+                   requires_grad)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *,
+           generator: Generator | None = None, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """Normal samples; ``mean``/``std`` may be tensors (then shaped like them)."""
+    m = mean._host() if isinstance(mean, Tensor) else mean
+    s = std._host() if isinstance(std, Tensor) else std
+    shape = tuple(size) if size is not None else np.broadcast(np.asarray(m),
+                                                              np.asarray(s)).shape
+    raw = _rng(generator).normal(m, s, size=shape)
+    dt = (mean.dtype if isinstance(mean, Tensor) else std.dtype if isinstance(std, Tensor)
+          else _dt(dtype))
+    return _finish(raw, dt, device, requires_grad)
+
+
+def bernoulli(input: Tensor, p: float | None = None, *,
+              generator: Generator | None = None) -> Tensor:
+    """1 with probability ``input`` (or ``p``), elementwise; same dtype as input."""
+    probs = input._host() if p is None else np.full(tuple(input.shape), p)
+    raw = _rng(generator).random(probs.shape) < probs
+    return _finish(raw, input.dtype, input.device, False)

@@ -1,0 +1,487 @@
+"""The op table, part 1: how ops are declared, type promotion, and elementwise ops.
+
+An op is declared by a *spec* function returning ``Spec(node_name, f, slots)``: ``f`` is the
+funcgrad function (funcgrad.numpy / funcgrad.scipy names) and ``slots`` the operands that
+occupy ``next_functions`` entries (input first). `op` turns a spec into the out-of-place op
+and, with ``inplace=True``, into the ``name_`` in-place method as well. Specs own no
+derivative: the rules of the funcgrad functions they call are the derivatives.
+
+Type promotion follows PyTorch (dimensioned tensors > 0-dim tensors > Python numbers; a
+lower group only wins with a higher category), and casts happen inside ``f`` so that they
+are part of what is differentiated.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.torch import _dtypes as D
+from funcgrad.torch._dispatch import apply, inplace as _inplace
+from funcgrad.torch._tensor import Tensor
+
+__all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
+           "cast", "to"]
+
+METHODS: dict = {}    # Tensor method name -> function(self, ...)
+FUNCTIONS: dict = {}  # torch.<name> -> function(input, ...)
+
+
+class Spec(NamedTuple):
+    name: str
+    f: Callable
+    slots: Sequence
+    multi: bool = False
+    differentiable: bool = True
+
+
+def op(*names: str, inplace: bool = False, method: bool = True, function: bool = True
+       ) -> Callable:
+    """Register a spec under ``names`` (the first is its own name) as a torch function,
+    a Tensor method and, with ``inplace``, the ``<name>_`` in-place method."""
+    def deco(spec: Callable) -> Callable:
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            s = spec(*args, **kwargs)
+            return apply(s.name, s.f, s.slots, multi=s.multi, differentiable=s.differentiable)
+        fn.__name__ = fn.__qualname__ = names[0] if names else spec.__name__
+        fn.__doc__ = spec.__doc__
+        for name in names or (spec.__name__,):
+            if function:
+                FUNCTIONS[name] = fn
+            if method:
+                METHODS[name] = fn
+            if inplace:
+                def fn_(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+                    s = spec(self, *args, **kwargs)
+                    return _inplace(self, s.name, s.f, s.slots[1:])
+                fn_.__name__ = name + "_"
+                METHODS[name + "_"] = fn_
+                FUNCTIONS[name + "_"] = fn_
+        return fn
+    return deco
+
+
+def np_fn(name: str) -> Callable:
+    """``funcgrad.numpy.<name>``, looked up when called."""
+    def f(*args: Any, **kwargs: Any) -> Any:
+        return getattr(fnp, name)(*args, **kwargs)
+    f.__name__ = name
+    return f
+
+
+def sp_fn(name: str) -> Callable:
+    """``funcgrad.scipy.special.<name>``, looked up when called."""
+    def f(*args: Any, **kwargs: Any) -> Any:
+        import funcgrad.scipy.special as sps
+        return getattr(sps, name)(*args, **kwargs)
+    f.__name__ = name
+    return f
+
+
+# -- operands and promotion -------------------------------------------------------------------
+
+_NUMBERS = (builtins.int, builtins.float, builtins.complex, builtins.bool)
+
+
+def operand(x: Any) -> Any:
+    """A tensor or a Python number (numpy scalars become numbers, arrays tensors)."""
+    if isinstance(x, (Tensor,) + _NUMBERS):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (np.ndarray, list)):
+        from funcgrad.torch._factories import tensor
+        return tensor(x)
+    raise TypeError(f"unsupported operand type {type(x).__name__!r} for a tensor op; use a "
+                    "tensor or a Python number")
+
+
+def _kind(x: Any) -> tuple:
+    if isinstance(x, Tensor):
+        return (x.dtype, 0 if x.ndim else 1)
+    return (D._scalar_dtype(x), 2)
+
+
+def result_type(*xs: Any) -> D.dtype:
+    return D.result_type_of(_kind(x) for x in xs)
+
+
+def cast(a: Any, dtype: np.dtype) -> Any:
+    """``a`` as ``dtype`` inside an op (Python numbers stay weakly typed)."""
+    if isinstance(a, _NUMBERS):
+        return a
+    return a if a.dtype == dtype else fnp.astype(a, dtype)
+
+
+def _float_type(dt: D.dtype) -> D.dtype:
+    return dt if dt.is_floating_point or dt.is_complex else D.get_default_dtype()
+
+
+def _binary(name: str, fn: Callable, a: Any, b: Any, floating: bool = False) -> Spec:
+    a, b = operand(a), operand(b)
+    dt = result_type(a, b)
+    npdt = (_float_type(dt) if floating else dt).np
+    return Spec(name, lambda x, y: fn(cast(x, npdt), cast(y, npdt)), [a, b])
+
+
+# -- arithmetic ----------------------------------------------------------------------------------
+
+@op("add", inplace=True)
+def _add(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
+    if alpha == 1:
+        return _binary("AddBackward0", np_fn("add"), input, other)
+    return _binary("AddBackward0", lambda x, y: fnp.add(x, fnp.multiply(y, alpha)),
+                   input, other)
+
+
+@op("sub", "subtract", inplace=True)
+def _sub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
+    if alpha == 1:
+        return _binary("SubBackward0", np_fn("subtract"), input, other)
+    return _binary("SubBackward0", lambda x, y: fnp.subtract(x, fnp.multiply(y, alpha)),
+                   input, other)
+
+
+@op("rsub")
+def _rsub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
+    """``other - alpha * input``."""
+    if isinstance(other, Tensor):
+        s = _binary("RsubBackward0", lambda x, y: fnp.subtract(y, fnp.multiply(x, alpha)),
+                    input, other)
+        return s
+    dt = result_type(input, other).np
+    return Spec("RsubBackward1", lambda x: fnp.subtract(other, fnp.multiply(cast(x, dt), alpha)),
+                [input])
+
+
+@op("mul", "multiply", inplace=True)
+def _mul(input: Any, other: Any) -> Spec:
+    return _binary("MulBackward0", np_fn("multiply"), input, other)
+
+
+@op("div", "divide", "true_divide", inplace=True)
+def _div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Spec:
+    if rounding_mode is None:
+        return _binary("DivBackward0", np_fn("true_divide"), input, other, floating=True)
+    fn = {"trunc": lambda x, y: fnp.trunc(fnp.true_divide(x, y)),
+          "floor": np_fn("floor_divide")}[rounding_mode]
+    s = _binary("DivBackward1", fn, input, other)
+    return s._replace(differentiable=False)
+
+
+@op("floor_divide", inplace=True)
+def _floor_divide(input: Any, other: Any) -> Spec:
+    return _binary("FloorDivideBackward0", np_fn("floor_divide"), input,
+                   other)._replace(differentiable=False)
+
+
+@op("remainder", "fmod", inplace=True)
+def _remainder(input: Any, other: Any) -> Spec:
+    return _binary("RemainderBackward0", np_fn("remainder"), input, other)
+
+
+@op("pow", inplace=True)
+def _pow(input: Any, exponent: Any) -> Spec:
+    if not isinstance(input, Tensor):
+        dt = result_type(input, exponent).np
+        return Spec("PowBackward2", lambda e: fnp.power(input, cast(e, dt)), [exponent])
+    if isinstance(exponent, Tensor):
+        return _binary("PowBackward1", np_fn("power"), input, exponent)
+    dt = result_type(input, exponent).np
+    return Spec("PowBackward0", lambda x: fnp.power(cast(x, dt), exponent), [input])
+
+
+@op("float_power", inplace=True)
+def _float_power(input: Any, exponent: Any) -> Spec:
+    f64 = np.dtype(np.float64)
+    if isinstance(exponent, Tensor):
+        return Spec("PowBackward1", lambda x, e: fnp.power(cast(x, f64), cast(e, f64)),
+                    [input, exponent])
+    return Spec("PowBackward0", lambda x: fnp.power(cast(x, f64), exponent), [input])
+
+
+@op("atan2", "arctan2", inplace=True)
+def _atan2(input: Any, other: Any) -> Spec:
+    return _binary("Atan2Backward0", np_fn("arctan2"), input, other, floating=True)
+
+
+@op("maximum", inplace=False)
+def _maximum(input: Tensor, other: Tensor) -> Spec:
+    return _binary("MaximumBackward0", np_fn("maximum"), input, other)
+
+
+@op("minimum", inplace=False)
+def _minimum(input: Tensor, other: Tensor) -> Spec:
+    return _binary("MinimumBackward0", np_fn("minimum"), input, other)
+
+
+@op("lerp", inplace=True)
+def _lerp(input: Tensor, end: Tensor, weight: Any) -> Spec:
+    """``input + weight * (end - input)``."""
+    if isinstance(weight, Tensor):
+        return Spec("LerpBackward1", lambda x, e, w: fnp.add(x, fnp.multiply(
+            w, fnp.subtract(e, x))), [input, end, weight])
+    return Spec("LerpBackward0", lambda x, e: fnp.add(x, fnp.multiply(
+        fnp.subtract(e, x), weight)), [input, end])
+
+
+@op("addcmul", inplace=True)
+def _addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Spec:
+    return Spec("AddcmulBackward0", lambda x, a, b: fnp.add(
+        x, fnp.multiply(fnp.multiply(a, b), value)), [input, tensor1, tensor2])
+
+
+@op("addcdiv", inplace=True)
+def _addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Spec:
+    return Spec("AddcdivBackward0", lambda x, a, b: fnp.add(
+        x, fnp.multiply(fnp.true_divide(a, b), value)), [input, tensor1, tensor2])
+
+
+# -- unary elementwise -----------------------------------------------------------------------
+
+def _relu(x: Any) -> Any:
+    return fnp.where(fnp.greater(x, 0), x, fnp.zeros_like(x))
+
+
+def _rsqrt(x: Any) -> Any:
+    return fnp.true_divide(1, fnp.sqrt(x))
+
+
+# torch name: (funcgrad function, PyTorch node name, integer inputs become float)
+UNARY = {
+    "exp": (np_fn("exp"), "ExpBackward0", True),
+    "exp2": (np_fn("exp2"), "Exp2Backward0", True),
+    "expm1": (np_fn("expm1"), "Expm1Backward0", True),
+    "log": (np_fn("log"), "LogBackward0", True),
+    "log2": (np_fn("log2"), "Log2Backward0", True),
+    "log10": (np_fn("log10"), "Log10Backward0", True),
+    "log1p": (np_fn("log1p"), "Log1PBackward0", True),
+    "sqrt": (np_fn("sqrt"), "SqrtBackward0", True),
+    "rsqrt": (_rsqrt, "RsqrtBackward0", True),
+    "sin": (np_fn("sin"), "SinBackward0", True),
+    "cos": (np_fn("cos"), "CosBackward0", True),
+    "tan": (np_fn("tan"), "TanBackward0", True),
+    "asin": (np_fn("arcsin"), "AsinBackward0", True),
+    "acos": (np_fn("arccos"), "AcosBackward0", True),
+    "atan": (np_fn("arctan"), "AtanBackward0", True),
+    "sinh": (np_fn("sinh"), "SinhBackward0", True),
+    "cosh": (np_fn("cosh"), "CoshBackward0", True),
+    "tanh": (np_fn("tanh"), "TanhBackward0", True),
+    "asinh": (np_fn("arcsinh"), "AsinhBackward0", True),
+    "acosh": (np_fn("arccosh"), "AcoshBackward0", True),
+    "atanh": (np_fn("arctanh"), "AtanhBackward0", True),
+    "sigmoid": (sp_fn("expit"), "SigmoidBackward0", True),
+    "logit": (sp_fn("logit"), "LogitBackward0", True),
+    "erf": (sp_fn("erf"), "ErfBackward0", True),
+    "erfc": (sp_fn("erfc"), "ErfcBackward0", True),
+    "reciprocal": (lambda x: fnp.true_divide(1, x), "ReciprocalBackward0", True),
+    "abs": (np_fn("abs"), "AbsBackward0", False),
+    "neg": (np_fn("negative"), "NegBackward0", False),
+    "sign": (np_fn("sign"), "SignBackward0", False),
+    "floor": (np_fn("floor"), "FloorBackward0", False),
+    "ceil": (np_fn("ceil"), "CeilBackward0", False),
+    "round": (np_fn("round"), "RoundBackward0", False),
+    "trunc": (np_fn("trunc"), "TruncBackward0", False),
+    "square": (lambda x: fnp.power(x, 2), "PowBackward0", False),
+    "relu": (_relu, "ReluBackward0", False),
+    "conj": (np_fn("conj"), "ConjBackward0", False),
+}
+_ALIASES = {"absolute": "abs", "negative": "neg", "arcsin": "asin", "arccos": "acos",
+            "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
+            "fix": "trunc"}
+
+
+def _unary_spec(name: str) -> Callable:
+    fn, node, floating = UNARY[name]
+
+    def spec(input: Tensor) -> Spec:
+        dt = input.dtype
+        if floating and not (dt.is_floating_point or dt.is_complex):
+            npdt = D.get_default_dtype().np
+            return Spec(node, lambda x: fn(cast(x, npdt)), [input])
+        return Spec(node, fn, [input])
+    spec.__name__ = name
+    spec.__doc__ = f"Elementwise {name} (funcgrad's {getattr(fn, '__name__', name)})."
+    return spec
+
+
+for _name in UNARY:
+    op(_name, *[a for a, b in _ALIASES.items() if b == _name], inplace=True)(
+        _unary_spec(_name))
+
+
+# -- comparisons and logic (no gradient) -----------------------------------------------------
+
+def _compare(name: str, fn_name: str) -> None:
+    def spec(input: Any, other: Any) -> Spec:
+        return Spec(name, np_fn(fn_name), [operand(input), operand(other)],
+                    differentiable=False)
+    spec.__name__ = name
+    op(name, inplace=True)(spec)
+
+
+for _n, _f in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
+               ("gt", "greater"), ("ge", "greater_equal"), ("logical_and", "logical_and"),
+               ("logical_or", "logical_or"), ("logical_xor", "logical_xor"),
+               ("bitwise_and", "bitwise_and"), ("bitwise_or", "bitwise_or"),
+               ("bitwise_xor", "bitwise_xor")]:
+    _compare(_n, _f)
+for _alias, _n in [("greater", "gt"), ("less", "lt"), ("greater_equal", "ge"),
+                   ("less_equal", "le"), ("not_equal", "ne")]:
+    FUNCTIONS[_alias] = METHODS[_alias] = FUNCTIONS[_n]
+
+
+def _predicate(name: str, fn_name: str) -> None:
+    def spec(input: Tensor) -> Spec:
+        return Spec(name, np_fn(fn_name), [input], differentiable=False)
+    spec.__name__ = name
+    op(name)(spec)
+
+
+for _n, _f in [("isnan", "isnan"), ("isinf", "isinf"), ("isfinite", "isfinite"),
+               ("logical_not", "logical_not"), ("bitwise_not", "invert"),
+               ("signbit", "signbit")]:
+    _predicate(_n, _f)
+
+
+@op("equal", method=True)
+def _equal(input: Tensor, other: Tensor) -> Spec:
+    return Spec("equal", lambda a, b: fnp.asarray(a.shape == b.shape and bool(
+        fnp.all(fnp.equal(a, b)))), [input, other], differentiable=False)
+
+
+# -- clamp, where --------------------------------------------------------------------------------
+
+@op("clamp", "clip", inplace=True)
+def _clamp(input: Tensor, min: Any = None, max: Any = None) -> Spec:  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo = min if min is not None else float("-inf")
+        hi = max if max is not None else float("inf")
+        return Spec("ClampBackward0", lambda x, a, b: fnp.minimum(fnp.maximum(x, a), b),
+                    [input, operand(lo), operand(hi)])
+    return Spec("ClampBackward1", lambda x: fnp.clip(x, min, max), [input])
+
+
+@op("clamp_min", inplace=True)
+def _clamp_min(input: Tensor, min: Any) -> Spec:  # noqa: A002
+    return Spec("ClampMinBackward0", lambda x: fnp.clip(x, min, None), [input])
+
+
+@op("clamp_max", inplace=True)
+def _clamp_max(input: Tensor, max: Any) -> Spec:  # noqa: A002
+    return Spec("ClampMaxBackward0", lambda x: fnp.clip(x, None, max), [input])
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+    """``torch.where(condition, input, other)``; ``torch.where(condition)`` is
+    ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        from funcgrad.torch._ops_reduce import nonzero
+        return nonzero(condition, as_tuple=True)
+    return apply(*_where_spec(input, condition, other)[:3])
+
+
+FUNCTIONS["where"] = where
+
+
+def _where_spec(input: Any, condition: Tensor, other: Any) -> Spec:
+    a, b = operand(input), operand(other)
+    dt = result_type(a, b).np
+    cond = condition._st.a
+    return Spec("WhereBackward0", lambda x, y: fnp.where(cond, cast(x, dt), cast(y, dt)),
+                [a, b])
+
+
+METHODS["where"] = lambda self, condition, other: apply(*_where_spec(self, condition,
+                                                                     other)[:3])
+
+
+# -- conversion -----------------------------------------------------------------------------------
+
+def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``.to(dtype)``, ``.to(device)``, ``.to(device, dtype)``, ``.to(other)``; a differentiable
+    copy (ToCopyBackward0), or ``self`` when nothing changes."""
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, D.dtype) or (isinstance(a, type) and a in (float, int, bool)):
+            dtype = a
+        elif a is not None:
+            device = a
+    dtype = self.dtype if dtype is None else D.to_torch_dtype(dtype)
+    device = self.device if device is None else D.device(device)
+    if dtype is self.dtype and device == self.device and not kwargs.get("copy", False):
+        return self
+    if device.type == "cuda" and not funcgrad.backend.cupy_available():
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    npdt, target = dtype.np, device.funcgrad
+
+    def f(a: Any) -> Any:
+        a = cast(a, npdt)
+        return a if a.device == target else funcgrad.device_put(a, target)
+    return apply("ToCopyBackward0", f, [self])
+
+
+# -- in-place fills -----------------------------------------------------------------------------
+
+def _fill(self: Tensor, name: str, values: Any) -> Tensor:
+    """Overwrite ``self`` with constant ``values`` (an array of its shape), in place."""
+    from funcgrad.array import new_array
+    raw = np.asarray(values, dtype=self._st.a.dtype)
+    const = new_array(np.array(np.broadcast_to(raw, tuple(self.shape)), order="C"))
+    if self.device.type != "cpu":
+        const = funcgrad.device_put(const, self._st.a.device)
+    return _inplace(self, name, lambda x: const)
+
+
+def zero_(self: Tensor) -> Tensor:
+    return _fill(self, "ZeroBackward0", 0)
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    if isinstance(value, Tensor):
+        return _inplace(self, "FillBackward1", lambda x, v: fnp.broadcast_to(
+            cast(v, x.dtype), x.shape), [value])
+    return _fill(self, "FillBackward0", value)
+
+
+def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast, cast, moved to self's device) into ``self``."""
+    src = operand(src)
+    if not isinstance(src, Tensor):
+        return fill_(self, src)
+    dev = self._st.a.device
+
+    def f(x: Any, s: Any) -> Any:
+        s = fnp.broadcast_to(cast(s, x.dtype), x.shape)
+        return s if s.device == dev else funcgrad.device_put(s, dev)
+    return _inplace(self, "CopyBackwards", f, [src])
+
+
+def _random_fill(name: str, draw: Callable) -> Callable:
+    def method(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
+        from funcgrad.torch._factories import _rng
+        return _fill(self, name, draw(_rng(generator), tuple(self.shape), *args, **kwargs))
+    method.__name__ = name
+    return method
+
+
+uniform_ = _random_fill("UniformBackward0", lambda r, s, a=0.0, b=1.0: r.uniform(a, b, s))
+normal_ = _random_fill("NormalBackward0", lambda r, s, mean=0.0, std=1.0: r.normal(mean,
+                                                                                   std, s))
+bernoulli_ = _random_fill("BernoulliBackward0", lambda r, s, p=0.5: r.random(s) < p)
+exponential_ = _random_fill("ExponentialBackward0", lambda r, s, lambd=1.0: r.exponential(
+    1.0 / lambd, s))
+random_ = _random_fill("RandomBackward0", lambda r, s, a=None, b=None: r.integers(
+    0, 2 ** 24, s) if a is None else r.integers(0, a, s) if b is None else r.integers(a, b, s))
+
+for _f, _n in [(zero_, "zero_"), (fill_, "fill_"), (copy_, "copy_"), (uniform_, "uniform_"),
+               (normal_, "normal_"), (bernoulli_, "bernoulli_"),
+               (exponential_, "exponential_"), (random_, "random_")]:
+    METHODS[_n] = _f

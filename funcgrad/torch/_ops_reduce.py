@@ -1,0 +1,345 @@
+"""The op table, part 2: reductions, scans, softmax, sorting and selection.
+
+Torch's ``dim``/``keepdim`` become funcgrad's ``axis``/``keepdims``. Node names follow the
+overload PyTorch picks: the full reduction and the ``dim`` form differ (``SumBackward0``
+vs ``SumBackward1``, ``MaxBackward1`` vs ``MaxBackward0``). Ops returning values and
+indices return PyTorch's named tuples (``torch.return_types.max(values=..., indices=...)``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad.torch import _dtypes as D
+from funcgrad.torch._dispatch import apply
+from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, np_fn, op, sp_fn
+from funcgrad.torch._tensor import Tensor
+
+__all__ = ["return_types", "nonzero", "max", "min"]
+
+
+class _ReturnType(tuple):
+    _fields: tuple = ()
+    _name = ""
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{k}={v!r}" for k, v in zip(self._fields, self))
+        return f"torch.return_types.{self._name}(\n{body})"
+
+
+def _return_type(name: str, fields: tuple) -> type:
+    attrs = {"_fields": fields, "_name": name, "__slots__": ()}
+    for i, f in enumerate(fields):
+        attrs[f] = property(lambda self, i=i: self[i])
+    cls = type(name, (_ReturnType,), attrs)
+    cls.__new__ = lambda c, *values: tuple.__new__(c, values)
+    return cls
+
+
+class return_types:
+    """PyTorch's named tuples of (values, indices)."""
+    max = _return_type("max", ("values", "indices"))
+    min = _return_type("min", ("values", "indices"))
+    sort = _return_type("sort", ("values", "indices"))
+    topk = _return_type("topk", ("values", "indices"))
+    kthvalue = _return_type("kthvalue", ("values", "indices"))
+
+
+def _axes(dim: Any, ndim: int) -> tuple:
+    """torch ``dim`` (int, tuple or list; negative allowed) as a sorted tuple of axes."""
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    if ndim == 0:
+        for d in dims:
+            if d not in (0, -1):
+                raise IndexError(f"Dimension out of range (expected to be in range of [-1, "
+                                 f"0], but got {d})")
+        return ()
+    out = []
+    for d in dims:
+        if not -ndim <= d < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-ndim}, {ndim - 1}], but got {d})")
+        out.append(int(d) % ndim)
+    return tuple(sorted(out))
+
+
+def _sum_dtype(input: Tensor, dtype: Any) -> np.dtype:
+    if dtype is not None:
+        return D.to_torch_dtype(dtype).np
+    dt = input.dtype
+    return (dt if dt.is_floating_point or dt.is_complex else D.int64).np
+
+
+@op("sum")
+def _sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Spec:
+    dt = _sum_dtype(input, dtype)
+    if dim is None:
+        return Spec("SumBackward0", lambda x: fnp.sum(cast(x, dt)), [input])
+    axes = _axes(dim, input.ndim)
+    return Spec("SumBackward1", lambda x: fnp.sum(cast(x, dt), axis=axes, keepdims=keepdim),
+                [input])
+
+
+@op("nansum")
+def _nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+            dtype: Any = None) -> Spec:
+    axes = None if dim is None else _axes(dim, input.ndim)
+    return Spec("NansumBackward0", lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0, x), axis=axes,
+                                                     keepdims=keepdim), [input])
+
+
+def _float_input(input: Tensor, fn: str, dtype: Any) -> np.dtype:
+    dt = input.dtype if dtype is None else D.to_torch_dtype(dtype)
+    if not (dt.is_floating_point or dt.is_complex):
+        from funcgrad.torch._tensor import _type_word
+        raise RuntimeError(f"{fn}(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: {_type_word(dt)}")
+    return dt.np
+
+
+@op("mean")
+def _mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Spec:
+    dt = _float_input(input, "mean", dtype)
+    if dim is None:
+        return Spec("MeanBackward0", lambda x: fnp.mean(cast(x, dt)), [input])
+    axes = _axes(dim, input.ndim)
+    return Spec("MeanBackward1", lambda x: fnp.mean(cast(x, dt), axis=axes, keepdims=keepdim),
+                [input])
+
+
+@op("prod")
+def _prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Spec:
+    dt = _sum_dtype(input, dtype)
+    if dim is None:
+        return Spec("ProdBackward0", lambda x: fnp.prod(cast(x, dt)), [input])
+    axes = _axes(dim, input.ndim)
+    return Spec("ProdBackward1", lambda x: fnp.prod(cast(x, dt), axis=axes, keepdims=keepdim),
+                [input])
+
+
+def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
+    if isinstance(dim, bool):  # var(x, unbiased)
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, correction
+
+
+@op("var")
+def _var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+         correction: Any = None) -> Spec:
+    dim, ddof = _correction(dim, unbiased, correction)
+    axes = None if dim is None else _axes(dim, input.ndim)
+    return Spec("VarBackward0", lambda x: fnp.var(x, axis=axes, ddof=ddof, keepdims=keepdim),
+                [input])
+
+
+@op("std")
+def _std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+         correction: Any = None) -> Spec:
+    dim, ddof = _correction(dim, unbiased, correction)
+    axes = None if dim is None else _axes(dim, input.ndim)
+    return Spec("StdBackward0", lambda x: fnp.std(x, axis=axes, ddof=ddof, keepdims=keepdim),
+                [input])
+
+
+def _extreme(kind: str):  # noqa: ANN202
+    fn, arg, pair = ("max", "argmax", "maximum") if kind == "max" else ("min", "argmin",
+                                                                           "minimum")
+    node = kind.capitalize()
+    result = getattr(return_types, kind)
+
+    def extreme(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+                out: Any = None) -> Any:
+        if dim is None:
+            if input.numel() == 0:
+                raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for "
+                                   "input.numel() == 0. Specify the reduction dim with the "
+                                   "'dim' argument.")
+            return apply(f"{node}Backward1", np_fn(fn), [input])
+        if isinstance(dim, Tensor):
+            return FUNCTIONS[pair](input, dim)
+        axis = _axes(dim, input.ndim)
+        axis = axis[0] if axis else None
+
+        def f(x: Any) -> tuple:
+            idx = getattr(fnp, arg)(x, axis=axis, keepdims=keepdim)
+            return (getattr(fnp, fn)(x, axis=axis, keepdims=keepdim), idx)
+        return result(*apply(f"{node}Backward0", f, [input], multi=True))
+    extreme.__name__ = kind
+    extreme.__doc__ = (f"``{kind}(input)`` (a scalar), ``{kind}(input, dim, keepdim)`` "
+                       f"(values and indices) or ``{kind}(input, other)`` ({pair}).")
+    return extreme
+
+
+max = _extreme("max")  # noqa: A001
+min = _extreme("min")  # noqa: A001
+FUNCTIONS["max"] = METHODS["max"] = max
+FUNCTIONS["min"] = METHODS["min"] = min
+
+
+@op("amax")
+def _amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Spec:
+    axes = _axes(dim, input.ndim) if dim != () else None
+    return Spec("AmaxBackward0", lambda x: fnp.max(x, axis=axes, keepdims=keepdim), [input])
+
+
+@op("amin")
+def _amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Spec:
+    axes = _axes(dim, input.ndim) if dim != () else None
+    return Spec("AminBackward0", lambda x: fnp.min(x, axis=axes, keepdims=keepdim), [input])
+
+
+def _arg(name: str) -> None:
+    def spec(input: Tensor, dim: Any = None, keepdim: bool = False) -> Spec:
+        if dim is None:
+            return Spec(name, lambda x: getattr(fnp, name)(fnp.ravel(x)), [input],
+                        differentiable=False)
+        axis = _axes(dim, input.ndim)
+        axis = axis[0] if axis else None
+        return Spec(name, lambda x: getattr(fnp, name)(x, axis=axis, keepdims=keepdim),
+                    [input], differentiable=False)
+    spec.__name__ = name
+    op(name)(spec)
+
+
+_arg("argmax")
+_arg("argmin")
+
+
+def _logical(name: str) -> None:
+    def spec(input: Tensor, dim: Any = None, keepdim: bool = False) -> Spec:
+        axes = None if dim is None else _axes(dim, input.ndim)
+        return Spec(name, lambda x: getattr(fnp, name)(x, axis=axes, keepdims=keepdim),
+                    [input], differentiable=False)
+    spec.__name__ = name
+    op(name)(spec)
+
+
+_logical("all")
+_logical("any")
+
+
+@op("count_nonzero")
+def _count_nonzero(input: Tensor, dim: Any = None) -> Spec:
+    axes = None if dim is None else _axes(dim, input.ndim)
+    return Spec("count_nonzero", lambda x: fnp.sum(fnp.not_equal(x, 0), axis=axes,
+                                                   dtype=np.int64), [input],
+                differentiable=False)
+
+
+@op("cumsum")
+def _cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Spec:
+    dt, axis = _sum_dtype(input, dtype), _axes(dim, input.ndim)
+    return Spec("CumsumBackward0", lambda x: fnp.cumsum(cast(x, dt), axis=axis[0] if axis
+                                                        else None), [input])
+
+
+@op("cumprod")
+def _cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Spec:
+    dt, axis = _sum_dtype(input, dtype), _axes(dim, input.ndim)
+    return Spec("CumprodBackward0", lambda x: fnp.cumprod(cast(x, dt), axis=axis[0] if axis
+                                                          else None), [input])
+
+
+@op("logsumexp")
+def _logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Spec:
+    axes = _axes(dim, input.ndim)
+    return Spec("LogsumexpBackward0",
+                lambda x: sp_fn("logsumexp")(x, axis=axes, keepdims=keepdim), [input])
+
+
+def _softmax_dtype(input: Tensor, dtype: Any) -> np.dtype:
+    return (input.dtype if dtype is None else D.to_torch_dtype(dtype)).np
+
+
+@op("softmax")
+def _softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Spec:
+    dt, axis = _softmax_dtype(input, dtype), _softmax_dim(input, dim)
+    return Spec("SoftmaxBackward0", lambda x: sp_fn("softmax")(cast(x, dt), axis=axis),
+                [input])
+
+
+@op("log_softmax")
+def _log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Spec:
+    dt, axis = _softmax_dtype(input, dtype), _softmax_dim(input, dim)
+    return Spec("LogSoftmaxBackward0",
+                lambda x: sp_fn("log_softmax")(cast(x, dt), axis=axis), [input])
+
+
+def _softmax_dim(input: Tensor, dim: int | None) -> int | None:
+    if dim is None:  # PyTorch's legacy implicit choice (with a warning)
+        import warnings
+        warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
+                      "call to include dim=X as an argument.", UserWarning, stacklevel=4)
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    axes = _axes(dim, input.ndim)
+    return axes[0] if axes else None
+
+
+@op("norm")
+def _norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+          dtype: Any = None) -> Spec:
+    ord_ = 2 if p in ("fro", None) else p
+    axes = None if dim is None else _axes(dim, input.ndim)
+    return Spec("LinalgVectorNormBackward0", lambda x: fnp.linalg.vector_norm(
+        x, ord=ord_, axis=axes, keepdims=keepdim), [input])
+
+
+# -- sorting and selection ----------------------------------------------------------------
+
+def _axis1(dim: int, ndim: int) -> int:
+    axes = _axes(dim, ndim)
+    return axes[0] if axes else -1
+
+
+def _order(x: Any, axis: int, descending: bool) -> Any:
+    key = fnp.negative(x) if descending else x
+    if x.ndim == 0:
+        return fnp.zeros((), np.int64)
+    return fnp.argsort(key, axis=axis, kind="stable")
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """Sorted values and their indices along ``dim`` (SortBackward0)."""
+    axis = _axis1(dim, input.ndim)
+
+    def f(x: Any) -> tuple:
+        idx = _order(x, axis, descending)
+        vals = x if x.ndim == 0 else fnp.take_along_axis(x, idx, axis=axis)
+        return (vals, idx)
+    return return_types.sort(*apply("SortBackward0", f, [input], multi=True))
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False,
+            stable: bool = False) -> Tensor:
+    axis = _axis1(dim, input.ndim)
+    return apply("argsort", lambda x: _order(x, axis, descending), [input],
+                 differentiable=False)
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> Any:  # noqa: A002
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    axis = _axis1(dim, input.ndim)
+
+    def f(x: Any) -> tuple:
+        idx = fnp.take(_order(x, axis, largest), np.arange(k), axis=axis)
+        return (fnp.take_along_axis(x, idx, axis=axis), idx)
+    return return_types.topk(*apply("TopkBackward0", f, [input], multi=True))
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """Indices of the non-zero elements: an (n, ndim) int64 tensor, or a tuple per dim."""
+    from funcgrad.torch._factories import tensor
+    idx = np.nonzero(input._host())
+    if as_tuple:
+        return tuple(tensor(i, dtype=D.int64, device=input.device) for i in idx)
+    return tensor(np.stack(idx, axis=1) if idx else np.zeros((0, 0)), dtype=D.int64,
+                  device=input.device)
+
+
+for _f in (sort, argsort, topk, nonzero):
+    FUNCTIONS[_f.__name__] = METHODS[_f.__name__] = _f

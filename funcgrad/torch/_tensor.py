@@ -1,0 +1,523 @@
+"""`Tensor`: a mutable handle on an immutable funcgrad Array, with autograd metadata.
+
+Mutation is emulated, as the design notes ask: an in-place op computes the new value with
+funcgrad, then rebinds the tensor's array and bumps its version counter. Tensors that alias
+the *whole* of another (``detach()``, ``.data``, a ``Parameter`` made from a tensor) share
+one storage cell, so writing through one is seen by the others. Views of *part* of a tensor
+(slices, ``view``, ``transpose``...) are new values: writing into such a view in place does
+not write back into its base. ``x[idx] = v`` on the tensor itself is supported (functional
+update + rebind; its ``grad_fn`` becomes ``CopySlices``).
+
+The operator and op methods are installed from the op tables (`funcgrad.torch._ops`).
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from funcgrad.array import Array
+from funcgrad.core import Tracer
+from funcgrad.torch import _dtypes as D
+from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch.autograd.node import AccumulateGrad, LEAF_INPLACE_ERROR, add_hook
+
+__all__ = ["Tensor", "make", "is_tensor"]
+
+
+class _Storage:
+    """The array a tensor (and its whole-tensor aliases) currently holds."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a: Any):
+        self.a = a
+
+
+class _Version:
+    """A version counter, shared by a tensor and its ``detach()``-ed aliases."""
+
+    __slots__ = ("v",)
+
+    def __init__(self) -> None:
+        self.v = 0
+
+
+def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr: int = 0,
+         cls: type | None = None, st: _Storage | None = None, vc: _Version | None = None
+         ) -> "Tensor":
+    """A new tensor on funcgrad array ``data`` (no copy, no checks)."""
+    t = object.__new__(cls or Tensor)
+    t._st = _Storage(data) if st is None else st
+    t._vc = _Version() if vc is None else vc
+    t._rg = requires_grad
+    t._grad_fn = grad_fn
+    t._output_nr = output_nr
+    t._grad = None
+    t._hooks = {}
+    t._post_hooks = {}
+    t._acc = None
+    t._inference = grad_mode.state.inference
+    return t
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def _size_args(size: tuple) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+class Tensor:
+    """A PyTorch-style tensor. Build one with `torch.tensor`, the factories, or ops."""
+
+    __slots__ = ("_st", "_vc", "_rg", "_grad_fn", "_output_nr", "_grad", "_hooks",
+                 "_post_hooks", "_acc", "_inference", "__weakref__", "__dict__")
+    __hash__ = object.__hash__
+    __array_priority__ = 1000
+
+    def __init__(self, *args: Any) -> None:
+        """Legacy constructor: ``Tensor(2, 3)`` (zeros of that size) or ``Tensor(data)``."""
+        from funcgrad.torch import _factories
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            src = _factories.tensor(args[0], dtype=D.get_default_dtype())
+        else:
+            src = _factories.zeros(*args)
+        initialised = make(src._data)
+        for name in Tensor.__slots__[:-2]:
+            setattr(self, name, getattr(initialised, name))
+
+    # -- data ------------------------------------------------------------------------------
+    @property
+    def _data(self) -> Array:
+        return self._st.a
+
+    @property
+    def shape(self) -> D.Size:
+        return D.Size(self._st.a.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        s = self._st.a.shape
+        return D.Size(s) if dim is None else s[dim]
+
+    @property
+    def dtype(self) -> D.dtype:
+        return D.to_torch_dtype(self._st.a.dtype)
+
+    @property
+    def device(self) -> D.device:
+        return D.device.of_funcgrad(self._st.a.device)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def ndim(self) -> int:
+        return self._st.a.ndim
+
+    def dim(self) -> int:
+        return self._st.a.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._st.a.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._st.a.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_inference(self) -> bool:
+        return self._inference
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        return True
+
+    def contiguous(self, memory_format: Any = None) -> "Tensor":
+        return self
+
+    @property
+    def _version(self) -> int:
+        return self._vc.v
+
+    def data_ptr(self) -> int:
+        return id(self._st)
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- conversion ----------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a read-only numpy array (funcgrad arrays are immutable, so it
+        cannot share writes with the tensor as PyTorch's does)."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self.is_cuda and not force:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        a = self._st.a
+        if isinstance(a, Tracer):
+            raise a._conversion_error("a numpy array")
+        return a.to_numpy()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype)
+
+    def _host(self) -> np.ndarray:
+        a = self._st.a
+        if isinstance(a, Tracer):
+            a = a.concrete()
+        return a.to_numpy()
+
+    def item(self) -> Any:
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
+                               "to Scalar")
+        a = self._st.a
+        if isinstance(a, Tracer):
+            return a.item()
+        return self._host().reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._host().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to "
+                            "an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+                               "ambiguous")
+        return bool(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0 and not isinstance(self._st.a, Tracer):
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __repr__(self, *, tensor_contents: Any = None) -> str:
+        from funcgrad.torch._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        return (_rebuild, (type(self), self.detach().numpy(force=True), self._rg))
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = make(self._st.a, self._rg, cls=type(self))
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+    # -- autograd metadata -------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg or self._grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError(_leaf_error(bool(value)))
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can "
+                               "require gradients")
+        self._rg = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(_leaf_error(False))
+            return self
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can "
+                               "require gradients")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._grad_fn
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def grad(self) -> "Tensor | None":
+        if self._grad_fn is not None and not self.retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                "accessed. Its .grad attribute won't be populated during "
+                "autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+                "access the non-leaf Tensor by mistake, make sure you access the leaf "
+                "Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
+                "informations.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"grad of type {type(value).__name__}")
+            if value.dtype != self.dtype:
+                raise RuntimeError("attempting to assign a gradient with dtype "
+                                   f"'{value.dtype.name}' to a tensor with dtype "
+                                   f"'{self.dtype.name}'. Please ensure that the gradient "
+                                   "and the tensor have the same dtype")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        fn = self._grad_fn
+        if fn is None:
+            return False
+        ref = fn._retains.get(self._output_nr)
+        return ref is not None and ref[0]() is self
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self.retains_grad:
+            return
+        self._grad_fn._retains[self._output_nr] = (weakref.ref(self),)
+
+    def register_hook(self, hook: Callable) -> Any:
+        """``hook(grad)`` runs when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle with ``remove()``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._grad_fn is None:
+            return add_hook(self._hooks, hook)
+        hooks = self._grad_fn._tensor_hooks.setdefault(self._output_nr, {})
+        return add_hook(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> Any:
+        """``hook(tensor)`` runs after a gradient was accumulated into this leaf's .grad."""
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        return add_hook(self._post_hooks, hook)
+
+    def _accumulator(self) -> AccumulateGrad:
+        """This leaf's AccumulateGrad node (kept alive by the graphs that point to it)."""
+        node = self._acc() if self._acc is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._acc = weakref.ref(node)
+        return node
+
+    def _edge(self) -> tuple:
+        if self._grad_fn is not None:
+            return (self._grad_fn, self._output_nr)
+        if self._rg:
+            return (self._accumulator(), 0)
+        return (None, 0)
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) into the ``.grad`` of the leaves (or of ``inputs``)."""
+        from funcgrad.torch.autograd.engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> "Tensor":
+        """The same values, cut from the graph; shares storage and version counter."""
+        return make(self._st.a, st=self._st, vc=self._vc)
+
+    def detach_(self) -> "Tensor":
+        self._grad_fn = None
+        self._rg = False
+        self._output_nr = 0
+        return self
+
+    @property
+    def data(self) -> "Tensor":
+        """A detached alias that autograd does not track (its own version counter)."""
+        return make(self._st.a, st=self._st)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._st.a = value._st.a
+
+    # -- in-place support -------------------------------------------------------------------
+    def _check_inplace(self) -> None:
+        if self._grad_fn is None and self._rg and grad_mode.state.enabled:
+            raise RuntimeError(LEAF_INPLACE_ERROR)
+
+    def _rebind(self, result: "Tensor") -> "Tensor":
+        """Make ``self`` hold ``result``'s value and graph position; bump the version."""
+        if result._st.a.dtype != self._st.a.dtype:
+            if not D.can_cast(result.dtype, self.dtype):
+                raise RuntimeError(f"result type {_type_word(result.dtype)} can't be cast "
+                                   f"to the desired output type {_type_word(self.dtype)}")
+            result = result.to(self.dtype)
+        self._st.a = result._st.a
+        self._vc.v += 1
+        fn = result._grad_fn
+        if fn is not None:
+            old = self._grad_fn
+            if old is not None and old._retains.get(self._output_nr, (None,))[0] is not None:
+                ref = old._retains.pop(self._output_nr)
+                if ref[0]() is self:
+                    fn._retains[result._output_nr] = ref
+            self._grad_fn = fn
+            self._output_nr = result._output_nr
+        return self
+
+    def _inplace_accumulate(self, other: "Tensor") -> None:
+        """``self += other`` without graph (gradient accumulation)."""
+        o = other._st.a
+        if o.dtype != self._st.a.dtype:
+            o = o.astype(self._st.a.dtype)
+        self._st.a = self._st.a + o
+        self._vc.v += 1
+
+    # -- device and dtype -------------------------------------------------------------------
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        """``.to(dtype)``, ``.to(device)``, ``.to(device, dtype)``, ``.to(other)``."""
+        from funcgrad.torch import _ops_basic
+        return _ops_basic.to(self, *args, **kwargs)
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> "Tensor":
+        return self.to(D.device("cuda", 0 if device is None else int(
+            device.index if isinstance(device, D.device) else device)))
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return D.tensor_type_name(self.dtype, self._st.a.device)
+        return self.to(dtype)
+
+    def float(self) -> "Tensor":
+        return self.to(D.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(D.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(D.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(D.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(D.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(D.bool)
+
+    def cfloat(self) -> "Tensor":
+        return self.to(D.complex64)
+
+    def cdouble(self) -> "Tensor":
+        return self.to(D.complex128)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other.dtype)
+
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> "Tensor":
+        from funcgrad.torch import _factories
+        return _factories.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                                 requires_grad=requires_grad)
+
+    def _new_full(self, size: tuple, value: Any, dtype: Any, device: Any,
+                  requires_grad: bool) -> "Tensor":
+        from funcgrad.torch import _factories
+        return _factories.full(_size_args(size), value, dtype=dtype or self.dtype,
+                               device=device or self.device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> "Tensor":
+        return self._new_full(size, 0, dtype, device, requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> "Tensor":
+        return self._new_full(size, 1, dtype, device, requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> "Tensor":
+        return self._new_full(size, 0, dtype, device, requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> "Tensor":
+        return self._new_full((size,), fill_value, dtype, device, requires_grad)
+
+
+def _leaf_error(requires_grad: bool) -> str:
+    msg = "you can only change requires_grad flags of leaf variables."
+    if not requires_grad:
+        msg += (" If you want to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach().")
+    return msg
+
+
+def _type_word(d: D.dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble"}[d.name]
+
+
+def _rebuild(cls: type, values: np.ndarray, requires_grad: bool) -> Tensor:
+    import funcgrad.numpy as fnp
+    return make(fnp.asarray(values), requires_grad, cls=cls)

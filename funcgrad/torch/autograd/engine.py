@@ -1,0 +1,282 @@
+"""The backward engine: `backward` and `grad`, with PyTorch's order and semantics.
+
+Dependencies are counted from the roots; a node runs once all the nodes that feed it have
+run, and among ready nodes the one created last runs first (a heap on sequence numbers;
+AccumulateGrad nodes go first). Before a node runs, the hooks of the tensors it produced
+run (``register_hook``, then ``retain_grad``), then its pre-hooks; after it, its post-hooks.
+Grad mode inside the engine is ``create_graph``: with it, gradients are computed by
+recorded ops (double backward) and accumulate out of place; without, leaves' ``.grad``
+tensors are updated in place (the same objects). Unless ``retain_graph``, each node frees
+what it saved once it has run.
+
+With ``inputs`` (``autograd.grad``, or ``backward(inputs=...)``) only nodes on a path to an
+input run; ``grad`` captures the gradient arriving at each input instead of accumulating.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Any, Sequence
+
+from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch.autograd import anomaly, grad_mode
+from funcgrad.torch.autograd.node import GraphRoot, Node
+
+__all__ = ["backward", "grad", "run_backward"]
+
+
+def _tuple(x: Any) -> tuple:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def _make_grads(outputs: Sequence[Tensor], grads: Sequence) -> list:
+    from funcgrad.torch import _factories
+    result = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if isinstance(g, Tensor):
+            if tuple(g.shape) != tuple(out.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape} and output[{i}] has a shape of {out.shape}.")
+            if out.dtype.is_complex != g.dtype.is_complex:
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have "
+                    f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                    f"{g.dtype} and output[{i}] has a dtype of {out.dtype}.")
+            result.append(g)
+        elif g is None:
+            if out.requires_grad:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.dtype.is_floating_point:
+                    raise RuntimeError("grad can be implicitly created only for real scalar "
+                                       f"outputs but got {out.dtype}")
+                result.append(_factories.ones_like(out))
+            else:
+                result.append(None)
+        else:
+            raise TypeError("gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+    return result
+
+
+def _grads_tuple(grads: Any, n: int) -> tuple:
+    if grads is None:
+        return (None,) * n
+    if isinstance(grads, Tensor):
+        grads = (grads,)
+    grads = tuple(grads)
+    if len(grads) != n:
+        raise RuntimeError(f"got {len(grads)} tensors and {n} gradients")
+    return grads
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, grad_variables: Any = None,
+             inputs: Any = None) -> None:
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves
+    (or of ``inputs`` only)."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    if inputs is not None and len(_tuple(inputs)) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    tensors = _tuple(tensors)
+    grads = _make_grads(tensors, _grads_tuple(grad_tensors, len(tensors)))
+    if retain_graph is None:
+        retain_graph = create_graph
+    run_backward(tensors, grads, retain_graph, create_graph, _tuple(inputs),
+                 allow_unused=True, accumulate=True)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
+         retain_graph: bool | None = None, create_graph: bool = False,
+         only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs`` (a tuple), without touching
+    any ``.grad``."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported by funcgrad.torch; "
+                                  "loop over the batch or use funcgrad.torch.func.vjp")
+    outputs = _tuple(outputs)
+    inputs_t = _tuple(inputs)
+    grads = _make_grads(outputs, _grads_tuple(grad_outputs, len(outputs)))
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = run_backward(outputs, grads, retain_graph, create_graph, inputs_t,
+                          allow_unused=allow_unused, accumulate=False)
+    if materialize_grads:
+        from funcgrad.torch import _factories
+        result = tuple(r if r is not None else _factories.zeros_like(x)
+                       for r, x in zip(result, inputs_t))
+    return result
+
+
+def _dependencies(root: Node) -> dict:
+    deps: dict = {}
+    seen = {id(root)}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node._next:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return deps
+
+
+def _needed(root: Node, targets: set) -> dict:
+    """node -> whether it must run (some node that is a target lies beyond it)."""
+    needed: dict = {}
+    stack: list = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            needed[node] = any(nxt is not None and (needed.get(nxt) or nxt in targets)
+                               for nxt, _ in node._next)
+            continue
+        if node in needed:
+            continue
+        needed[node] = False  # provisional, marks it visited
+        stack.append((node, True))
+        for nxt, _ in node._next:
+            if nxt is not None and nxt not in needed:
+                stack.append((nxt, False))
+    return needed
+
+
+def _tensor_pre_hooks(node: Node, grads: list) -> list:
+    for nr, hooks in node._tensor_hooks.items():
+        for hook in list(hooks.values()):
+            if grads[nr] is None:
+                break
+            r = hook(grads[nr])
+            if r is not None:
+                grads[nr] = r
+    for nr, (ref,) in list(node._retains.items()):
+        t = ref()
+        g = grads[nr] if nr < len(grads) else None
+        if t is None or g is None:
+            continue
+        t._grad = g.detach().clone() if t._grad is None else t._grad + g
+    return grads
+
+
+def _leaf_hooks(node: Node, grads: list) -> list:
+    var = getattr(node, "variable", None)
+    if var is not None and grads and grads[0] is not None:
+        for hook in list(var._hooks.values()):
+            r = hook(grads[0])
+            if r is not None:
+                grads[0] = r
+    return grads
+
+
+def _call(node: Node, grads: list, create_graph: bool) -> list:
+    for hook in list(node._pre_hooks.values()):
+        r = hook(tuple(grads))
+        if r is not None:
+            grads = list(r)
+    try:
+        outputs = node.apply(grads, create_graph)
+    except Exception:
+        if anomaly.is_anomaly_enabled():
+            anomaly.warn_forward_trace(node)
+        raise
+    if anomaly.is_anomaly_enabled() and anomaly.is_anomaly_check_nan_enabled():
+        import numpy as np
+        for i, o in enumerate(outputs):
+            if o is not None and np.isnan(o._host()).any():
+                anomaly.warn_forward_trace(node)
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                   f"{i}th output.")
+    for hook in list(node._post_hooks.values()):
+        r = hook(tuple(outputs), tuple(grads))
+        if r is not None:
+            outputs = list(r)
+    return outputs
+
+
+def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool,
+                 create_graph: bool, inputs: Sequence[Tensor] = (), allow_unused: bool = True,
+                 accumulate: bool = True) -> tuple:
+    edges = []
+    for i, t in enumerate(roots):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        edges.append(t._edge())
+    captures: dict = {}  # node -> [(output_nr, index)]
+    targets: set = set()
+    for k, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
+        if not t.requires_grad:
+            if not accumulate:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            continue
+        if accumulate and t._grad_fn is not None:
+            t.retain_grad()
+        node, nr = t._edge()
+        targets.add(node)
+        if not accumulate:
+            captures.setdefault(node, []).append((nr, k))
+    root = GraphRoot(tuple(edges), list(root_grads))
+    deps = _dependencies(root)
+    needed = _needed(root, targets) if inputs else None
+    captured: list = [None] * len(inputs)
+    buffers: dict = {}
+    tie = itertools.count()
+    heap: list = [(float("-inf"), next(tie), root)]
+    prev = grad_mode.state.enabled
+    grad_mode.state.enabled = create_graph
+    try:
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            grads = buffers.pop(node, None)
+            if node is not root:
+                grads = _tensor_pre_hooks(node, grads)
+                grads = _leaf_hooks(node, grads)
+                for nr, k in captures.get(node, ()):
+                    captured[k] = grads[nr]
+                if needed is not None and not needed[node] and not (
+                        accumulate and node in targets):
+                    continue
+                outputs = _call(node, grads, create_graph)
+            else:
+                outputs = node.apply([], create_graph)
+            if not keep_graph:
+                node.release()
+            for (nxt, nr), g in zip(node._next, outputs):
+                if nxt is None:
+                    continue
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * max(nxt.num_outputs, nr + 1)
+                if g is not None:
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                deps[nxt] -= 1
+                if deps[nxt] == 0 and (needed is None or needed[nxt] or nxt in targets):
+                    heapq.heappush(heap, (-nxt._seq, next(tie), nxt))
+    finally:
+        grad_mode.state.enabled = prev
+    if accumulate:
+        return ()
+    for k, g in enumerate(captured):
+        if g is None and not allow_unused:
+            raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have "
+                               "been used in the graph. Set allow_unused=True if this is the "
+                               "desired behavior.")
+    return tuple(g if g is None or create_graph else _detached(g) for g in captured)
+
+
+def _detached(g: Tensor) -> Tensor:
+    return g if g._grad_fn is None else make(g._st.a)

@@ -1,0 +1,219 @@
+"""Graph nodes: what a tensor's ``grad_fn`` is.
+
+A `Node` has ``next_functions`` (one ``(node, input_nr)`` edge per differentiable input,
+``(None, 0)`` where the input does not require grad), a sequence number (the engine runs
+later-created nodes first), hooks, and ``apply(grads) -> grads``. Node classes are named as
+PyTorch names them (``MulBackward0``); one class per name is created on first use so that
+``type(y.grad_fn).__name__`` is that name.
+
+`SavedRef` is one tensor a node saved: it remembers the tensor's version counter and the
+version at save time, and raises PyTorch's in-place error if they differ on use.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from typing import Any, Callable
+
+from funcgrad.torch.autograd import anomaly
+
+__all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
+           "node_class", "next_sequence_nr", "FREED_ERROR", "LEAF_INPLACE_ERROR"]
+
+FREED_ERROR = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+
+_counter = threading.local()
+
+
+def next_sequence_nr() -> int:
+    """Per-thread creation counter: the engine runs nodes with larger numbers first."""
+    it = getattr(_counter, "it", None)
+    if it is None:
+        it = _counter.it = itertools.count()
+    return next(it)
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class Node:
+    """A backward function of the graph (PyTorch's ``torch.autograd.graph.Node``)."""
+
+    __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_tensor_hooks",
+                 "_retains", "_meta", "_trace", "metadata", "__weakref__")
+
+    def __init__(self, next_edges: tuple = (), seq: int | None = None):
+        self._next = next_edges
+        self._seq = next_sequence_nr() if seq is None else seq
+        self._pre_hooks: dict = {}
+        self._post_hooks: dict = {}
+        self._tensor_hooks: dict = {}   # output_nr -> {id: hook} (hooks of non-leaf tensors)
+        self._retains: dict = {}        # output_nr -> weakref of a tensor with retain_grad
+        self._meta: list = []           # per output: (shape, torch dtype, funcgrad device)
+        self._trace = anomaly.forward_trace()
+        self.metadata: dict = {}
+
+    # -- PyTorch's Node interface ------------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(self._next)
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new
+        grad_inputs."""
+        return add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
+        return add_hook(self._pre_hooks, fn)
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __call__(self, *grads: Any) -> Any:
+        out = self.apply(list(grads), False)
+        return out[0] if len(out) == 1 else tuple(out)
+
+    # -- engine interface ----------------------------------------------------------------------
+    @property
+    def num_outputs(self) -> int:
+        return len(self._meta)
+
+    def apply(self, grads: list, create_graph: bool) -> list:
+        """Gradients for ``next_functions`` given the gradients of this node's outputs."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free saved values (after a backward without retain_graph)."""
+
+    def saved_refs(self) -> list:
+        return []
+
+
+_CLASSES: dict = {}
+
+
+def node_class(name: str, base: type) -> type:
+    """The node class called ``name`` (created once), so that nodes print as PyTorch's."""
+    key = (name, base)
+    cls = _CLASSES.get(key)
+    if cls is None:
+        cls = _CLASSES[key] = type(name, (base,), {"__slots__": ()})
+        cls.__module__ = "torch.autograd.graph"
+    return cls
+
+
+class GraphRoot(Node):
+    """The engine's starting node: its edges are the roots, it outputs their gradients."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, edges: tuple, grads: list):
+        super().__init__(edges, seq=float("inf"))
+        self.grads = grads
+
+    def apply(self, grads: list, create_graph: bool) -> list:
+        return list(self.grads)
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: adds incoming gradients into ``variable.grad`` (in place,
+    keeping the same tensor object, unless the graph of the gradient is being built)."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any):
+        super().__init__((), seq=float("inf"))
+        self.variable = variable
+        self._meta = [(variable.shape, variable.dtype, variable._data.device)]
+
+    def apply(self, grads: list, create_graph: bool) -> list:
+        g = grads[0]
+        var = self.variable
+        if g is None:
+            return []
+        from funcgrad.torch.autograd.grad_mode import state
+        if var._grad is None:
+            var._grad = g.clone() if state.enabled else g.detach()
+        elif not state.enabled:
+            var._grad._inplace_accumulate(g)
+        else:
+            var._grad = var._grad + g
+        for hook in list(var._post_hooks.values()):
+            hook(var)
+        return []
+
+
+class SavedRef:
+    """A saved tensor's version check (and, for saved outputs, how to rebuild it)."""
+
+    __slots__ = ("vc", "version", "tensor", "node", "output_nr", "desc")
+
+    def __init__(self, tensor: Any, node: Any = None, output_nr: int = 0,
+                 version: int | None = None, keep: bool = True):
+        self.vc = tensor._vc
+        self.version = tensor._vc.v if version is None else version
+        self.tensor = weakref.ref(tensor) if not keep else tensor
+        self.node = node            # set for a saved output: the node that produced it
+        self.output_nr = output_nr
+        self.desc = (tensor.dtype, tuple(tensor.shape), tensor._data.device)
+
+    def check(self, owner: Any = None) -> None:
+        if self.vc.v == self.version:
+            return
+        from funcgrad.torch._dtypes import tensor_type_name
+        dtype, shape, dev = self.desc
+        t = self.tensor() if isinstance(self.tensor, weakref.ref) else self.tensor
+        if self.node is not None:
+            fn, nr = (owner if owner is not None else self.node), self.output_nr
+        elif t is not None and t._grad_fn is not None:
+            fn, nr = t._grad_fn, t._output_nr
+        else:
+            fn = None
+        which = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+        if anomaly.is_anomaly_enabled():
+            hint = ("Hint: the backtrace further above shows the operation that failed to "
+                    "compute its gradient. The variable in question was changed in there or "
+                    "anywhere later. Good luck!")
+        else:
+            hint = ("Hint: enable anomaly detection to find the operation that failed to "
+                    "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{tensor_type_name(dtype, dev)} {list(shape)}]{which} is at "
+            f"version {self.vc.v}; expected version {self.version} instead. {hint}")

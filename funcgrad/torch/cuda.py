@@ -1,0 +1,78 @@
+"""torch.cuda for funcgrad.torch: cupy stands behind "cuda" devices.
+
+``memory_summary()`` reports what live autograd graphs keep for backward (on any device),
+followed by cupy's pool usage when a GPU is present.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from funcgrad.backend import cupy_available
+
+__all__ = ["is_available", "device_count", "current_device", "synchronize",
+           "memory_summary", "empty_cache", "memory_allocated", "get_device_name",
+           "manual_seed", "manual_seed_all"]
+
+
+def is_available() -> bool:
+    """Whether cupy sees a GPU (funcgrad's cuda backend)."""
+    return cupy_available()
+
+
+def device_count() -> int:
+    if not cupy_available():
+        return 0
+    import cupy
+    return int(cupy.cuda.runtime.getDeviceCount())
+
+
+def current_device() -> int:
+    if not cupy_available():
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    import cupy
+    return int(cupy.cuda.Device().id)
+
+
+def get_device_name(device: Any = None) -> str:
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(0 if device is None else int(device))
+    name = props["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def synchronize(device: Any = None) -> None:
+    if cupy_available():
+        import cupy
+        cupy.cuda.Device().synchronize()
+
+
+def memory_allocated(device: Any = None) -> int:
+    if not cupy_available():
+        return 0
+    import cupy
+    return int(cupy.get_default_memory_pool().used_bytes())
+
+
+def empty_cache() -> None:
+    if cupy_available():
+        import cupy
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    from funcgrad.torch.autograd.graph import memory_summary as graphs
+    out = graphs()
+    if cupy_available():
+        import cupy
+        pool = cupy.get_default_memory_pool()
+        out += (f"\ncupy memory pool: {pool.used_bytes()} bytes used, "
+                f"{pool.total_bytes()} bytes held")
+    return out
+
+
+def manual_seed(seed: int) -> None:
+    from funcgrad.torch._factories import manual_seed as seed_all
+    seed_all(seed)
+
+
+manual_seed_all = manual_seed

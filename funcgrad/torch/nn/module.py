@@ -1,0 +1,390 @@
+"""`nn.Module`: a tree of modules holding parameters and buffers, called as functions.
+
+Attribute assignment registers Parameters, sub-Modules and buffers (PyTorch's rules and
+error messages); ``parameters()``/``named_parameters()`` walk the tree with dotted names;
+``state_dict``/``load_state_dict`` copy values in place under no_grad; ``module(x)`` runs
+the forward pre-hooks, ``forward`` and the forward hooks.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Iterator, NamedTuple
+
+from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch.autograd.node import add_hook
+from funcgrad.torch.nn.parameter import Buffer, Parameter
+
+__all__ = ["Module"]
+
+
+class _IncompatibleKeys(NamedTuple):
+    missing_keys: list
+    unexpected_keys: list
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
+
+    __str__ = __repr__
+
+
+def _typename(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return value.type()
+    return type(value).__module__ + "." + type(value).__qualname__
+
+
+def _addindent(s: str, spaces: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+class Module:
+    """Base class of all neural network modules (subclass it and define ``forward``)."""
+
+    training: bool
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() takes no arguments")
+        for name, value in [("training", True), ("_parameters", OrderedDict()),
+                            ("_buffers", OrderedDict()), ("_non_persistent", set()),
+                            ("_modules", OrderedDict()), ("_forward_hooks", OrderedDict()),
+                            ("_forward_pre_hooks", OrderedDict())]:
+            object.__setattr__(self, name, value)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for hook in list(self._forward_pre_hooks.values()):
+            r = hook(self, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            r = hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    def register_forward_hook(self, hook: Callable) -> Any:
+        """``hook(module, args, output)`` after each forward; may return a new output."""
+        return add_hook(self._forward_hooks, hook)
+
+    def register_forward_pre_hook(self, hook: Callable) -> Any:
+        """``hook(module, args)`` before each forward; may return new args."""
+        return add_hook(self._forward_pre_hooks, hook)
+
+    # -- registration -----------------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._remove(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if d.get("_modules") is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._remove(name)
+            d["_modules"][name] = value
+        elif d.get("_modules") is not None and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module "
+                                f"'{name}' (torch.nn.Module or None expected)")
+            d["_modules"][name] = value
+        elif isinstance(value, Buffer):
+            self._remove(name)
+            self.register_buffer(name, value.data, value.persistent)
+        elif d.get("_buffers") is not None and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            d["_buffers"][name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _remove(self, name: str) -> None:
+        for store in ("_parameters", "_buffers", "_modules"):
+            self.__dict__[store].pop(name, None)
+        self.__dict__.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, {}):
+                del self.__dict__[store][name]
+                self._non_persistent.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
+                            f"'{name}' (torch.nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None,
+                        persistent: bool = True) -> None:
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> "Module":
+        mod = self
+        for item in filter(None, target.split(".")):
+            if item not in mod._modules:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = mod._modules[item]
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        path, _, name = target.rpartition(".")
+        return self.get_submodule(path)._parameters[name]
+
+    # -- iteration ---------------------------------------------------------------------------
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple]:
+        memo = set() if memo is None else memo
+        if remove_duplicate and self in memo:
+            return
+        memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator["Module"]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple]:
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and m not in seen:
+                seen.add(m)
+                yield name, m
+
+    def children(self) -> Iterator["Module"]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, store: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True) -> Iterator[tuple]:
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        seen: set = set()
+        for mod_prefix, mod in mods:
+            for name, value in getattr(mod, store).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield mod_prefix + ("." if mod_prefix else "") + name, value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple]:
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple]:
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # -- modes and gradients -------------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.detach_()
+                p.grad.zero_()
+
+    def apply(self, fn: Callable) -> "Module":
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn: Callable) -> "Module":
+        for m in self.children():
+            m._apply(fn)
+        with grad_mode.no_grad():
+            for name, p in self._parameters.items():
+                if p is None:
+                    continue
+                p.data = fn(p)
+                if p._grad is not None:
+                    p._grad.data = fn(p._grad)
+            for name, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[name] = fn(b)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        def convert(t: Tensor) -> Tensor:
+            out = t.to(*args, **kwargs)
+            if not t.is_floating_point() and out.dtype != t.dtype:
+                out = out.to(t.dtype)
+            return out
+        return self._apply(convert)
+
+    def cuda(self, device: Any = None) -> "Module":
+        return self._apply(lambda t: t.cuda(device))
+
+    def cpu(self) -> "Module":
+        return self._apply(lambda t: t.cpu())
+
+    def _float_apply(self, dtype: Any) -> "Module":
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self) -> "Module":
+        from funcgrad.torch import _dtypes as D
+        return self._float_apply(D.float32)
+
+    def double(self) -> "Module":
+        from funcgrad.torch import _dtypes as D
+        return self._float_apply(D.float64)
+
+    def half(self) -> "Module":
+        from funcgrad.torch import _dtypes as D
+        return self._float_apply(D.float16)
+
+    # -- state -----------------------------------------------------------------------------
+    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "",
+                   keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+        dest = OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                dest[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                dest[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=dest, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return dest
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy values (in place, no_grad) from ``state_dict``; with ``strict``, missing or
+        unexpected keys raise (PyTorch's message)."""
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        with grad_mode.no_grad():
+            for key, target in own.items():
+                if key not in state_dict:
+                    continue
+                value = state_dict[key]
+                if tuple(value.shape) != tuple(target.shape):
+                    errors.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{value.shape} from checkpoint, the shape in current model "
+                                  f"is {target.shape}.")
+                    continue
+                if assign:
+                    self._assign(key, value)
+                else:
+                    target.copy_(value)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _assign(self, key: str, value: Tensor) -> None:
+        path, _, name = key.rpartition(".")
+        mod = self.get_submodule(path)
+        if name in mod._parameters:
+            mod._parameters[name] = Parameter(value, mod._parameters[name].requires_grad)
+        else:
+            mod._buffers[name] = value
+
+    # -- printing ----------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): {_addindent(repr(m), 2)}" for key, m in self._modules.items()]
+        lines += child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not child_lines:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+    def __dir__(self) -> list:
+        return sorted(set(object.__dir__(self)) | set(self._parameters) |
+                      set(self._modules) | set(self._buffers))
