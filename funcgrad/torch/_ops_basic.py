@@ -40,8 +40,9 @@ class Spec(NamedTuple):
 
 def op(*names: str, inplace: bool = False, method: bool = True, function: bool = True
        ) -> Callable:
-    """Register a spec under ``names`` (the first is its own name) as a torch function,
-    a Tensor method and, with ``inplace``, the ``<name>_`` in-place method."""
+    """Register a spec under ``names`` as a torch function, a Tensor method and, with
+    ``inplace``, the ``<name>_`` in-place method. Returns the spec itself, so that specs
+    can build on one another."""
     def deco(spec: Callable) -> Callable:
         def fn(*args: Any, **kwargs: Any) -> Any:
             s = spec(*args, **kwargs)
@@ -60,7 +61,7 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
                 fn_.__name__ = name + "_"
                 METHODS[name + "_"] = fn_
                 FUNCTIONS[name + "_"] = fn_
-        return fn
+        return spec
     return deco
 
 

@@ -16,7 +16,6 @@ from typing import Any, Callable
 import numpy as np
 
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.engine import grad as autograd_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -40,11 +39,11 @@ def _to_tensor(values: np.ndarray) -> Tensor:
 
 
 def _evaluate(func: Callable, inputs: tuple) -> list:
-    with grad_mode.no_grad():
-        outs = _as_tuple(func(*inputs))
+    """The values of the differentiable outputs (grad mode stays on: gradgradcheck's
+    function calls autograd.grad inside)."""
+    outs = _diff_outputs(_as_tuple(func(*inputs)))
     return [o._host().astype(np.complex128 if o.dtype.is_complex else np.float64)
-            for o in outs if isinstance(o, Tensor) and (o.dtype.is_floating_point or
-                                                        o.dtype.is_complex)]
+            for o in outs]
 
 
 def _perturbed(func: Callable, inputs: tuple, x: Tensor, delta: np.ndarray) -> list:

@@ -88,20 +88,26 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
 
 # -- packing a tape's residuals ---------------------------------------------------------------
 
+class _Key(int):
+    """A packed residual's key (other saved values, e.g. Python numbers, stay in place)."""
+
+
 def pack_records(records: list, hooks: tuple, known: dict) -> tuple:
-    """Replace every residual in ``records`` by a key; return what `unpacked` needs.
+    """Replace every array residual in ``records`` by a key; return what `unpacked` needs.
     ``known`` maps id(array) to the tensor the user knows it as (inputs, outputs)."""
+    from funcgrad.array import Array
     from funcgrad.torch._tensor import make
     pack, unpack = hooks
     packed: dict = {}
     layout = []
 
     def key_of(a: Any) -> Any:
-        if a is None:
-            return None
-        k = id(a)
+        if not isinstance(a, Array):
+            return a
+        k = _Key(id(a))
         if k not in packed:
-            packed[k] = pack(known.get(k) or make(a))
+            t = known.get(k)
+            packed[k] = pack(make(a) if t is None else t)
         return k
 
     for rec in records:
@@ -110,7 +116,7 @@ def pack_records(records: list, hooks: tuple, known: dict) -> tuple:
         if out is not None:
             out = tuple(key_of(o) for o in out) if rec.prim.multiple_results else key_of(out)
         layout.append((rec, saved, out))
-        rec.saved = tuple(None for _ in rec.saved)
+        rec.saved = tuple(None if isinstance(k, _Key) else k for k in saved)
         rec.out = None
     return (unpack, packed, layout)
 
@@ -125,7 +131,7 @@ def unpacked(state: tuple | None) -> Iterator[None]:
     values = {k: unpack(p)._st.a for k, p in packed.items()}
 
     def value(k: Any) -> Any:
-        return None if k is None else values[k]
+        return values[k] if isinstance(k, _Key) else k
 
     for rec, saved, out in layout:
         rec.saved = tuple(value(k) for k in saved)
@@ -135,7 +141,7 @@ def unpacked(state: tuple | None) -> Iterator[None]:
         yield
     finally:
         for rec, saved, _ in layout:
-            rec.saved = tuple(None for _ in saved)
+            rec.saved = tuple(None if isinstance(k, _Key) else k for k in saved)
             rec.out = None
 
 
