@@ -260,11 +260,15 @@ class Primitive:
     # -- calling -------------------------------------------------------------------------
     def __call__(self, *args: Any, **params: Any) -> Any:
         top = find_top_trace(args)
-        if top is not None:
-            if not top.alive:
-                raise escaped_error(top, self)
-            return top.process(self, args, params)
-        # the fast path: no transform is watching, go straight to the backend
+        if top is None:
+            return self.apply(args, params)
+        if not top.alive:
+            raise escaped_error(top, self)
+        return top.process(self, args, params)
+
+    def apply(self, args: Sequence, params: dict) -> Any:
+        """The backend implementation on arguments holding no tracer, wrapped in Arrays.
+        (Traces call this directly once they have lowered their tracers.)"""
         raw = [a._value if type(a) is Array else to_raw(a) for a in args]
         try:
             out = self.impl(*raw, **params)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.array import Array
-from funcgrad.core import ZERO, Primitive, Trace, Tracer, is_inexact, new_trace
+from funcgrad.core import ZERO, Primitive, Trace, Tracer, find_top_trace, new_trace
 from funcgrad import tree_util
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Tape", "make_tape", "backward_pass",
@@ -137,7 +137,10 @@ class RevTrace(Trace):
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
         primals, in_vars, mask = self.lower(args)
-        out = prim(*primals, **params)
+        if find_top_trace(primals) is None:  # no lower level to hand the call to
+            out = prim.apply(primals, params)
+        else:
+            out = prim(*primals, **params)
         if not self.keep_all and (mask == 0 or not prim.differentiable):
             return out
         return self.record(prim, params, primals, in_vars, mask, out)

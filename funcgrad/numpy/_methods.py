@@ -82,7 +82,7 @@ def install(ns: Any) -> None:
 
     Array.reshape = reshape
     Array.transpose = transpose
-    Array.__getitem__ = lambda self, idx: ns.getitem(self, idx)
+    Array.__getitem__ = ns.getitem
     Array.copy = lambda self: self
     Array.__array_ufunc__ = _array_ufunc(ns)
 
