@@ -1,0 +1,207 @@
+"""Workload 3: one MLP training step, 784-256-256-10 with ReLU, batch 128, softmax
+cross-entropy, plain SGD, float32 everywhere.
+
+A step is value-and-gradient plus the parameter update. Functional implementations
+(funcgrad, JAX, HIPS autograd) return new parameters; hand-written numpy updates in place,
+as a hand-written loop would; PyTorch and the funcgrad.torch facade run the same PyTorch
+code (nn.Linear, F.cross_entropy, optim.SGD). Before timing, every implementation's
+gradient at the same parameters is checked against hand-written numpy's.
+
+Targets: funcgrad's functional step at most 1.2x hand-written numpy, the facade's at most 1.3x.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from .harness import (Config, Report, facade, missing_note, peer, ratio_target, skipped_row,
+                      time_all, timing_rows)
+
+SIZES, BATCH = (784, 256, 256, 10), 128
+QUICK_SIZES, QUICK_BATCH = (32, 16, 16, 10), 8
+LR = 0.01
+
+
+class Problem(NamedTuple):
+    params: list          # [w1, b1, w2, b2, w3, b3], w as (in, out), float32
+    x: np.ndarray         # (batch, in) float32
+    y: np.ndarray         # (batch,) int64 labels
+    onehot: np.ndarray    # (batch, classes) float32
+
+
+def make(sizes: tuple = SIZES, batch: int = BATCH, seed: int = 0) -> Problem:
+    rng = np.random.RandomState(seed)
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        params += [(rng.randn(fan_in, fan_out) / np.sqrt(fan_in)).astype(np.float32),
+                   (rng.randn(fan_out) * 0.1).astype(np.float32)]
+    y = rng.randint(sizes[-1], size=batch)
+    return Problem(params, rng.randn(batch, sizes[0]).astype(np.float32), y,
+                   np.eye(sizes[-1], dtype=np.float32)[y])
+
+
+def numpy_value_and_grad(params: list, x: np.ndarray, onehot: np.ndarray) -> tuple:
+    """Hand-written forward and backward."""
+    w1, b1, w2, b2, w3, b3 = params
+    z1 = x @ w1 + b1
+    h1 = np.maximum(z1, 0)
+    z2 = h1 @ w2 + b2
+    h2 = np.maximum(z2, 0)
+    z3 = h2 @ w3 + b3
+    shifted = z3 - z3.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    s = e.sum(axis=1, keepdims=True)
+    loss = -np.sum(onehot * (shifted - np.log(s))) / x.shape[0]
+    d3 = (e / s - onehot) / x.shape[0]
+    d2 = (d3 @ w3.T) * (z2 > 0)
+    d1 = (d2 @ w2.T) * (z1 > 0)
+    return loss, [x.T @ d1, d1.sum(0), h1.T @ d2, d2.sum(0), h2.T @ d3, d3.sum(0)]
+
+
+def _loss(np_like: Any, logsumexp: Callable) -> Callable:
+    """The same loss for every numpy-like library (funcgrad, JAX, autograd)."""
+    def loss(params, x, onehot):
+        w1, b1, w2, b2, w3, b3 = params
+        h = np_like.maximum(x @ w1 + b1, 0.0)
+        h = np_like.maximum(h @ w2 + b2, 0.0)
+        z = h @ w3 + b3
+        return -np_like.sum(onehot * (z - logsumexp(z, axis=1, keepdims=True))) / x.shape[0]
+    return loss
+
+
+class Impl(NamedTuple):
+    value_and_grad: Callable[[], tuple]   # at the initial parameters, numpy layout
+    step: Callable[[], Any]               # one training step (mutates the impl's state)
+
+
+def _functional(value_and_grad: Callable, params: list, x: Any, onehot: Any,
+                jit: Callable = lambda f: f) -> Impl:
+    """value_and_grad + SGD returning new parameters, with the parameters as state."""
+    def sgd(params, x, onehot):
+        loss, grads = value_and_grad(params, x, onehot)
+        return loss, [p - LR * g for p, g in zip(params, grads)]
+    sgd = jit(sgd)
+    state = [list(params)]
+
+    def step():
+        loss, state[0] = sgd(state[0], x, onehot)
+        return loss
+    return Impl(lambda: value_and_grad(params, x, onehot), step)
+
+
+def _numpy(p: Problem) -> Impl:
+    params = [a.copy() for a in p.params]
+
+    def step():
+        loss, grads = numpy_value_and_grad(params, p.x, p.onehot)
+        for param, g in zip(params, grads):
+            param -= LR * g
+        return loss
+    return Impl(lambda: numpy_value_and_grad(p.params, p.x, p.onehot), step)
+
+
+def _torch_like(T: Any, p: Problem) -> Impl:
+    """PyTorch code, run by PyTorch itself or by the funcgrad.torch facade."""
+    layers = [T.nn.Linear(*w.shape) for w in p.params[0::2]]
+    for layer, w, b in zip(layers, p.params[0::2], p.params[1::2]):
+        layer.weight = T.nn.Parameter(T.tensor(np.ascontiguousarray(w.T)))
+        layer.bias = T.nn.Parameter(T.tensor(b))
+    model = T.nn.Sequential(layers[0], T.nn.ReLU(), layers[1], T.nn.ReLU(), layers[2])
+    opt = T.optim.SGD(model.parameters(), lr=LR)
+    x, y = T.tensor(p.x), T.tensor(p.y)
+
+    def value_and_grad():
+        opt.zero_grad()
+        loss = T.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        grads = []
+        for layer in layers:
+            grads += [layer.weight.grad.detach().numpy().T, layer.bias.grad.detach().numpy()]
+        opt.zero_grad()
+        return loss.item(), grads
+
+    def step():
+        opt.zero_grad()
+        loss = T.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return Impl(value_and_grad, step)
+
+
+def implementations(p: Problem) -> tuple[dict[str, Impl], list[str]]:
+    """Every installed implementation of the step, and notes for the missing ones. Each is
+    built before any step runs, so all start from ``p.params``."""
+    import funcgrad
+    import funcgrad.numpy as fnp
+    from funcgrad.scipy.special import logsumexp
+    impls = {"numpy": _numpy(p)}
+    f_vg = funcgrad.value_and_grad(_loss(fnp, logsumexp))
+    impls["funcgrad"] = _functional(f_vg, [fnp.asarray(a) for a in p.params],
+                                    fnp.asarray(p.x), fnp.asarray(p.onehot))
+    missing = []
+    ft, why = facade()
+    if ft is None:
+        missing.append(why)
+    else:
+        impls["funcgrad.torch"] = _torch_like(ft, p)
+    torch = peer("torch")
+    if torch is None:
+        missing.append(missing_note("torch"))
+    else:
+        impls["torch"] = _torch_like(torch, p)
+    autograd = peer("autograd")
+    if autograd is None:
+        missing.append(missing_note("autograd"))
+    else:
+        import autograd.numpy as anp
+        from autograd.scipy.special import logsumexp as a_lse
+        impls["autograd"] = _functional(autograd.value_and_grad(_loss(anp, a_lse)),
+                                        p.params, p.x, p.onehot)
+    jax = peer("jax")
+    if jax is None:
+        missing.append(missing_note("jax"))
+    else:
+        import jax.numpy as jnp
+        from jax.scipy.special import logsumexp as j_lse
+        j_vg = jax.value_and_grad(_loss(jnp, j_lse))
+        j_params, jx, j1h = [jnp.asarray(a) for a in p.params], jnp.asarray(p.x), jnp.asarray(p.onehot)
+        impls["jax eager"] = _functional(j_vg, j_params, jx, j1h)
+        impls["jax jit"] = _functional(j_vg, j_params, jx, j1h, jit=jax.jit)
+    return impls, missing
+
+
+def check(impls: dict[str, Impl]) -> None:
+    """Each implementation's loss and gradients at the initial parameters equal
+    hand-written numpy's (float32 tolerance), or AssertionError."""
+    loss, grads = impls["numpy"].value_and_grad()
+    for name, impl in impls.items():
+        other_loss, other_grads = impl.value_and_grad()
+        np.testing.assert_allclose(float(other_loss), loss, rtol=1e-5,
+                                   err_msg=f"MLP loss of {name}")
+        for k, (g, other) in enumerate(zip(grads, other_grads)):
+            other = np.asarray(other)
+            assert other.dtype == np.float32, f"{name}: gradient {k} is {other.dtype}"
+            np.testing.assert_allclose(other, g, rtol=1e-4, atol=1e-6,
+                                       err_msg=f"MLP gradient {k} of {name}")
+
+
+def run(cfg: Config) -> Report:
+    p = make(QUICK_SIZES, QUICK_BATCH) if cfg.quick else make()
+    impls, missing = implementations(p)
+    check(impls)
+    timings = time_all({name: impl.step for name, impl in impls.items()}, cfg)
+    case = "MLP {} batch {}, SGD step".format("-".join(map(str, QUICK_SIZES if cfg.quick else SIZES)),
+                                             QUICK_BATCH if cfg.quick else BATCH)
+    notes = {"numpy": "in-place update", "torch": "nn + F.cross_entropy + optim.SGD",
+             "funcgrad.torch": "same PyTorch code", "funcgrad": "value_and_grad + new params"}
+    report = Report(timing_rows(3, case, timings, notes=notes))
+    report.rows += [skipped_row(3, case, "-", note) for note in missing]
+    base = timings["numpy"][0]
+    report.targets.append(ratio_target("W3: funcgrad functional step <= 1.2x numpy",
+                                       timings["funcgrad"][0] / base, 1.2))
+    facade_t = timings.get("funcgrad.torch")
+    report.targets.append(ratio_target("W3: funcgrad.torch facade step <= 1.3x numpy",
+                                       facade_t and facade_t[0] / base, 1.3))
+    return report
