@@ -112,12 +112,17 @@ def _category(d: dtype) -> builtin_int:
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
-    """torch.promote_types: the smallest dtype both can be cast to."""
+    """torch.promote_types: within a category numpy's rule; across categories the higher
+    category's type (int64 with float32 is float32, not numpy's float64)."""
     if a is b:
         return a
-    if bool in (a, b):
-        return b if a is bool else a
-    return _FROM_NP[np.promote_types(a.np, b.np)]
+    ca, cb = _category(a), _category(b)
+    if ca == cb:
+        return _FROM_NP[np.promote_types(a.np, b.np)]
+    hi, lo = (a, b) if ca > cb else (b, a)
+    if hi.is_complex and lo is float64:
+        return complex128
+    return hi
 
 
 def _scalar_dtype(x: Any) -> dtype:
