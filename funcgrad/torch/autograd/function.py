@@ -121,12 +121,12 @@ class BackwardCFunction(Node, FunctionCtx):
     def apply(self, grads: list, create_graph: bool) -> list:
         from funcgrad.torch._dispatch import zeros_of
         full = []
-        for meta in self._out_layout:
-            if meta is None:
+        for entry in self._out_layout:  # None, or (output slot or None, meta)
+            if entry is None:
                 full.append(None)
                 continue
-            k, m = meta
-            g = grads[k] if k < len(grads) else None
+            k, m = entry
+            g = grads[k] if k is not None and k < len(grads) else None
             if g is None and self.materialize_grads:
                 g = make(zeros_of(m))
             full.append(g)
@@ -262,8 +262,8 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs: Any,
             ctx._meta.append(meta)
             ctx._out_layout.append((k, meta))
             k += 1
-        else:
-            ctx._out_layout.append(None)
+        else:  # not differentiable: backward gets zeros (or None) for it
+            ctx._out_layout.append((None, meta))
             if is_input and id(o) in dirty:
                 o._grad_fn = None
         results.append(o)
