@@ -191,8 +191,9 @@ def test_make_dot_show_saved_and_show_attrs():
     saved = FakeTensor((2, 2))
     fn = node("ExpBackward0", _saved_result=saved)
     svg = render(funcgrad.viz.make_dot(FakeTensor((2, 2), grad_fn=fn), show_saved=True))
-    assert svg.nodes[str(id(saved))][0] == ["result", " (2, 2)"]
-    assert svg.fill(str(id(saved)), "orange") and (str(id(fn)), str(id(saved))) in svg.edges
+    node_id = f"saved{id(fn)}_0"
+    assert svg.nodes[node_id][0] == ["result", " (2, 2)"]
+    assert svg.fill(node_id, "orange") and (str(id(fn)), node_id) in svg.edges
 
 
 def test_make_dot_custom_function_saved_tensors_and_multiple_outputs():
@@ -201,8 +202,30 @@ def test_make_dot_custom_function_saved_tensors_and_multiple_outputs():
     a, b = FakeTensor((4,), grad_fn=fn), FakeTensor((4,), grad_fn=fn)
     src = funcgrad.viz.make_dot((a, b)).source
     assert src.count("MyFunctionBackward") == 1
-    assert f"{id(saved)} -> {id(fn)} [dir=none]" in src and "fillcolor=orange" in src
+    assert f"ctx{id(fn)}_0 -> {id(fn)} [dir=none]" in src and "fillcolor=orange" in src
     assert f"{id(fn)} -> {id(a)}" in src and f"{id(fn)} -> {id(b)}" in src
+
+
+@needs_dot
+def test_make_dot_on_facade_tensors_the_seed_example(tmp_path):
+    import funcgrad.torch as torch
+    x = torch.tensor([1., 2.], requires_grad=True)
+    z = (x * x).sum()
+    dot = funcgrad.viz.make_dot(z, params={"x": x})
+    with open(dot.render(tmp_path / "computational_graph", format="png"), "rb") as f:
+        assert f.read(4) == b"\x89PNG"
+    svg = render(dot)
+    mul = z.grad_fn.next_functions[0][0]
+    acc = mul.next_functions[0][0]
+    assert svg.nodes[str(id(x))][0] == ["x", " (2)"] and svg.fill(str(id(x)), "lightblue")
+    assert svg.nodes[str(id(z.grad_fn))][0] == ["SumBackward0"]
+    assert svg.nodes[str(id(mul))][0] == ["MulBackward0"]
+    assert svg.nodes[str(id(acc))][0] == ["AccumulateGrad"]
+    assert {(str(id(x)), str(id(acc))), (str(id(acc)), str(id(mul))),
+            (str(id(mul)), str(id(z.grad_fn))), (str(id(z.grad_fn)), str(id(z)))} <= svg.edges
+    saved = render(funcgrad.viz.make_dot(x.exp().sum(), show_saved=True))
+    assert [t for t, fill in saved.nodes.values() if fill in COLORS["orange"]] == [
+        ["result", " (2)"]]
 
 
 # ---------------------------------------------------------------------------------------
@@ -263,6 +286,15 @@ def test_tape_html_has_one_row_per_record():
     assert "background:#fdf0e8" in h and "&lt;lambda&gt;" in h
     sub = funcgrad.make_tape(f)(X)._repr_html_()
     assert sub.count("<tr style=") == 3 and sub.count("&nbsp;" * 4 + "<b>sin</b>") == 2
+
+
+def test_facade_tensor_html():
+    import funcgrad.torch as torch
+    x = torch.tensor([1., 2.], requires_grad=True)
+    h = (x * 2)._repr_html_()
+    assert "<td>(2,)</td><td>torch.float32</td><td>cpu</td><td>True</td><td>MulBackward0" in h
+    assert "[2., 4.]" in h and "leaf (AccumulateGrad)" in x._repr_html_()
+    assert "<td>False</td><td>-</td>" in torch.arange(3)._repr_html_()
 
 
 def test_residual_report_is_a_list_with_text_and_html_tables(capsys):

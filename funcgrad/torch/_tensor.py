@@ -231,6 +231,10 @@ class Tensor:
 
     __str__ = __repr__
 
+    def _repr_html_(self) -> str:
+        from funcgrad.viz.html import tensor_html
+        return tensor_html(self)
+
     def __reduce_ex__(self, protocol: int) -> tuple:
         return (_rebuild, (type(self), self.detach().numpy(force=True), self._rg))
 

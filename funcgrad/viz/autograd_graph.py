@@ -5,12 +5,18 @@ It reads only PyTorch's public autograd interface, so it draws `funcgrad.torch` 
 ``next_functions`` (``(node, input_nr)`` pairs) and ``type(node).__name__``
 (``MulBackward0``); ``AccumulateGrad.variable`` for leaves; saved values as ``_saved_*``
 attributes or, for custom Functions, ``saved_tensors``; ``_is_view()``/``_base`` for views.
+Nodes of `funcgrad.torch` ops that do not name their saved values that way show them
+through ``saved_refs()`` (each ref holds the tensor or a weak reference to it in
+``.tensor``, ``.node`` when it is the node's own output, and ``.desc``: dtype, shape,
+device) as "saved" inputs and "result" outputs.
 
 Conventions (torchviz's): backward nodes grey, leaves light blue with their name (from
 ``params``) and shape, saved tensors orange, outputs green, a view's base dark green.
 """
 from __future__ import annotations
 
+import weakref
+from types import SimpleNamespace
 from typing import Any, Iterable, Mapping
 
 from .graph import label, new_graph
@@ -61,6 +67,27 @@ def _saved_attrs(fn: Any) -> list[tuple[str, Any]]:
     return out
 
 
+def _saved_values(fn: Any) -> list[tuple[str, Any]]:
+    """(name, tensor) of what ``fn`` saved: its ``_saved_*`` tensors, else (for facade op
+    nodes, which have no ``saved_tensors``) its ``saved_refs()``."""
+    out = []
+    for name, val in _saved_attrs(fn):
+        if _is_tensor(val):
+            out.append((name, val))
+        elif isinstance(val, tuple):
+            out += [(f"{name}[{i}]", v) for i, v in enumerate(val) if _is_tensor(v)]
+    refs = getattr(fn, "saved_refs", None)
+    if out or not callable(refs) or hasattr(fn, "saved_tensors"):
+        return out
+    for ref in refs():
+        t = getattr(ref, "tensor", None)
+        t = t() if isinstance(t, weakref.ref) else t
+        if t is None:  # no longer referenced elsewhere: only its description is left
+            t = SimpleNamespace(shape=getattr(ref, "desc", (None, ()))[1])
+        out.append(("result" if getattr(ref, "node", None) is not None else "saved", t))
+    return out
+
+
 class _Walker:
     def __init__(self, graph: Any, names: dict, show_attrs: bool, show_saved: bool,
                  max_chars: int):
@@ -100,13 +127,10 @@ class _Walker:
             return
         self.seen.add(id(fn))
         if self.show_saved:
-            for name, val in _saved_attrs(fn):
-                vals = [(name, val)] if _is_tensor(val) else (
-                    [(f"{name}[{i}]", v) for i, v in enumerate(val) if _is_tensor(v)]
-                    if isinstance(val, tuple) else [])
-                for n, v in vals:
-                    self.tensor(v, SAVED, n)
-                    self.graph.edge(str(id(fn)), str(id(v)), dir="none")
+            for k, (name, t) in enumerate(_saved_values(fn)):
+                saved = f"saved{id(fn)}_{k}"
+                self.graph.node(saved, self.var_label(t, name), fillcolor=SAVED)
+                self.graph.edge(str(id(fn)), saved, dir="none")
         variable = getattr(fn, "variable", None)
         if variable is not None:  # AccumulateGrad: the leaf it accumulates into
             self.tensor(variable, LEAF)
@@ -116,9 +140,10 @@ class _Walker:
             if u is not None:
                 self.graph.edge(str(id(u)), str(id(fn)))
                 self.node(u)
-        for t in self.custom_saved(fn):
-            self.tensor(t, SAVED)
-            self.graph.edge(str(id(t)), str(id(fn)), dir="none")
+        for k, t in enumerate(self.custom_saved(fn)):
+            saved = f"ctx{id(fn)}_{k}"
+            self.graph.node(saved, self.var_label(t), fillcolor=SAVED)
+            self.graph.edge(saved, str(id(fn)), dir="none")
 
     @staticmethod
     def custom_saved(fn: Any) -> tuple:

@@ -72,7 +72,7 @@ def tensor_html(t: Any) -> str:
     row = (str(tuple(t.shape)), str(t.dtype), str(t.device), str(t.requires_grad), grad,
            _values(t.detach().cpu().numpy()))
     return table(("shape", "dtype", "device", "requires_grad", "grad_fn", "values"), [row],
-                 "<b>tensor</b>")
+                 f"<b>{html.escape(type(t).__name__)}</b>")
 
 
 def tape_html(tape: Any) -> str:
