@@ -72,14 +72,19 @@ def _sum_dtype(input: Tensor, dtype: Any) -> np.dtype:
     return (dt if dt.is_floating_point or dt.is_complex else D.int64).np
 
 
+def _reduction(node: str, fn: Any, input: Tensor, dim: Any, keepdim: bool,
+               dt: np.dtype) -> Spec:
+    """The full reduction (``<node>Backward0``) or the ``dim`` form (``<node>Backward1``)."""
+    if dim is None:
+        return Spec(f"{node}Backward0", lambda x: fn(cast(x, dt)), [input])
+    axes = _axes(dim, input.ndim)
+    return Spec(f"{node}Backward1", lambda x: fn(cast(x, dt), axis=axes, keepdims=keepdim),
+                [input])
+
+
 @op("sum")
 def _sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Spec:
-    dt = _sum_dtype(input, dtype)
-    if dim is None:
-        return Spec("SumBackward0", lambda x: fnp.sum(cast(x, dt)), [input])
-    axes = _axes(dim, input.ndim)
-    return Spec("SumBackward1", lambda x: fnp.sum(cast(x, dt), axis=axes, keepdims=keepdim),
-                [input])
+    return _reduction("Sum", fnp.sum, input, dim, keepdim, _sum_dtype(input, dtype))
 
 
 @op("nansum")
@@ -101,22 +106,12 @@ def _float_input(input: Tensor, fn: str, dtype: Any) -> np.dtype:
 
 @op("mean")
 def _mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Spec:
-    dt = _float_input(input, "mean", dtype)
-    if dim is None:
-        return Spec("MeanBackward0", lambda x: fnp.mean(cast(x, dt)), [input])
-    axes = _axes(dim, input.ndim)
-    return Spec("MeanBackward1", lambda x: fnp.mean(cast(x, dt), axis=axes, keepdims=keepdim),
-                [input])
+    return _reduction("Mean", fnp.mean, input, dim, keepdim, _float_input(input, "mean", dtype))
 
 
 @op("prod")
 def _prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Spec:
-    dt = _sum_dtype(input, dtype)
-    if dim is None:
-        return Spec("ProdBackward0", lambda x: fnp.prod(cast(x, dt)), [input])
-    axes = _axes(dim, input.ndim)
-    return Spec("ProdBackward1", lambda x: fnp.prod(cast(x, dt), axis=axes, keepdims=keepdim),
-                [input])
+    return _reduction("Prod", fnp.prod, input, dim, keepdim, _sum_dtype(input, dtype))
 
 
 def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:

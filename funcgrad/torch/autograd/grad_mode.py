@@ -65,26 +65,29 @@ class _DecoratorContextManager:
         return type(self)()
 
 
-class no_grad(_DecoratorContextManager):
+class _SwitchGrad(_DecoratorContextManager):
+    """Set grad mode to ``mode`` inside, restore the previous mode on exit."""
+
+    mode = True
+
+    def __enter__(self) -> None:
+        self.prev = state.enabled
+        state.enabled = self.mode
+
+    def __exit__(self, *exc: Any) -> None:
+        state.enabled = self.prev
+
+
+class no_grad(_SwitchGrad):
     """Operations inside do not record the graph (results have ``requires_grad=False``)."""
 
-    def __enter__(self) -> None:
-        self.prev = state.enabled
-        state.enabled = False
-
-    def __exit__(self, *exc: Any) -> None:
-        state.enabled = self.prev
+    mode = False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_SwitchGrad):
     """Turn recording back on inside a `no_grad` region."""
 
-    def __enter__(self) -> None:
-        self.prev = state.enabled
-        state.enabled = True
-
-    def __exit__(self, *exc: Any) -> None:
-        state.enabled = self.prev
+    mode = True
 
 
 class set_grad_enabled(_DecoratorContextManager):

@@ -8,14 +8,14 @@ the forward pre-hooks, ``forward`` and the forward hooks.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import add_hook
 from funcgrad.torch.nn.parameter import Buffer, Parameter
 
-__all__ = ["Module"]
+__all__ = ["Module", "zero_grads"]
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -42,6 +42,18 @@ def _addindent(s: str, spaces: int) -> str:
     if len(lines) == 1:
         return s
     return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+def zero_grads(params: Iterable[Tensor], set_to_none: bool = True) -> None:
+    """Reset the gradients of ``params``: to None, or to zeros in place (detached)."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            p.grad.detach_()
+            p.grad.zero_()
 
 
 class Module:
@@ -249,14 +261,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                p.grad.detach_()
-                p.grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable) -> "Module":
         for m in self.children():

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable
 
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch.nn.module import zero_grads
 
 __all__ = ["Optimizer"]
 
@@ -58,15 +59,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset gradients: to None (default) or to zeros in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.detach_()
-                    p.grad.zero_()
+        zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure: Callable | None = None) -> Any:
         loss = None
