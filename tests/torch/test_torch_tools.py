@@ -21,7 +21,7 @@ def test_detect_anomaly_nan_message_and_forward_trace():
     assert messages[0].startswith("Anomaly Detection has been enabled.")
     trace = [m for m in messages if m.startswith("Error detected in DivBackward0. Traceback "
                                                  "of forward call that caused the error:")]
-    assert trace and "test_tools.py" in trace[0] and "x / 0 * 0" in trace[0]
+    assert trace and "test_torch_tools.py" in trace[0] and "x / 0 * 0" in trace[0]
     assert not torch.autograd.is_anomaly_enabled()
 
 
