@@ -173,7 +173,7 @@ class OpNode(Node):
         self._has_saved = has_saved
         self._replay = replay
         if replay:
-            self._datas = None  # the residuals are all the backward needs
+            self._datas = self._fn = None  # the residuals are all the backward needs
         for i in sorted(saved_in):
             if target is not None and i == 0:
                 continue  # the old value of an in-place target: an immutable snapshot

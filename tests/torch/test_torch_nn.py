@@ -256,3 +256,17 @@ def test_clip_grad_norm_returns_the_norm_before_clipping():
         pytest.approx(1.0, rel=1e-5)
     inf_norm = nn.utils.clip_grad_norm_([p1, p2], max_norm=0.5, norm_type=float("inf"))
     assert inf_norm.item() == pytest.approx(0.8, rel=1e-5)
+
+
+def test_save_and_load_state_dict(tmp_path):
+    net = Net()
+    path = tmp_path / "net.pt"
+    torch.save(net.state_dict(), path)
+    other = Net()
+    other.load_state_dict(torch.load(path, map_location="cpu"))
+    x = torch.randn(2, 3)
+    assert torch.allclose(other(x), net(x))
+    p = nn.Parameter(torch.ones(2))
+    torch.save({"p": p}, path)
+    q = torch.load(path)["p"]
+    assert isinstance(q, nn.Parameter) and q.requires_grad and q.tolist() == [1.0, 1.0]

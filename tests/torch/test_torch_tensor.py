@@ -285,3 +285,11 @@ NAMES = [
 def test_grad_fn_names_are_pytorchs(op, name):
     x = torch.tensor([[0.5, 1.0, 2.0], [1.5, 0.25, 0.75]], requires_grad=True)
     assert op(x).grad_fn.name() == name
+
+
+def test_legacy_constructors():
+    assert torch.Tensor([1, 2]).dtype is torch.float32
+    assert torch.Tensor(2, 3).shape == (2, 3)
+    assert torch.LongTensor([1, 2]).dtype is torch.int64
+    assert torch.FloatTensor(2).tolist() == [0.0, 0.0]
+    assert isinstance(torch.Tensor([1.0]), torch.Tensor)
