@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.core import is_inexact
@@ -119,11 +121,34 @@ def inplace(target: Tensor, name: str, f: Callable, others: Sequence = ()) -> Te
     return target._rebind(apply(name, f_cast, [target, *others], target=target))
 
 
+def _conj(x: Any) -> Any:
+    return fnp.conj(x) if np.issubdtype(x.dtype, np.complexfloating) else x
+
+
+def _pytorch_convention(vjp_fn: Callable, is_complex: bool) -> Callable:
+    """PyTorch's gradients of complex values are the conjugates of funcgrad's (JAX's)
+    cotangents: ``vjp_torch(g) = conj(vjp(conj(g)))``; a no-op for real ops."""
+    if not is_complex:
+        return vjp_fn
+
+    def converted(ct: Any) -> tuple:
+        ct = tuple(_conj(c) for c in ct) if isinstance(ct, tuple) else _conj(ct)
+        return tuple(_conj(r) for r in vjp_fn(ct))
+    return converted
+
+
+def _conj_cotangents(backward_op: Callable, n_residuals: int) -> Callable:
+    def converted(*args: Any) -> tuple:
+        cts = [_conj(c) for c in args[n_residuals:]]
+        return tuple(_conj(r) for r in backward_op(*args[:n_residuals], *cts))
+    return converted
+
+
 class OpNode(Node):
     """The node of a facade op: its backward is the vjp of the op's funcgrad function."""
 
     __slots__ = ("_vjp", "_fn", "_datas", "_diff", "_multi", "_saved", "_has_saved",
-                 "_replay", "_in_map", "_out_map", "_packed")
+                 "_replay", "_in_map", "_out_map", "_packed", "_complex")
 
     def __init__(self, inputs: Sequence, datas: list, diff: list, f: Callable, multi: bool,
                  vjp_fn: Any):
@@ -137,6 +162,8 @@ class OpNode(Node):
         self._multi = multi
         self._saved: list = []
         self._packed = None
+        self._complex = any(getattr(d, "dtype", None) is not None and
+                            np.issubdtype(d.dtype, np.complexfloating) for d in datas)
         graph.register_node(self)
 
     def _find_saved(self, inputs: Sequence, outs: list, target: Tensor | None) -> None:
@@ -217,7 +244,8 @@ class OpNode(Node):
             else:
                 cts = [as_data(g) if g is not None else zeros_of(m)
                        for g, m in zip(grads, self._meta)]
-                res = [make(r) for r in self._vjp(self._cotangent(cts))]
+                res = [make(r) for r in _pytorch_convention(self._vjp, self._complex)(
+                    self._cotangent(cts))]
         out: list = [None] * len(self._next)
         for i, r in zip(self._diff, res):
             out[i] = r
@@ -232,9 +260,13 @@ class OpNode(Node):
             args = ([proxy(self._residual_value(("in", i)), self._next[i]) for i in res_in]
                     + [proxy(self._residual_value(("out", k)), (self, k)) for k in res_out]
                     + grads)
-            return apply(name, self._replay_fn(res_in, res_out), args, multi=True)
-        args = [proxy(self._datas[i], self._next[i]) for i in self._diff] + grads
-        return apply(name, self._recompute_fn(), args, multi=True)
+            fn, n = self._replay_fn(res_in, res_out), len(res_in) + len(res_out)
+        else:
+            args = [proxy(self._datas[i], self._next[i]) for i in self._diff] + grads
+            fn, n = self._recompute_fn(), len(self._diff)
+        if self._complex:
+            fn = _conj_cotangents(fn, n)
+        return apply(name, fn, args, multi=True)
 
     # -- replay: the tape's rules on residual tensors ------------------------------------------
     def _residual_slots(self) -> tuple:

@@ -83,3 +83,5 @@ def install() -> None:
     Tensor.__abs__ = FUNCTIONS["abs"]
     Tensor.__invert__ = FUNCTIONS["bitwise_not"]
     Tensor.__hash__ = object.__hash__
+    Tensor.real = property(FUNCTIONS["real"])
+    Tensor.imag = property(FUNCTIONS["imag"])

@@ -289,6 +289,9 @@ UNARY = {
     "square": (lambda x: fnp.power(x, 2), "PowBackward0", False),
     "relu": (_relu, "ReluBackward0", False),
     "conj": (np_fn("conj"), "ConjBackward0", False),
+    "real": (np_fn("real"), "RealBackward0", False),
+    "imag": (np_fn("imag"), "ImagBackward0", False),
+    "angle": (np_fn("angle"), "AngleBackward0", False),
 }
 _ALIASES = {"absolute": "abs", "negative": "neg", "arcsin": "asin", "arccos": "acos",
             "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
@@ -310,8 +313,8 @@ def _unary_spec(name: str) -> Callable:
 
 
 for _name in UNARY:
-    op(_name, *[a for a, b in _ALIASES.items() if b == _name], inplace=True)(
-        _unary_spec(_name))
+    op(_name, *[a for a, b in _ALIASES.items() if b == _name],
+       inplace=_name not in ("real", "imag", "angle"))(_unary_spec(_name))
 
 
 # -- comparisons and logic (no gradient) -----------------------------------------------------

@@ -401,3 +401,18 @@ def test_warnings_are_not_raised_by_plain_backward():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (x * x).sum().backward()
+
+
+def test_complex_gradients_follow_pytorchs_convention():
+    # PyTorch's gradient of a real loss of z is the conjugate Wirtinger one: |z|^2 -> 2z
+    z = torch.tensor([1 + 1j, 2 - 1j], requires_grad=True)
+    (z.abs() ** 2).sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), [2 + 2j, 4 - 2j], rtol=1e-6)
+    z.grad = None
+    (z * z.conj()).real.sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), [2 + 2j, 4 - 2j], rtol=1e-6)
+    (g,) = torch.autograd.grad((z.abs() ** 2).sum(), z, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [2 + 2j, 4 - 2j], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for real "
+                                           "scalar outputs but got torch.complex64"):
+        (z * 2).sum().backward()
