@@ -82,17 +82,17 @@ print(b.grad)
 print("b / sum(a*b):", b / (a * b).sum())
 
 # %% [markdown]
-# The picture from the tour (`x * x`, summed), rendered to a file as torchviz users do:
+# The picture from the tour (`x * x`, summed), rendered to a PNG file as torchviz users do
+# (without Graphviz installed, `render` says how to install it and returns the DOT source):
 
 # %%
+import os, tempfile
+
 x = torch.tensor([1., 2.], requires_grad=True)
 y = x * x
 z = y.sum()
-import os, tempfile
-
 dot = make_dot(z, params={"x": x}, show_saved=True)
-path = dot.render(os.path.join(tempfile.mkdtemp(), "computational_graph"), format="png")
-print(os.path.basename(path), os.path.getsize(path), "bytes")
+dot.render(os.path.join(tempfile.mkdtemp(), "computational_graph"), format="png")
 dot
 
 # %% [markdown]
