@@ -228,6 +228,29 @@ def test_make_dot_on_facade_tensors_the_seed_example(tmp_path):
         ["result", " (2)"]]
 
 
+def test_make_dot_on_a_facade_custom_function_before_and_after_backward():
+    import funcgrad.torch as torch
+
+    class Exp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, i):
+            out = i.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            out, = ctx.saved_tensors
+            return g * out
+    x = torch.tensor([1., 2.], requires_grad=True)
+    y = Exp.apply(x).sum()
+    before = funcgrad.viz.make_dot(y, params={"x": x}, show_saved=True).source
+    assert "ExpBackward" in before and before.count("fillcolor=orange") == 1
+    y.backward()
+    after = funcgrad.viz.make_dot(y, params={"x": x}, show_saved=True).source
+    assert "ExpBackward" in after and "fillcolor=orange" not in after  # freed
+
+
 # ---------------------------------------------------------------------------------------
 # Without Graphviz
 # ---------------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def _saved_values(fn: Any) -> list[tuple[str, Any]]:
         elif isinstance(val, tuple):
             out += [(f"{name}[{i}]", v) for i, v in enumerate(val) if _is_tensor(v)]
     refs = getattr(fn, "saved_refs", None)
-    if out or not callable(refs) or hasattr(fn, "saved_tensors"):
+    if out or not callable(refs) or hasattr(type(fn), "saved_tensors"):
         return out
     for ref in refs():
         t = getattr(ref, "tensor", None)
