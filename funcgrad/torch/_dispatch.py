@@ -1,11 +1,12 @@
 """Running funcgrad functions as tensor ops, and `OpNode`, the node that differentiates them.
 
 Every facade op is a funcgrad function ``f`` (Arrays in, Array or tuple out). When grad mode
-is on and an input requires grad, `apply` runs ``f`` under `funcgrad.vjp` and keeps the
-returned `VJPFunction` in an `OpNode`: backward calls it, so every derivative comes from
-the primitive registry's rules. The vjp's tape says exactly which values the rules read
-(each record's ``saved``/``out``): those that are the op's tensor inputs or outputs become
-the node's saved tensors, version-checked on use and freed after backward.
+is on and an input requires grad, `apply` runs ``f`` under a reverse-mode trace (what
+`funcgrad.vjp` does, minus pytrees: `OpTape`) and keeps the tape in an `OpNode`: backward
+runs the tape's backward pass, so every derivative comes from the primitive registry's
+rules. The tape says exactly which values the rules read (each record's ``saved``/``out``):
+those that are the op's tensor inputs or outputs become the node's saved tensors,
+version-checked on use and freed after backward.
 
 Double backward (``create_graph=True``) records the backward of a node as a new facade op
 on tensors, so it gets a node of its own:
@@ -13,7 +14,7 @@ on tensors, so it gets a node of its own:
   re-runs the tape's rules on the residual tensors and the incoming gradient;
 - "recompute": when a rule reads an intermediate of a composite op (softmax, mean...),
   the node also holds the op's input arrays and the backward op is
-  ``(inputs, grad) -> vjp(f, *inputs)[1](grad)``.
+  ``(inputs, grad) -> vjp(f, *inputs)[1](grad)``, traced afresh.
 Either way the rules are funcgrad ops, differentiable again.
 """
 from __future__ import annotations
@@ -24,8 +25,8 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.core import is_inexact
-from funcgrad.transforms.tape import Record, backward_pass
+from funcgrad.core import is_inexact, new_trace
+from funcgrad.transforms.tape import Record, RevTrace, RevTracer, backward_pass
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode, graph
@@ -73,6 +74,40 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     return _wrap(f(*datas), multi)
 
 
+class OpTape:
+    """What `funcgrad.vjp` keeps, without its pytree handling (one op has a flat list of
+    array inputs and outputs): the records, the variables of the inputs and outputs, and
+    the backward pass as a call ``tape(cotangents) -> input cotangents``."""
+
+    __slots__ = ("records", "var_avals", "in_vars", "out_vars", "in_devices", "outputs")
+
+    def __init__(self, fn: Callable, primals: Sequence):
+        trace = RevTrace("funcgrad.torch")
+        with new_trace(trace):
+            tracers = [trace.new_var(p) for p in primals]
+            out = fn(*tracers)
+            outs = out if isinstance(out, tuple) else (out,)
+            self.out_vars = [trace.var_of(o) for o in outs]
+            self.outputs = [o._primal if isinstance(o, RevTracer) and o._trace is trace
+                            else o for o in outs]
+        self.records = trace.records
+        self.var_avals = trace.var_avals
+        self.in_vars = [t._var for t in tracers]
+        self.in_devices = [p.device for p in primals]
+
+    def __call__(self, cotangents: Sequence) -> list:
+        seeds = [(v, c) for v, c in zip(self.out_vars, cotangents) if v >= 0]
+        cts = backward_pass(self.records, self.var_avals, seeds)
+        out = []
+        for v, device in zip(self.in_vars, self.in_devices):
+            if cts[v] is None:
+                shape, dtype = self.var_avals[v]
+                out.append(fnp.zeros(shape, dtype, device=device))
+            else:
+                out.append(cts[v])
+        return out
+
+
 def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
             target: Tensor | None) -> Any:
     side: list = []
@@ -87,11 +122,13 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
             return tuple(o for o in out if is_inexact(o.dtype))
         return out
 
-    out, vjp_fn = funcgrad.vjp(g, *[datas[i] for i in diff])
-    float_outs = list(out) if multi else [out] if is_inexact(out.dtype) else []
+    tape = OpTape(g, [datas[i] for i in diff])
+    outs = tape.outputs
+    tape.outputs = None
+    float_outs = outs if multi else [o for o in outs if is_inexact(o.dtype)]
     if not float_outs:
-        return _wrap(side[0] if multi else out, multi)
-    node = node_class(name, OpNode)(inputs, datas, diff, f, multi, vjp_fn)
+        return _wrap(side[0] if multi else outs[0], multi)
+    node = node_class(name, OpNode)(inputs, datas, diff, f, multi, tape)
     tensors = [make(o, grad_fn=node, output_nr=k) for k, o in enumerate(float_outs)]
     node._meta = [(o.shape, o.dtype, o.device) for o in float_outs]
     node._find_saved(inputs, tensors, target)
@@ -121,20 +158,24 @@ def inplace(target: Tensor, name: str, f: Callable, others: Sequence = ()) -> Te
     return target._rebind(apply(name, f_cast, [target, *others], target=target))
 
 
+def _cotangent(g: Tensor | None, meta: tuple) -> Any:
+    """An output's gradient as a funcgrad array of the output's dtype (zeros if None)."""
+    if g is None:
+        return zeros_of(meta)
+    c = g._st.a
+    return c if c.dtype == meta[1] else fnp.astype(c, meta[1])
+
+
 def _conj(x: Any) -> Any:
     return fnp.conj(x) if np.issubdtype(x.dtype, np.complexfloating) else x
 
 
-def _pytorch_convention(vjp_fn: Callable, is_complex: bool) -> Callable:
+def _pytorch_convention(tape: Callable, is_complex: bool) -> Callable:
     """PyTorch's gradients of complex values are the conjugates of funcgrad's (JAX's)
     cotangents: ``vjp_torch(g) = conj(vjp(conj(g)))``; a no-op for real ops."""
     if not is_complex:
-        return vjp_fn
-
-    def converted(ct: Any) -> tuple:
-        ct = tuple(_conj(c) for c in ct) if isinstance(ct, tuple) else _conj(ct)
-        return tuple(_conj(r) for r in vjp_fn(ct))
-    return converted
+        return tape
+    return lambda cts: [_conj(r) for r in tape([_conj(c) for c in cts])]
 
 
 def _conj_cotangents(backward_op: Callable, n_residuals: int) -> Callable:
@@ -228,9 +269,6 @@ class OpNode(Node):
             self._datas = None
             self._packed = None
 
-    def _cotangent(self, cts: list) -> Any:
-        return tuple(cts) if self._multi else cts[0]
-
     def apply(self, grads: list, create_graph: bool) -> list:
         if self._vjp is None:
             raise RuntimeError(FREED_ERROR)
@@ -242,10 +280,8 @@ class OpNode(Node):
             if create_graph:
                 res = self._apply_graph(grads)
             else:
-                cts = [as_data(g) if g is not None else zeros_of(m)
-                       for g, m in zip(grads, self._meta)]
-                res = [make(r) for r in _pytorch_convention(self._vjp, self._complex)(
-                    self._cotangent(cts))]
+                cts = [_cotangent(g, m) for g, m in zip(grads, self._meta)]
+                res = [make(r) for r in _pytorch_convention(self._vjp, self._complex)(cts)]
         out: list = [None] * len(self._next)
         for i, r in zip(self._diff, res):
             out[i] = r
@@ -339,7 +375,5 @@ class OpNode(Node):
             return tuple(o for o in out if is_inexact(o.dtype)) if multi else out
 
         def backward_op(*args: Any) -> tuple:
-            _, vjp_fn = funcgrad.vjp(g, *args[:n])
-            cts = args[n:]
-            return tuple(vjp_fn(tuple(cts) if multi else cts[0]))
+            return tuple(OpTape(g, args[:n])(list(args[n:])))
         return backward_op
