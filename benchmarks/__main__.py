@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import WORKLOADS, run
-from .harness import Report, Row, machine, versions
+from . import WORKLOADS, large_chain, run
+from .harness import Config, Report, Row, machine, versions
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 _REFS = {"numpy": "x numpy", "own grad": "x own grad", "no ckpt": "x no ckpt"}
@@ -42,20 +42,23 @@ def targets(report: Report) -> str:
     return "\n".join(f"- {t.text}: {t.measured} -> {mark[t.met]}" for t in report.targets)
 
 
-def document(report: Report, argv: list[str]) -> str:
+def document(report: Report, argv: list[str], cfg: Config) -> str:
     info = machine()
     vers = ", ".join(f"{k} {v}" for k, v in versions().items())
     return "\n\n".join([
         "# funcgrad benchmarks",
-        f"Command: `python -m benchmarks {' '.join(argv)}` on {info['date']}.",
+        f"Command: `{' '.join(['python -m benchmarks', *argv])}`, run on {info['date']}.",
         f"- Machine: {info['cpu']}; {info['os']}\n- numpy BLAS: {info['blas']}\n"
         f"- Versions: {vers}",
-        "Times are medians of per-call times over repeated samples (15 samples for "
-        "workloads 1, 3, 4 and 5 samples for workload 2, every implementation timed "
-        "round-robin in the same process after a warm-up call that also compiles jitted "
-        "code); spread is half the interquartile range relative to the median. PyTorch and "
-        "numpy's BLAS run on one thread; XLA uses its own thread pool. Ratios compare "
-        "against the reference named in the ratio column, measured in the same run.",
+        f"Times are medians of per-call times over {cfg.repeats} samples of at least "
+        f"{cfg.sample_s * 1e3:.0f} ms each ({large_chain.REPEATS} samples of one call for "
+        "workload 2), every implementation timed round-robin in the same process after a "
+        "warm-up call that also compiles jitted code; spread is half the interquartile range "
+        "relative to the median. PyTorch and numpy's BLAS run on one thread (XLA keeps its "
+        "own thread pool), the garbage collector stays on. Ratios compare against the "
+        "reference named in the ratio column, measured in the same run. Every "
+        "implementation's gradient is checked against hand-written numpy's before it is "
+        "timed.",
         table(report), "## Targets (issue 7)", targets(report), *report.sections])
 
 
@@ -76,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + section)
     output = args.output or (None if args.quick else RESULTS)
     if output is not None:
-        output.write_text(document(report, argv) + "\n")
+        output.write_text(document(report, argv, Config.make(args.quick)) + "\n")
         print(f"\nwritten to {output}")
     return 0
 

@@ -20,12 +20,13 @@ def make(n: int, depth: int, seed: int = 0) -> tuple[np.ndarray, list, list]:
             [rng.randn(n) * 0.1 for _ in range(depth)])
 
 
-def numpy_grad(x: np.ndarray, ws: list, bs: list) -> np.ndarray:
-    """Hand-written forward and backward: the floor for a numpy-based library."""
+def numpy_grad(x: np.ndarray, ws: list, bs: list, g: np.ndarray | None = None) -> np.ndarray:
+    """Hand-written forward and backward: the floor for a numpy-based library. ``g``: the
+    cotangent of the chain's output (ones: the gradient of its sum)."""
     hs = [x]
     for w, b in zip(ws, bs):
         hs.append(np.tanh(hs[-1] * w + b))
-    g = np.ones_like(x)
+    g = np.ones_like(x) if g is None else g
     for i in range(len(ws) - 1, -1, -1):
         g = g * (1.0 - hs[i + 1] ** 2) * ws[i]
     return g

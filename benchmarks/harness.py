@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import importlib
+import importlib.metadata
 import math
 import os
 import platform
@@ -17,18 +18,20 @@ import statistics
 import time
 import tracemalloc
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 PEERS = ("torch", "jax", "autograd")
+REPO = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
 class Config:
     """How hard to measure. ``quick`` shrinks sizes and repeats (the smoke test)."""
     quick: bool = False
-    repeats: int = 15          # samples per implementation; the median is reported
+    repeats: int = 21          # samples per implementation; the median is reported
     sample_s: float = 0.05     # each sample runs the function this long (at least once)
 
     @staticmethod
@@ -83,13 +86,14 @@ _SETUP = {
 
 def peer(name: str) -> Any | None:
     """The peer module (configured: torch on one thread, jax with float64 enabled), or None
-    when it is not installed, or when a package of the same name without a version (a test
-    folder on sys.path, say) shadows it."""
+    when it is not installed or a folder (tests/torch, say, when tests/ is on sys.path)
+    shadows it."""
     try:
         module = importlib.import_module(name)
     except ImportError:
         return None
-    if not hasattr(module, "__version__"):
+    origin = getattr(module, "__file__", None)  # None: a namespace package (a bare folder)
+    if origin is None or REPO in Path(origin).resolve().parents:
         return None
     _SETUP.get(name, lambda m: None)(module)
     return module
@@ -220,36 +224,41 @@ def ratio_target(text: str, value: float | None, limit: float, unit: str = "x") 
 # ---------------------------------------------------------------------------------------
 
 def cpu_model() -> str:
+    """The model name with its family and model numbers (a VM may hide the full name)."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        return platform.processor() or platform.machine()
+    return (f"{fields.get('model name', platform.machine())} (family {fields.get('cpu family')}"
+            f", model {fields.get('model')})")
 
 
 def blas_info() -> str:
-    """Which BLAS numpy runs and which kernel it picked, with OPENBLAS_CORETYPE as found."""
+    """Which BLAS numpy runs (the library under numpy's own folder) and which kernel it
+    picked, with OPENBLAS_CORETYPE as found."""
     env = ", ".join(f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
                     if k in os.environ) or "OPENBLAS_CORETYPE unset"
     try:
         from threadpoolctl import threadpool_info
     except ImportError:
         return f"unknown (install threadpoolctl to see the kernel); {env}"
-    libs = [f"{i.get('internal_api')} {i.get('version')} kernel {i.get('architecture')}, "
-            f"{i.get('num_threads')} threads by default"
-            for i in threadpool_info() if i.get("user_api") == "blas"]
-    return f"{'; '.join(libs) or 'none found'}; {env}"
+    libs = [f"{i['internal_api']} {i['version']} kernel {i.get('architecture')}, "
+            f"{i['num_threads']} threads by default"
+            for i in threadpool_info()
+            if i["user_api"] == "blas" and "numpy" in Path(i["filepath"]).parent.name]
+    return f"{'; '.join(libs) or 'no BLAS found in numpy'}; {env}"
 
 
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version(), "numpy": np.__version__}
-    for name in ("funcgrad",) + PEERS + ("jaxlib",):
+    for name in ("funcgrad",) + PEERS + ("jaxlib", "threadpoolctl"):
         try:
-            out[name] = getattr(importlib.import_module(name), "__version__", "shadowed")
-        except ImportError:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
 

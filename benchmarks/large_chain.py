@@ -12,6 +12,7 @@ from .harness import Config, Report, ratio_target, skipped_row, time_all, timing
 DEPTH = 100
 SIZES = (100_000, 1_000_000)
 QUICK_SIZES, QUICK_DEPTH = (1_000,), 10
+REPEATS = 7  # each call takes seconds at 1e6: fewer samples of one call each
 
 
 def run(cfg: Config) -> Report:
@@ -20,8 +21,7 @@ def run(cfg: Config) -> Report:
     for n in sizes:
         fns, missing = chain.implementations(*chain.make(n, depth))
         chain.check(fns)
-        # each call takes up to a second at 1e6: fewer samples, still a median
-        timings = time_all(fns, cfg if cfg.quick else Config(repeats=5, sample_s=0.0))
+        timings = time_all(fns, cfg if cfg.quick else Config(repeats=REPEATS, sample_s=0.0))
         case = f"chain x{depth}, n={n:.0e}, grad"
         report.rows += timing_rows(2, case, timings)
         report.rows += [skipped_row(2, case, "-", note) for note in missing]

@@ -166,9 +166,9 @@ def implementations(p: Problem) -> tuple[dict[str, Impl], list[str]]:
         import jax.numpy as jnp
         from jax.scipy.special import logsumexp as j_lse
         j_vg = jax.value_and_grad(_loss(jnp, j_lse))
-        j_params, jx, j1h = [jnp.asarray(a) for a in p.params], jnp.asarray(p.x), jnp.asarray(p.onehot)
-        impls["jax eager"] = _functional(j_vg, j_params, jx, j1h)
-        impls["jax jit"] = _functional(j_vg, j_params, jx, j1h, jit=jax.jit)
+        j_args = [jnp.asarray(a) for a in p.params], jnp.asarray(p.x), jnp.asarray(p.onehot)
+        impls["jax eager"] = _functional(j_vg, *j_args)
+        impls["jax jit"] = _functional(j_vg, *j_args, jit=jax.jit)
     return impls, missing
 
 
@@ -188,12 +188,11 @@ def check(impls: dict[str, Impl]) -> None:
 
 
 def run(cfg: Config) -> Report:
-    p = make(QUICK_SIZES, QUICK_BATCH) if cfg.quick else make()
-    impls, missing = implementations(p)
+    sizes, batch = (QUICK_SIZES, QUICK_BATCH) if cfg.quick else (SIZES, BATCH)
+    impls, missing = implementations(make(sizes, batch))
     check(impls)
     timings = time_all({name: impl.step for name, impl in impls.items()}, cfg)
-    case = "MLP {} batch {}, SGD step".format("-".join(map(str, QUICK_SIZES if cfg.quick else SIZES)),
-                                             QUICK_BATCH if cfg.quick else BATCH)
+    case = f"MLP {'-'.join(map(str, sizes))} batch {batch}, SGD step"
     notes = {"numpy": "in-place update", "torch": "nn + F.cross_entropy + optim.SGD",
              "funcgrad.torch": "same PyTorch code", "funcgrad": "value_and_grad + new params"}
     report = Report(timing_rows(3, case, timings, notes=notes))
