@@ -150,9 +150,8 @@ def _sub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
 def _rsub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
     """``other - alpha * input``."""
     if isinstance(other, Tensor):
-        s = _binary("RsubBackward0", lambda x, y: fnp.subtract(y, fnp.multiply(x, alpha)),
-                    input, other)
-        return s
+        return _binary("RsubBackward0", lambda x, y: fnp.subtract(y, fnp.multiply(x, alpha)),
+                       input, other)
     dt = result_type(input, other).np
     return Spec("RsubBackward1", lambda x: fnp.subtract(other, fnp.multiply(cast(x, dt), alpha)),
                 [input])

@@ -216,7 +216,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+            raise RuntimeError("Boolean value of Tensor with more than one value is "
                                "ambiguous")
         return bool(self.item())
 

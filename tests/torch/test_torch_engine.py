@@ -363,7 +363,11 @@ def test_grad_modes():
     @torch.enable_grad()
     def g(t):
         return t * 2
-    assert not f(x).requires_grad
+
+    @torch.no_grad
+    def h(t):
+        return t * 2
+    assert not f(x).requires_grad and not h(x).requires_grad
     with torch.no_grad():
         assert g(x).requires_grad
     with torch.inference_mode():

@@ -66,9 +66,15 @@ class _DecoratorContextManager:
 
 
 class _SwitchGrad(_DecoratorContextManager):
-    """Set grad mode to ``mode`` inside, restore the previous mode on exit."""
+    """Set grad mode to ``mode`` inside, restore the previous mode on exit. Decorates with
+    or without parentheses (``@no_grad()`` and ``@no_grad``)."""
 
     mode = True
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
 
     def __enter__(self) -> None:
         self.prev = state.enabled
