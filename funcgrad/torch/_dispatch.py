@@ -32,7 +32,7 @@ from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode, graph
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, node_class
 
-__all__ = ["apply", "inplace", "OpNode", "zeros_of", "proxy", "as_data"]
+__all__ = ["apply", "inplace", "OpNode", "OpTape", "zeros_of", "proxy", "as_data", "const_like"]
 
 _INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
                     "make a clone to get a normal tensor and use it in autograd.")
@@ -46,6 +46,13 @@ def zeros_of(meta: tuple) -> Any:
     shape, dtype, device = meta
     z = fnp.zeros(shape, dtype)
     return z if device == "cpu" else funcgrad.device_put(z, device)
+
+
+def const_like(raw: Any, like: Tensor) -> Any:
+    """A constant funcgrad array of ``raw`` (numpy) on the device of ``like``."""
+    a = fnp.asarray(raw)
+    device = like._st.a.device
+    return a if device == "cpu" else funcgrad.device_put(a, device)
 
 
 def proxy(data: Any, edge: tuple) -> Tensor:

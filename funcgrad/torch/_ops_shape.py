@@ -17,7 +17,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch._dispatch import apply, inplace
+from funcgrad.torch._dispatch import apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _size_args
@@ -334,22 +334,22 @@ def _masked_fill(input: Tensor, mask: Tensor, value: Any) -> Spec:
 
 @op("masked_select")
 def _masked_select(input: Tensor, mask: Tensor) -> Spec:
-    m = np.broadcast_to(mask._host(), tuple(np.broadcast_shapes(tuple(input.shape),
-                                                                 tuple(mask.shape))))
-    return Spec("MaskedSelectBackward0", lambda x: fnp.broadcast_to(x, m.shape)[m], [input])
+    shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
+    m = const_like(np.broadcast_to(mask._host(), shape), input)
+    return Spec("MaskedSelectBackward0", lambda x: fnp.broadcast_to(x, shape)[m], [input])
 
 
-def _along_axis(index: Tensor, dim: int, ndim: int) -> tuple:
+def _along_axis(index: Tensor, dim: int, like: Tensor) -> tuple:
     """Full index arrays addressing, along ``dim``, the positions ``index`` names."""
     raw = index._host()
     grids = list(np.indices(raw.shape, sparse=True))
-    grids[_dim(dim, ndim)] = raw
-    return tuple(grids)
+    grids[_dim(dim, like.ndim)] = raw
+    return tuple(const_like(g, like) for g in grids)
 
 
 @op("scatter", inplace=True)
 def _scatter(input: Tensor, dim: int, index: Tensor, src: Any) -> Spec:
-    idx = _along_axis(index, dim, input.ndim)
+    idx = _along_axis(index, dim, input)
     if isinstance(src, Tensor):
         return Spec("ScatterBackward0", lambda x, s: x.at[idx].set(s[tuple(
             slice(0, n) for n in index.shape)]), [input, src])
@@ -358,7 +358,7 @@ def _scatter(input: Tensor, dim: int, index: Tensor, src: Any) -> Spec:
 
 @op("scatter_add", inplace=True)
 def _scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Spec:
-    idx = _along_axis(index, dim, input.ndim)
+    idx = _along_axis(index, dim, input)
     return Spec("ScatterAddBackward0", lambda x, s: x.at[idx].add(s[tuple(
         slice(0, n) for n in index.shape)]), [input, src])
 

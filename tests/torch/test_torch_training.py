@@ -85,3 +85,20 @@ def test_minibatches_with_dropout_and_state_dict_reload():
     clone.eval()
     with torch.no_grad():
         assert torch.allclose(clone(X), model(X))
+
+
+@pytest.mark.gpu
+def test_mlp_trains_on_cuda():
+    X, y = two_moons(100, 0.1, seed=0)
+    X, y = X.cuda(), y.cuda()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Dropout(0.1), nn.Linear(16, 2)).cuda()
+    assert all(p.is_cuda for p in model.parameters())
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
+    for _ in range(200):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+    assert all(p.grad.is_cuda for p in model.parameters())
+    assert accuracy(model, X, y) >= 0.97

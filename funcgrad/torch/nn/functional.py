@@ -14,7 +14,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch._dispatch import apply, inplace
+from funcgrad.torch._dispatch import apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, cast, result_type, sp_fn
 from funcgrad.torch._tensor import Tensor
 
@@ -130,10 +130,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     from funcgrad.torch._factories import _rng
     keep = _rng(None).random(tuple(input.shape)) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    mask = fnp.asarray((keep * scale).astype(input.dtype.np))
-    if input.device.type != "cpu":
-        import funcgrad
-        mask = funcgrad.device_put(mask, input._st.a.device)
+    mask = const_like((keep * scale).astype(input.dtype.np), input)
     return _unary("NativeDropoutBackward0", lambda x: fnp.multiply(x, mask),
                   input, inplace)
 
@@ -163,9 +160,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if np.any((safe < 0) | (safe >= n_cls)):
         bad = int(safe[(safe < 0) | (safe >= n_cls)].flat[0])
         raise IndexError(f"Target {bad} is out of bounds.")
-    idx = fnp.asarray(np.expand_dims(safe, cls_axis))
+    idx = const_like(np.expand_dims(safe, cls_axis), input)
     w_raw = weight._host() if weight is not None else np.ones(n_cls)
-    w = fnp.asarray((w_raw[safe] * valid).astype(input.dtype.np))
+    w = const_like((w_raw[safe] * valid).astype(input.dtype.np), input)
 
     def f(x: Any) -> Any:
         picked = fnp.take_along_axis(x, idx, axis=cls_axis)
