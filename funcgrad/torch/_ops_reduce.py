@@ -187,34 +187,25 @@ def _amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Spec:
     return Spec("AminBackward0", lambda x: fnp.min(x, axis=axes, keepdims=keepdim), [input])
 
 
-def _arg(name: str) -> None:
+def _index_reduction(name: str, one_axis: bool) -> None:
+    """argmax/argmin (one axis; over the flattened tensor without ``dim``) and all/any
+    (any axes): reductions without gradient."""
+    fn = np_fn(name)
+
     def spec(input: Tensor, dim: Any = None, keepdim: bool = False) -> Spec:
         if dim is None:
-            return Spec(name, lambda x: getattr(fnp, name)(fnp.ravel(x)), [input],
-                        differentiable=False)
-        axis = _axes(dim, input.ndim)
-        axis = axis[0] if axis else None
-        return Spec(name, lambda x: getattr(fnp, name)(x, axis=axis, keepdims=keepdim),
-                    [input], differentiable=False)
+            f = (lambda x: fn(fnp.ravel(x))) if one_axis else fn
+        else:
+            axes = _axes(dim, input.ndim)
+            axis = (axes[0] if axes else None) if one_axis else axes
+            f = lambda x: fn(x, axis=axis, keepdims=keepdim)  # noqa: E731
+        return Spec(name, f, [input], differentiable=False)
     spec.__name__ = name
     op(name)(spec)
 
 
-_arg("argmax")
-_arg("argmin")
-
-
-def _logical(name: str) -> None:
-    def spec(input: Tensor, dim: Any = None, keepdim: bool = False) -> Spec:
-        axes = None if dim is None else _axes(dim, input.ndim)
-        return Spec(name, lambda x: getattr(fnp, name)(x, axis=axes, keepdims=keepdim),
-                    [input], differentiable=False)
-    spec.__name__ = name
-    op(name)(spec)
-
-
-_logical("all")
-_logical("any")
+for _name, _one in [("argmax", True), ("argmin", True), ("all", False), ("any", False)]:
+    _index_reduction(_name, _one)
 
 
 @op("count_nonzero")
