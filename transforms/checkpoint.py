@@ -21,7 +21,8 @@ from funcgrad import tree_util
 from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, TraceCall, is_inexact, new_trace
 from funcgrad.primitives import sampling
-from .tape import RevTrace, RevTracer, Record, Tape, backward_pass, short_dtype
+from .tape import (RevTrace, RevTracer, Record, Tape, keeps_out, backward_pass,
+                   short_dtype)
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "Residual",
@@ -228,7 +229,7 @@ def _needed_vars(records: list[Record]) -> tuple[set, set]:
     for rec in records:
         ins, reads_out = _reads(rec)
         residual.update(rec.in_vars[i] for i in ins if rec.in_vars[i] >= 0)
-        if reads_out or rec.prim.multiple_results:
+        if reads_out:
             residual.update(v for v in rec.out_vars if v >= 0)
     needed = set(residual)
     for rec in reversed(records):
@@ -243,7 +244,7 @@ def _with_residuals(rec: Record, env: list, outs: Any) -> Record:
     saved = tuple(env[v] if (v >= 0 and i in ins) else (s if v < 0 else None)
                   for i, (s, v) in enumerate(zip(rec.saved, rec.in_vars)))
     return Record(rec.prim, rec.params, rec.in_vars, rec.in_avals, rec.out_vars, saved,
-                  outs if (reads_out or rec.prim.multiple_results) else None, rec.phase,
+                  outs if keeps_out(rec.prim, reads_out, rec.out_vars) else None, rec.phase,
                   rec.source)
 
 

@@ -180,7 +180,7 @@ class RevTrace(Trace):
         rec = Record(prim, params, tuple(in_vars),
                      tuple(aval_of(p) for p in primals) if (prim.reads_avals or keep_consts)
                      else None,
-                     out_vars, tuple(saved), out if (reads_out or prim.multiple_results) else None,
+                     out_vars, tuple(saved), out if keeps_out(prim, reads_out, out_vars) else None,
                      "backward" if _phase.backward_depth else "forward",
                      _user_source() if self.sources else None)
         if self.policy is not None:
@@ -204,6 +204,12 @@ class RevTrace(Trace):
 # ---------------------------------------------------------------------------------------
 # The backward pass
 # ---------------------------------------------------------------------------------------
+
+def keeps_out(prim: Primitive, reads_out: bool, out_vars: tuple) -> bool:
+    """Whether a record keeps its output: when a rule reads it, or when a multi-output
+    primitive has an untraced output (whose zero cotangent is then shaped after it)."""
+    return reads_out or (prim.multiple_results and -1 in out_vars)
+
 
 def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
     """Sum a cotangent back over broadcast axes and cast it to the input's dtype (the real
@@ -245,10 +251,12 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
             prim = rec.prim
             if prim.multiple_results:
                 gs = [cts[v] if v >= 0 else None for v in rec.out_vars]
-                if all(g is None for g in gs):
+                given = next((gi for gi in gs if gi is not None), None)
+                if given is None:
                     continue
-                g = tuple(fnp.zeros_like(o) if gi is None else gi
-                          for gi, o in zip(gs, rec.out))
+                g = tuple(gi if gi is not None else
+                          fnp.zeros(*var_avals[v], device=given.device) if v >= 0 else
+                          fnp.zeros_like(rec.out[k]) for k, (gi, v) in enumerate(zip(gs, rec.out_vars)))
             else:
                 v = rec.out_vars[0]
                 g = cts[v] if v >= 0 else None

@@ -19,7 +19,9 @@ Either way the rules are funcgrad ops, differentiable again.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+import threading
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -32,7 +34,7 @@ from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode, graph
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, node_class
 
-__all__ = ["apply", "inplace", "OpNode", "OpTape", "zeros_of", "proxy", "as_data", "const_like"]
+__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "OpTape", "zeros_of", "proxy", "as_data", "const_like"]
 
 _INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
                     "make a clone to get a normal tensor and use it in autograd.")
@@ -67,11 +69,34 @@ def _wrap(out: Any, multi: bool) -> Any:
     return make(out)
 
 
+class _Capture(threading.local):
+    """Tensors seen by ops while a `capture_inputs` block runs (utils.checkpoint uses it
+    to find the parameters a function reads from its closure)."""
+
+    def __init__(self) -> None:
+        self.sets: list[dict] = []
+
+
+_capture = _Capture()
+
+
+@contextlib.contextmanager
+def capture_inputs() -> Iterator[dict]:
+    seen: dict = {}
+    _capture.sets.append(seen)
+    try:
+        yield seen
+    finally:
+        _capture.sets.pop()
+
+
 def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
           target: Tensor | None = None, differentiable: bool = True) -> Any:
     """Run ``f`` on the arrays of ``inputs`` (tensors and Python scalars; each is one
     ``next_functions`` slot) and return the output tensor(s), recording a node called
     ``name`` when grad mode is on and an input requires grad."""
+    if _capture.sets:
+        _capture.sets[-1].update((id(x), x) for x in inputs if isinstance(x, Tensor))
     datas = [as_data(x) for x in inputs]
     if differentiable and grad_mode.state.enabled:
         diff = [i for i, x in enumerate(inputs)
