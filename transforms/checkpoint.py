@@ -296,17 +296,19 @@ def checkpoint_sequential(functions: Sequence[Callable], segments: int | None, i
     segments = max(1, round(math.sqrt(n))) if segments is None else int(segments)
     size = math.ceil(n / segments)
 
-    def run(chunk: Sequence[Callable]) -> Callable:
-        def segment(x: Any) -> Any:
-            for f in chunk:
-                x = f(x)
-            return x
-        return segment
-
     x = input
     for start in range(0, n, size):
-        x = checkpoint(run(functions[start:start + size]), policy=policy)(x)
+        x = checkpoint(compose(functions[start:start + size]), policy=policy)(x)
     return x
+
+
+def compose(functions: Sequence[Callable]) -> Callable:
+    """The function applying ``functions`` in order (one segment of a sequence)."""
+    def segment(x: Any) -> Any:
+        for f in functions:
+            x = f(x)
+        return x
+    return segment
 
 
 # ---------------------------------------------------------------------------------------

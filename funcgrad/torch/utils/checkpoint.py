@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Sequence
 import funcgrad
 from funcgrad import tree_util
 from funcgrad.torch import _factories
+from funcgrad.transforms.checkpoint import compose
 from funcgrad.torch._dispatch import apply, capture_inputs
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd.grad_mode import no_grad
@@ -80,16 +81,9 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any,
     fns = list(functions.children()) if hasattr(functions, "children") else list(functions)
     size = max(1, -(-len(fns) // max(1, segments)))
 
-    def run(chunk: Sequence[Callable]) -> Callable:
-        def segment(x: Any) -> Any:
-            for f in chunk:
-                x = f(x)
-            return x
-        return segment
-
     starts = list(range(0, len(fns), size))
     x = input
     for k, start in enumerate(starts):
-        chunk = run(fns[start:start + size])
+        chunk = compose(fns[start:start + size])
         x = chunk(x) if k == len(starts) - 1 else checkpoint(chunk, x)
     return x
