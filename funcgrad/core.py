@@ -259,7 +259,12 @@ class Primitive:
 
     # -- calling -------------------------------------------------------------------------
     def __call__(self, *args: Any, **params: Any) -> Any:
-        top = find_top_trace(args)
+        top = None  # find_top_trace, inlined: this is the hottest loop in funcgrad
+        for a in args:
+            if isinstance(a, Tracer):
+                t = a._trace
+                if top is None or t.level > top.level:
+                    top = t
         if top is None:
             return self.apply(args, params)
         if not top.alive:
@@ -269,7 +274,9 @@ class Primitive:
     def apply(self, args: Sequence, params: dict) -> Any:
         """The backend implementation on arguments holding no tracer, wrapped in Arrays.
         (Traces call this directly once they have lowered their tracers.)"""
-        raw = [a._value if type(a) is Array else to_raw(a) for a in args]
+        raw = []
+        for a in args:
+            raw.append(a._value if type(a) is Array else to_raw(a))
         try:
             out = self.impl(*raw, **params)
         except Exception as e:  # give mixed devices a clear error
@@ -282,7 +289,14 @@ class Primitive:
                 if isinstance(a, np.ndarray) and np.may_share_memory(a, out):
                     out = out.copy()
                     break
+        if type(out) is np.ndarray:  # new_array, inlined for the common case
+            result = _new(Array)
+            result._value = out
+            return result
         return new_array(out)
+
+
+_new = object.__new__
 
 
 def check_same_device(prim: Primitive, raw: Sequence) -> None:
