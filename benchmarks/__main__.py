@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import WORKLOADS, large_chain, run
-from .harness import Config, Report, Row, machine, versions
+from .harness import Config, Report, Row, load, machine, versions
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 _REFS = {"numpy": "x numpy", "own grad": "x own grad", "no ckpt": "x no ckpt"}
@@ -42,13 +42,14 @@ def targets(report: Report) -> str:
     return "\n".join(f"- {t.text}: {t.measured} -> {mark[t.met]}" for t in report.targets)
 
 
-def document(report: Report, argv: list[str], cfg: Config) -> str:
-    info = machine()
+def document(report: Report, argv: list[str], cfg: Config, info: dict[str, str]) -> str:
+    """RESULTS.md: the command, machine, versions and method, the table, the targets."""
     vers = ", ".join(f"{k} {v}" for k, v in versions().items())
     return "\n\n".join([
         "# funcgrad benchmarks",
         f"Command: `{' '.join(['python -m benchmarks', *argv])}`, run on {info['date']}.",
         f"- Machine: {info['cpu']}; {info['os']}\n- numpy BLAS: {info['blas']}\n"
+        f"- Load average (1 min) before and after the run: {info['load']}\n"
         f"- Versions: {vers}",
         f"Times are medians of per-call times over {cfg.repeats} samples of at least "
         f"{cfg.sample_s * 1e3:.0f} ms each ({large_chain.REPEATS} samples of one call for "
@@ -72,14 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=None,
                         help=f"where to write the results (default {RESULTS} on full runs)")
     args = parser.parse_args(argv)
+    info = machine()
     report = run(quick=args.quick, only=tuple(args.only))
+    info["load"] += f" -> {load()}"
     print(table(report))
     print("\nTargets:\n" + targets(report))
     for section in report.sections:
         print("\n" + section)
     output = args.output or (None if args.quick else RESULTS)
     if output is not None:
-        output.write_text(document(report, argv, Config.make(args.quick)) + "\n")
+        output.write_text(document(report, argv, Config.make(args.quick), info) + "\n")
         print(f"\nwritten to {output}")
     return 0
 

@@ -268,4 +268,9 @@ def machine() -> dict[str, str]:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cores
     return {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "cpu": f"{cpu_model()}, {cores} cores ({usable} usable)",
-            "os": platform.platform(), "blas": blas_info()}
+            "os": platform.platform(), "blas": blas_info(), "load": load()}
+
+
+def load() -> str:
+    """The 1-minute load average: other processes on the machine make timings noisier."""
+    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "unknown"

@@ -75,9 +75,14 @@ class Impl(NamedTuple):
     step: Callable[[], Any]               # one training step (mutates the impl's state)
 
 
+def _identity(x: Any) -> Any:
+    return x
+
+
 def _functional(value_and_grad: Callable, params: list, x: Any, onehot: Any,
-                jit: Callable = lambda f: f) -> Impl:
-    """value_and_grad + SGD returning new parameters, with the parameters as state."""
+                jit: Callable = _identity, wait: Callable = _identity) -> Impl:
+    """value_and_grad + SGD returning new parameters, with the parameters as state.
+    ``wait`` blocks until the results are computed (JAX dispatches asynchronously)."""
     def sgd(params, x, onehot):
         loss, grads = value_and_grad(params, x, onehot)
         return loss, [p - LR * g for p, g in zip(params, grads)]
@@ -85,7 +90,7 @@ def _functional(value_and_grad: Callable, params: list, x: Any, onehot: Any,
     state = [list(params)]
 
     def step():
-        loss, state[0] = sgd(state[0], x, onehot)
+        loss, state[0] = wait(sgd(state[0], x, onehot))
         return loss
     return Impl(lambda: value_and_grad(params, x, onehot), step)
 
@@ -167,8 +172,8 @@ def implementations(p: Problem) -> tuple[dict[str, Impl], list[str]]:
         from jax.scipy.special import logsumexp as j_lse
         j_vg = jax.value_and_grad(_loss(jnp, j_lse))
         j_args = [jnp.asarray(a) for a in p.params], jnp.asarray(p.x), jnp.asarray(p.onehot)
-        impls["jax eager"] = _functional(j_vg, *j_args)
-        impls["jax jit"] = _functional(j_vg, *j_args, jit=jax.jit)
+        impls["jax eager"] = _functional(j_vg, *j_args, wait=jax.block_until_ready)
+        impls["jax jit"] = _functional(j_vg, *j_args, jit=jax.jit, wait=jax.block_until_ready)
     return impls, missing
 
 
