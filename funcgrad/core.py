@@ -91,6 +91,12 @@ class Rule:
         sources = self.sources
         if not sources:
             return self.fn(ct)
+        if len(sources) == 1:  # the common case: one input or the output
+            kind, key = sources[0][0], sources[0][-1]
+            if kind == "in":
+                return self.fn(ct, ins[key])
+            if kind == "out":
+                return self.fn(ct, out)
         args = [ct]
         for s in sources:
             k = s[0]
@@ -296,7 +302,67 @@ class Primitive:
         return new_array(out)
 
 
+    @property
+    def plain(self) -> bool:
+        """One or two array inputs, no params, one output that is not a view: the
+        primitives `as_function` serves."""
+        return (self.inputs is not None and len(self.inputs) in (1, 2) and not self.params
+                and not self.view and not self.multiple_results)
+
+    def as_function(self, reflected: bool = False, operands: tuple | None = None) -> Callable:
+        """This primitive as a plain function, for the numpy namespace and the operators.
+
+        Calling a function costs less than calling an object, and the common case (concrete
+        Arrays and Python numbers, nothing to trace) goes straight to the backend; anything
+        else takes the general path, `Primitive.__call__`. For an operator, ``reflected``
+        swaps the operands and ``operands`` lists the types it accepts (others get
+        NotImplemented, so that Python tries the other operand's method)."""
+        if not self.plain:
+            raise ValueError(f"{self.name}: as_function is for plain unary and binary "
+                             "primitives without params")
+        impl, call = self.impl, self.__call__
+        if len(self.inputs) == 1:
+            def unary(x: Any) -> Any:
+                if type(x) is Array:
+                    try:
+                        return _wrap(impl(x._value))
+                    except Exception:  # let the general path raise its clear error
+                        pass
+                return call(x)
+            unary.__name__ = unary.__qualname__ = self.name
+            unary.__doc__ = self.__doc__
+            unary.primitive = self  # type: ignore[attr-defined]
+            return unary
+
+        def binary(x: Any, y: Any) -> Any:
+            if reflected:
+                x, y = y, x
+            tx, ty = type(x), type(y)
+            if (tx is Array or tx is float or tx is int) and \
+                    (ty is Array or ty is float or ty is int):
+                try:
+                    return _wrap(impl(x._value if tx is Array else x,
+                                      y._value if ty is Array else y))
+                except Exception:  # let the general path raise its clear error
+                    pass
+            if operands is not None and not isinstance(x if reflected else y, operands):
+                return NotImplemented
+            return call(x, y)
+        binary.__name__ = binary.__qualname__ = self.name
+        binary.__doc__ = self.__doc__
+        binary.primitive = self  # type: ignore[attr-defined]
+        return binary
+
+
 _new = object.__new__
+
+
+def _wrap(out: Any) -> Array:
+    if type(out) is np.ndarray:  # new_array, inlined for the common case
+        result = _new(Array)
+        result._value = out
+        return result
+    return new_array(out)
 
 
 def check_same_device(prim: Primitive, raw: Sequence) -> None:

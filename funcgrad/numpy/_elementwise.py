@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.array import Array
+from funcgrad.core import Primitive
 from funcgrad.numpy._creation import asarray, astype, zeros_like
 from funcgrad.primitives import binary as B, elementwise as E
 from funcgrad.primitives.elementwise import (
@@ -178,3 +179,13 @@ def clip(a: Any, a_min: Any = _UNSET, a_max: Any = _UNSET, *, min: Any = None,
     return out
 
 
+def _as_functions(namespace: dict) -> None:
+    """Export each plain primitive of ``__all__`` as a function (`Primitive.as_function`):
+    cheaper to call than the Primitive object, with a direct path for concrete Arrays."""
+    for name in __all__:
+        obj = namespace[name]
+        if isinstance(obj, Primitive) and obj.plain:
+            namespace[name] = obj.as_function()
+
+
+_as_functions(globals())

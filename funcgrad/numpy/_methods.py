@@ -41,6 +41,9 @@ _OPERANDS = (Array, float, int, np.ndarray, np.generic, complex, list)
 def _binary(f: Any, reflected: bool) -> Any:
     """An operator method; other operand types get NotImplemented, so that Python tries
     their reflected method (as it does for numpy arrays)."""
+    prim = getattr(f, "primitive", None)
+    if prim is not None:
+        return prim.as_function(reflected, _OPERANDS)
     if reflected:
         def op(x: Array, y: Any) -> Any:
             return f(y, x) if isinstance(y, _OPERANDS) else NotImplemented
