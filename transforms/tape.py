@@ -23,6 +23,9 @@ __all__ = ["RevTrace", "RevTracer", "Record", "Tape", "make_tape", "backward_pas
            "fit_cotangent", "short_dtype"]
 
 
+_new = object.__new__
+
+
 class _Phase(threading.local):
     def __init__(self) -> None:
         self.backward_depth = 0
@@ -105,13 +108,14 @@ class RevTrace(Trace):
         self.var_avals: list[tuple] = []
 
     def new_var(self, primal: Any) -> RevTracer:
-        t = object.__new__(RevTracer)
+        t = _new(RevTracer)
         t._trace = self
         t._primal = primal
         t._var = len(self.var_avals)
-        dtype = primal.dtype
+        raw = primal._value if type(primal) is Array else primal  # C attributes: faster
+        dtype = raw.dtype
         t._diff = dtype.kind in "fc"
-        self.var_avals.append((primal.shape, dtype))
+        self.var_avals.append((raw.shape, dtype))
         return t
 
     def var_of(self, x: Any) -> int:
@@ -169,18 +173,19 @@ class RevTrace(Trace):
             out_vars = (result._var,)
         else:
             result, out_vars = out, (-1,)
-        ins, reads_out = prim.needs(mask, len(primals))
+        n = len(primals)
+        ins, reads_out = prim._needs.get((mask, n)) or prim.needs(mask, n)
         keep_consts = self.keep_consts
-        saved = []
-        for i, p in enumerate(primals):
-            if i in ins or (keep_consts and in_vars[i] < 0):
-                saved.append(np.array(p) if type(p) is np.ndarray else p)  # owned copy
-            else:
-                saved.append(None)
+        saved = [None] * n
+        for i in (range(n) if keep_consts else ins):
+            if i in ins or in_vars[i] < 0:
+                p = primals[i]
+                saved[i] = np.array(p) if type(p) is np.ndarray else p  # an owned copy
         rec = Record(prim, params, tuple(in_vars),
                      tuple(aval_of(p) for p in primals) if (prim.reads_avals or keep_consts)
                      else None,
-                     out_vars, tuple(saved), out if keeps_out(prim, reads_out, out_vars) else None,
+                     out_vars, tuple(saved),
+                     out if reads_out or (prim.multiple_results and -1 in out_vars) else None,
                      "backward" if _phase.backward_depth else "forward",
                      _user_source() if self.sources else None)
         if self.policy is not None:
@@ -207,7 +212,8 @@ class RevTrace(Trace):
 
 def keeps_out(prim: Primitive, reads_out: bool, out_vars: tuple) -> bool:
     """Whether a record keeps its output: when a rule reads it, or when a multi-output
-    primitive has an untraced output (whose zero cotangent is then shaped after it)."""
+    primitive has an untraced output (whose zero cotangent is then shaped after it).
+    (`RevTrace.record` inlines this test.)"""
     return reads_out or (prim.multiple_results and -1 in out_vars)
 
 
@@ -288,7 +294,8 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                     if rule is None:
                         raise _missing_rule(prim, i)
                     gi = rule(g, i, rec.saved, rec.out, rec.in_avals, rec.params)
-                if not (isinstance(gi, Array) and gi.shape == shape and gi.dtype == dtype):
+                raw = gi._value if type(gi) is Array else None  # C attributes: faster
+                if raw is None or raw.shape != shape or raw.dtype != dtype:
                     gi = fit_cotangent(gi, shape, dtype)
                 old = cts[v]
                 cts[v] = gi if old is None else old + gi
