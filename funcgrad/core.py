@@ -72,7 +72,7 @@ class Rule:
     exactly the residuals the backward pass will read and nothing else.
     """
 
-    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals")
+    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals", "apply")
 
     def __init__(self, prim: "Primitive", fn: Callable, kind: str):
         names = list(inspect.signature(fn).parameters)[1:]
@@ -85,20 +85,25 @@ class Rule:
             frozenset(["all"]) if ("xs",) in sources else frozenset())
         self.reads_out = ("out",) in sources
         self.reads_avals = any(s[0] in ("shape", "dtype", "shapes", "dtypes") for s in sources)
+        self.apply = self._specialized()
 
-    def __call__(self, ct: Any, argnum: int, ins: Sequence[Any], out: Any,
-                 avals: Sequence[tuple], params: dict) -> Any:
-        sources = self.sources
+    def _specialized(self) -> Callable:
+        """``apply(ct, argnum, ins, out, avals, params)``: the rule with what it reads. The
+        common shapes (nothing, one input, the output) get a direct closure."""
+        fn, sources = self.fn, self.sources
         if not sources:
-            return self.fn(ct)
-        if len(sources) == 1:  # the common case: one input or the output
-            kind, key = sources[0][0], sources[0][-1]
-            if kind == "in":
-                return self.fn(ct, ins[key])
-            if kind == "out":
-                return self.fn(ct, out)
+            return lambda ct, argnum, ins, out, avals, params: fn(ct)
+        if len(sources) == 1 and sources[0][0] == "in":
+            k = sources[0][1]
+            return lambda ct, argnum, ins, out, avals, params: fn(ct, ins[k])
+        if sources == (("out",),):
+            return lambda ct, argnum, ins, out, avals, params: fn(ct, out)
+        return self._general
+
+    def _general(self, ct: Any, argnum: int, ins: Sequence[Any], out: Any,
+                 avals: Sequence[tuple], params: dict) -> Any:
         args = [ct]
-        for s in sources:
+        for s in self.sources:
             k = s[0]
             if k == "in":
                 args.append(ins[s[1]])

@@ -52,7 +52,7 @@ def _derived_jvp(prim: Primitive, primals: list, tangents: list, out: Any,
 
     def vjp_map(g: Any) -> list:
         cts = []
-        every = (prim.vjp_all(g, -1, primals, out, avals, params)
+        every = (prim.vjp_all.apply(g, -1, primals, out, avals, params)
                  if prim.vjp_all is not None else None)
         for i in traced:
             shape, dtype = avals[i]
@@ -66,7 +66,7 @@ def _derived_jvp(prim: Primitive, primals: list, tangents: list, out: Any,
             elif rule is ZERO:
                 ct = None
             else:
-                ct = rule(g, i, primals, out, avals, params)
+                ct = rule.apply(g, i, primals, out, avals, params)
             cts.append(fnp.zeros_like(primals[i], dtype=dtype) if ct is None else
                        fit_cotangent(ct, shape, dtype))
         return cts
@@ -95,7 +95,7 @@ def primitive_jvp(prim: Primitive, primals: list, tangents: list, out: Any,
                 f"JVP rule for primitive {prim.name!r} is not implemented for argument {i}. "
                 "Declare one with defjvp (or remove the JVP rules so forward mode is "
                 "derived from the VJP rules).")
-        ti = rule(t, i, primals, out, avals, params)
+        ti = rule.apply(t, i, primals, out, avals, params)
         if prim.multiple_results:
             total = ti if total is None else tuple(a + b for a, b in zip(total, ti))
         else:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.array import Array
-from funcgrad.core import ZERO, Primitive, Trace, Tracer, find_top_trace, new_trace
+from funcgrad.core import ZERO, Primitive, Trace, Tracer, new_trace
 from funcgrad import tree_util
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Tape", "make_tape", "backward_pass",
@@ -125,26 +125,34 @@ class RevTrace(Trace):
     def lower(self, args: Sequence) -> tuple[list, list, int]:
         """(primals, variable numbers (-1 for constants), bit mask of the inputs that carry
         a derivative) of a call's arguments."""
+        return self._lower(args)[:3]
+
+    def _lower(self, args: Sequence) -> tuple[list, list, int, bool]:
+        """`lower`, and whether a primal is itself a tracer (of a lower level)."""
         primals = []
         in_vars = []
         mask = 0
-        for i, a in enumerate(args):
+        nested = False
+        i = 0
+        for a in args:
             if isinstance(a, RevTracer) and a._trace is self:
-                primals.append(a._primal)
+                p = a._primal
                 in_vars.append(a._var)
                 if a._diff:
                     mask |= 1 << i
             else:
-                primals.append(a)
+                p = a
                 in_vars.append(-1)
-        return primals, in_vars, mask
+            if isinstance(p, Tracer):
+                nested = True
+            primals.append(p)
+            i += 1
+        return primals, in_vars, mask, nested
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
-        primals, in_vars, mask = self.lower(args)
-        if find_top_trace(primals) is None:  # no lower level to hand the call to
-            out = prim.apply(primals, params)
-        else:
-            out = prim(*primals, **params)
+        primals, in_vars, mask, nested = self._lower(args)
+        # with no lower level to hand the call to, go straight to the backend
+        out = prim(*primals, **params) if nested else prim.apply(primals, params)
         if not self.keep_all and (mask == 0 or not prim.differentiable):
             return out
         return self.record(prim, params, primals, in_vars, mask, out)
@@ -272,7 +280,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                 for v in rec.out_vars:
                     if v >= 0:
                         cts[v] = None
-            all_cts = (prim.vjp_all(g, -1, rec.saved, rec.out, rec.in_avals, rec.params)
+            all_cts = (prim.vjp_all.apply(g, -1, rec.saved, rec.out, rec.in_avals, rec.params)
                        if prim.vjp_all is not None else None)
             rules, variadic = prim.vjp_rules, prim.inputs is None
             if not rules:
@@ -293,7 +301,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                         continue
                     if rule is None:
                         raise _missing_rule(prim, i)
-                    gi = rule(g, i, rec.saved, rec.out, rec.in_avals, rec.params)
+                    gi = rule.apply(g, i, rec.saved, rec.out, rec.in_avals, rec.params)
                 raw = gi._value if type(gi) is Array else None  # C attributes: faster
                 if raw is None or raw.shape != shape or raw.dtype != dtype:
                     gi = fit_cotangent(gi, shape, dtype)
