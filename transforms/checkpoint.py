@@ -197,7 +197,10 @@ class _CheckpointCall(TraceCall):
             for v in rec.in_vars:  # free replayed values as soon as nothing reads them
                 if v >= 0 and last_use[v] == k and v not in residual_vars:
                     env[v] = None
+        outs = args = env = None  # nothing but the residuals may outlive the replay
         seeds = [(v, gi) for v, gi in zip(tape.out_vars, g) if v >= 0]
+        if isinstance(g, list):
+            g.clear()  # the backward pass below frees each cotangent once it is used
         cts = backward_pass(records, tape.var_avals, seeds, consume=True)
         return [cts[v] if v >= 0 else None for v in self.in_vars]
 

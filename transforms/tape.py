@@ -252,13 +252,15 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
     """Propagate cotangents from ``seeds`` [(var, cotangent)] back through ``records``.
 
     Returns the cotangent of every variable (``None`` for zero). With ``consume`` each
-    record's residuals are dropped as soon as it has been processed, which lowers the peak
-    memory of a one-shot gradient."""
+    record's residuals are dropped as soon as it has been processed, and a ``seeds`` list
+    is emptied, which lowers the peak memory of a one-shot gradient."""
     import funcgrad.numpy as fnp
     cts: list = [None] * len(var_avals)
     for var, ct in seeds:
         if var >= 0:
             cts[var] = ct if cts[var] is None else cts[var] + ct
+    if consume and isinstance(seeds, list):
+        seeds.clear()  # consumed: each cotangent can go once the pass is done with it
     _phase.backward_depth += 1
     try:
         for rec in reversed(records):
@@ -268,9 +270,12 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                 given = next((gi for gi in gs if gi is not None), None)
                 if given is None:
                     continue
-                g = tuple(gi if gi is not None else
-                          fnp.zeros(*var_avals[v], device=given.device) if v >= 0 else
-                          fnp.zeros_like(rec.out[k]) for k, (gi, v) in enumerate(zip(gs, rec.out_vars)))
+                # a list: a rule that takes all cotangents over (a checkpoint) may empty it
+                # to let them go as soon as it is done with them
+                g = [gi if gi is not None else
+                     fnp.zeros(*var_avals[v], device=given.device) if v >= 0 else
+                     fnp.zeros_like(rec.out[k]) for k, (gi, v) in enumerate(zip(gs, rec.out_vars))]
+                gs = given = None
             else:
                 v = rec.out_vars[0]
                 g = cts[v] if v >= 0 else None
@@ -305,8 +310,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                 raw = gi._value if type(gi) is Array else None  # C attributes: faster
                 if raw is None or raw.shape != shape or raw.dtype != dtype:
                     gi = fit_cotangent(gi, shape, dtype)
-                old = cts[v]
-                cts[v] = gi if old is None else old + gi
+                cts[v] = gi if cts[v] is None else cts[v] + gi
             if consume:
                 rec.saved = rec.out = None
     finally:
