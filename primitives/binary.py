@@ -77,8 +77,13 @@ def _pow_dy(g: Any, x: Any, out: Any) -> Any:
 
 
 def _max_share(g: Any, a: Any, b: Any) -> Any:
-    """The part of g that goes to ``a`` in maximum(a, b): all where a > b, half at ties."""
-    return where(a > b, g, where(a == b, g * 0.5, 0))
+    """The part of g that goes to ``a`` in maximum(a, b): all where a > b, half at ties.
+    (Comparisons are never traced, so testing for ties is plain Python; ties are rare and
+    the common case is one select, which matters for ReLU.)"""
+    ties = a == b
+    if ties.any():
+        return where(a > b, g, where(ties, g * 0.5, 0))
+    return where(a > b, g, 0)
 
 
 def _logaddexp_rule(g: Any, a: Any, out: Any, expf: Callable) -> Any:
