@@ -7,7 +7,7 @@ indices return PyTorch's named tuples (``torch.return_types.max(values=..., indi
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -122,22 +122,18 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
     return dim, correction
 
 
-@op("var")
-def _var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-         correction: Any = None) -> Spec:
-    dim, ddof = _correction(dim, unbiased, correction)
-    axes = None if dim is None else _axes(dim, input.ndim)
-    return Spec("VarBackward0", lambda x: fnp.var(x, axis=axes, ddof=ddof, keepdims=keepdim),
-                [input])
+def _spread(node: str, fn: Callable) -> Callable:
+    """torch.var / torch.std: ``fn`` (fnp.var or fnp.std) with torch's arguments."""
+    def spec(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> Spec:
+        dim, ddof = _correction(dim, unbiased, correction)
+        axes = None if dim is None else _axes(dim, input.ndim)
+        return Spec(node, lambda x: fn(x, axis=axes, ddof=ddof, keepdims=keepdim), [input])
+    return spec
 
 
-@op("std")
-def _std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-         correction: Any = None) -> Spec:
-    dim, ddof = _correction(dim, unbiased, correction)
-    axes = None if dim is None else _axes(dim, input.ndim)
-    return Spec("StdBackward0", lambda x: fnp.std(x, axis=axes, ddof=ddof, keepdims=keepdim),
-                [input])
+op("var")(_spread("VarBackward0", fnp.var))
+op("std")(_spread("StdBackward0", fnp.std))
 
 
 def _extreme(kind: str):  # noqa: ANN202
