@@ -289,7 +289,7 @@ class Primitive:
         for a in args:
             raw.append(a._value if type(a) is Array else to_raw(a))
         try:
-            out = self.impl(*raw, **params)
+            out = self.impl(*raw, **params) if params else self.impl(*raw)
         except Exception as e:  # give mixed devices a clear error
             check_same_device(self, raw)
             raise e
@@ -325,7 +325,7 @@ class Primitive:
         if not self.plain:
             raise ValueError(f"{self.name}: as_function is for plain unary and binary "
                              "primitives without params")
-        impl, call = self.impl, self.__call__
+        impl, prim = self.impl, self
         if len(self.inputs) == 1:
             def unary(x: Any) -> Any:
                 if type(x) is Array:
@@ -333,7 +333,11 @@ class Primitive:
                         return _wrap(impl(x._value))
                     except Exception:  # let the general path raise its clear error
                         pass
-                return call(x)
+                elif isinstance(x, Tracer):
+                    if not x._trace.alive:
+                        raise escaped_error(x._trace, prim)
+                    return x._trace.process(prim, (x,), _NO_PARAMS)
+                return prim.apply((x,), _NO_PARAMS)
             unary.__name__ = unary.__qualname__ = self.name
             unary.__doc__ = self.__doc__
             unary.primitive = self  # type: ignore[attr-defined]
@@ -352,7 +356,14 @@ class Primitive:
                     pass
             if operands is not None and not isinstance(x if reflected else y, operands):
                 return NotImplemented
-            return call(x, y)
+            top = x._trace if isinstance(x, Tracer) else None  # Primitive.__call__, inlined
+            if isinstance(y, Tracer) and (top is None or y._trace.level > top.level):
+                top = y._trace
+            if top is None:
+                return prim.apply((x, y), _NO_PARAMS)
+            if not top.alive:
+                raise escaped_error(top, prim)
+            return top.process(prim, (x, y), _NO_PARAMS)
         binary.__name__ = binary.__qualname__ = self.name
         binary.__doc__ = self.__doc__
         binary.primitive = self  # type: ignore[attr-defined]
@@ -360,6 +371,7 @@ class Primitive:
 
 
 _new = object.__new__
+_NO_PARAMS: dict = {}  # shared by every call without params; never written to
 
 
 def _wrap(out: Any) -> Array:
