@@ -176,7 +176,7 @@ class RevTrace(Trace):
                     out_vars.append(-1)
             result: Any = tuple(tracers)
             out_vars = tuple(out_vars)
-        elif keep_all or out.dtype.kind in "fc":
+        elif keep_all or (out._value if type(out) is Array else out).dtype.kind in "fc":
             result = self.new_var(out)
             out_vars = (result._var,)
         else:
