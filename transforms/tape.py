@@ -106,6 +106,7 @@ class RevTrace(Trace):
         self.kept_vars: set = set()
         self.records: list[Record] = []
         self.var_avals: list[tuple] = []
+        self.plain = not (keep_all or sources or policy is not None)
 
     def new_var(self, primal: Any) -> RevTracer:
         t = _new(RevTracer)
@@ -150,19 +151,77 @@ class RevTrace(Trace):
         return primals, in_vars, mask, nested
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
-        primals, in_vars, mask, nested = self._lower(args)
+        # `_lower`, inlined: this runs once per traced primitive call
+        primals = []
+        in_vars = []
+        mask = 0
+        bit = 1
+        nested = False
+        for a in args:
+            if type(a) is RevTracer and a._trace is self:
+                p = a._primal
+                in_vars.append(a._var)
+                if a._diff:
+                    mask |= bit
+            else:
+                p = a
+                in_vars.append(-1)
+            if type(p) is not Array and isinstance(p, Tracer):
+                nested = True
+            primals.append(p)
+            bit <<= 1
         # with no lower level to hand the call to, go straight to the backend
         out = prim(*primals, **params) if nested else prim.apply(primals, params)
         if not self.keep_all and (mask == 0 or not prim.differentiable):
             return out
+        if self.plain and not prim.multiple_results:
+            return self._record_plain(prim, params, primals, in_vars, mask, out)
         return self.record(prim, params, primals, in_vars, mask, out)
+
+    def _record_plain(self, prim: Primitive, params: dict, primals: list, in_vars: list,
+                      mask: int, out: Any) -> Any:
+        """`record` for the common case, written for speed: a one-output primitive on a
+        trace that keeps no constants, no policy and no sources (what grad and vjp use)."""
+        raw = out._value if type(out) is Array else out  # C attributes: faster
+        dtype = raw.dtype
+        if dtype.kind in "fc":
+            result = _new(RevTracer)
+            result._trace = self
+            result._primal = out
+            var_avals = self.var_avals
+            var = result._var = len(var_avals)
+            result._diff = True
+            var_avals.append((raw.shape, dtype))
+        else:
+            result, var = out, -1
+        n = len(primals)
+        ins, reads_out = prim._needs.get((mask, n)) or prim.needs(mask, n)
+        if ins:
+            saved = [None] * n
+            for i in ins:
+                p = primals[i]
+                saved[i] = np.array(p) if type(p) is np.ndarray else p  # an owned copy
+            saved = tuple(saved)
+        else:
+            saved = (None,) * n
+        rec = _new(Record)
+        rec.prim = prim
+        rec.params = params
+        rec.in_vars = tuple(in_vars)
+        rec.in_avals = (tuple([aval_of(p) for p in primals]) if prim.reads_avals else None)
+        rec.out_vars = (var,)
+        rec.saved = saved
+        rec.out = out if reads_out else None
+        rec.phase = "backward" if _phase.backward_depth else "forward"
+        rec.source = rec.sub = None
+        self.records.append(rec)
+        return result
 
     def record(self, prim: Primitive, params: dict, primals: list, in_vars: list, mask: int,
                out: Any) -> Any:
         """Append a record of ``prim`` having produced ``out`` and return its tracers.
-
-        This is the per-primitive cost of reverse mode, so it is written for speed: only
-        the residuals the rules read are kept, and input avals only if a rule reads them."""
+        Only the residuals the rules read are kept, and input avals only if a rule reads
+        them (or constants are kept)."""
         keep_all = self.keep_all
         if prim.multiple_results:
             tracers, out_vars = [], []
@@ -182,7 +241,7 @@ class RevTrace(Trace):
         else:
             result, out_vars = out, (-1,)
         n = len(primals)
-        ins, reads_out = prim._needs.get((mask, n)) or prim.needs(mask, n)
+        ins, reads_out = prim.needs(mask, n)
         keep_consts = self.keep_consts
         saved = [None] * n
         for i in (range(n) if keep_consts else ins):
@@ -276,21 +335,29 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                      fnp.zeros(*var_avals[v], device=given.device) if v >= 0 else
                      fnp.zeros_like(rec.out[k]) for k, (gi, v) in enumerate(zip(gs, rec.out_vars))]
                 gs = given = None
+                if consume:
+                    for v in rec.out_vars:
+                        if v >= 0:
+                            cts[v] = None
             else:
                 v = rec.out_vars[0]
-                g = cts[v] if v >= 0 else None
+                if v < 0:
+                    continue
+                g = cts[v]
                 if g is None:
                     continue
-            if consume:
-                for v in rec.out_vars:
-                    if v >= 0:
-                        cts[v] = None
-            all_cts = (prim.vjp_all.apply(g, -1, rec.saved, rec.out, rec.in_avals, rec.params)
-                       if prim.vjp_all is not None else None)
-            rules, variadic = prim.vjp_rules, prim.inputs is None
+                if consume:
+                    cts[v] = None
+            rules = prim.vjp_rules
             if not rules:
                 raise _missing_rule(prim, 0)
-            for i, v in enumerate(rec.in_vars):
+            saved, out, in_avals, params = rec.saved, rec.out, rec.in_avals, rec.params
+            all_cts = (None if prim.vjp_all is None else
+                       prim.vjp_all.apply(g, -1, saved, out, in_avals, params))
+            variadic = prim.inputs is None
+            i = -1
+            for v in rec.in_vars:
+                i += 1
                 if v < 0:
                     continue
                 shape, dtype = var_avals[v]
@@ -306,11 +373,13 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
                         continue
                     if rule is None:
                         raise _missing_rule(prim, i)
-                    gi = rule.apply(g, i, rec.saved, rec.out, rec.in_avals, rec.params)
+                    gi = rule.apply(g, i, saved, out, in_avals, params)
                 raw = gi._value if type(gi) is Array else None  # C attributes: faster
-                if raw is None or raw.shape != shape or raw.dtype != dtype:
+                if raw is None or raw.shape != shape or (raw.dtype is not dtype and
+                                                         raw.dtype != dtype):
                     gi = fit_cotangent(gi, shape, dtype)
-                cts[v] = gi if cts[v] is None else cts[v] + gi
+                old = cts[v]
+                cts[v] = gi if old is None else old + gi
             if consume:
                 rec.saved = rec.out = None
     finally:
