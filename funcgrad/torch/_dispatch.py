@@ -27,7 +27,8 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.core import is_inexact, new_trace
+from funcgrad.array import Array
+from funcgrad.core import new_trace
 from funcgrad.transforms.tape import Record, RevTrace, RevTracer, backward_pass
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import Tensor, make
@@ -63,12 +64,6 @@ def proxy(data: Any, edge: tuple) -> Tensor:
     return make(data, requires_grad=node is not None, grad_fn=node, output_nr=nr)
 
 
-def _wrap(out: Any, multi: bool) -> Any:
-    if multi:
-        return tuple(make(o) for o in out)
-    return make(out)
-
-
 class _Capture(threading.local):
     """Tensors seen by ops while a `capture_inputs` block runs (utils.checkpoint uses it
     to find the parameters a function reads from its closure)."""
@@ -97,13 +92,27 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     ``name`` when grad mode is on and an input requires grad."""
     if _capture.sets:
         _capture.sets[-1].update((id(x), x) for x in inputs if isinstance(x, Tensor))
-    datas = [as_data(x) for x in inputs]
-    if differentiable and grad_mode.state.enabled:
-        diff = [i for i, x in enumerate(inputs)
-                if isinstance(x, Tensor) and (x._rg or x._grad_fn is not None)]
-        if diff:
-            return _record(name, f, inputs, datas, diff, multi, target)
-    return _wrap(f(*datas), multi)
+    datas = []
+    diff = []
+    i = 0
+    for x in inputs:  # as_data, and which inputs require grad, in one pass
+        if isinstance(x, Tensor):
+            datas.append(x._st.a)
+            if x._rg or x._grad_fn is not None:
+                diff.append(i)
+        else:
+            datas.append(x)
+        i += 1
+    if diff and differentiable and grad_mode.state.enabled:
+        return _record(name, f, inputs, datas, diff, multi, target)
+    out = f(*datas)
+    return tuple([make(o) for o in out]) if multi else make(out)
+
+
+def device_of(a: Any) -> str:
+    """The funcgrad device of array ``a``; numpy-backed Arrays (the common case) without
+    asking the backend."""
+    return "cpu" if type(a) is Array and type(a._value) is np.ndarray else a.device
 
 
 class OpTape:
@@ -111,62 +120,77 @@ class OpTape:
     array inputs and outputs): the records, the variables of the inputs and outputs, and
     the backward pass as a call ``tape(cotangents) -> input cotangents``."""
 
-    __slots__ = ("records", "var_avals", "in_vars", "out_vars", "in_devices", "outputs")
+    __slots__ = ("records", "var_avals", "in_vars", "out_vars", "in_devices")
 
-    def __init__(self, fn: Callable, primals: Sequence):
+    def __init__(self, records: list, var_avals: list, in_vars: list, out_vars: list,
+                 in_devices: list):
+        self.records = records
+        self.var_avals = var_avals
+        self.in_vars = in_vars
+        self.out_vars = out_vars
+        self.in_devices = in_devices
+
+    @staticmethod
+    def run(fn: Callable, primals: Sequence) -> tuple["OpTape", tuple]:
+        """Run ``fn(*primals)`` under a reverse-mode trace: (its tape, its outputs)."""
         trace = RevTrace("funcgrad.torch")
         with new_trace(trace):
             tracers = [trace.new_var(p) for p in primals]
             out = fn(*tracers)
-            outs = out if isinstance(out, tuple) else (out,)
-            self.out_vars = [trace.var_of(o) for o in outs]
-            self.outputs = [o._primal if isinstance(o, RevTracer) and o._trace is trace
-                            else o for o in outs]
-        self.records = trace.records
-        self.var_avals = trace.var_avals
-        self.in_vars = [t._var for t in tracers]
-        self.in_devices = [p.device for p in primals]
+        outs = out if isinstance(out, tuple) else (out,)
+        out_vars = []
+        values = []
+        for o in outs:
+            if type(o) is RevTracer and o._trace is trace:
+                out_vars.append(o._var)
+                values.append(o._primal)
+            else:
+                out_vars.append(-1)
+                values.append(o)
+        tape = OpTape(trace.records, trace.var_avals, [t._var for t in tracers], out_vars,
+                      [device_of(p) for p in primals])
+        return tape, tuple(values)
 
     def __call__(self, cotangents: Sequence) -> list:
         seeds = [(v, c) for v, c in zip(self.out_vars, cotangents) if v >= 0]
         cts = backward_pass(self.records, self.var_avals, seeds)
         out = []
         for v, device in zip(self.in_vars, self.in_devices):
-            if cts[v] is None:
+            c = cts[v]
+            if c is None:
                 shape, dtype = self.var_avals[v]
-                out.append(fnp.zeros(shape, dtype, device=device))
-            else:
-                out.append(cts[v])
+                c = fnp.zeros(shape, dtype, device=device)
+            out.append(c)
         return out
 
 
 def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
             target: Tensor | None) -> Any:
-    side: list = []
+    if multi or len(diff) < len(datas):
+        side: list = []
 
-    def g(*d: Any) -> Any:
-        full = list(datas)
-        for i, v in zip(diff, d):
-            full[i] = v
-        out = f(*full)
-        if multi:
-            side.append(out)
-            return tuple(o for o in out if is_inexact(o.dtype))
-        return out
-
-    tape = OpTape(g, [datas[i] for i in diff])
-    outs = tape.outputs
-    tape.outputs = None
-    float_outs = outs if multi else [o for o in outs if is_inexact(o.dtype)]
-    if not float_outs:
-        return _wrap(side[0] if multi else outs[0], multi)
-    node = node_class(name, OpNode)(inputs, datas, diff, f, multi, tape)
-    tensors = [make(o, grad_fn=node, output_nr=k) for k, o in enumerate(float_outs)]
-    node._meta = [(o.shape, o.dtype, o.device) for o in float_outs]
+        def g(*d: Any) -> Any:
+            full = list(datas)
+            for i, v in zip(diff, d):
+                full[i] = v
+            out = f(*full)
+            if multi:
+                side.append(out)
+                return tuple([o for o in out if o.dtype.kind in "fc"])
+            return out
+    else:
+        g = f  # every input is differentiated: nothing to fill in
+    tape, outs = OpTape.run(g, [datas[i] for i in diff])
+    if not multi and outs[0].dtype.kind not in "fc":
+        return make(outs[0])
+    if not outs:
+        return tuple([make(o) for o in side[0]])
+    node = node_class(name, OpNode)(inputs, datas, diff, f, multi, tape, outs)
+    tensors = [make(o, False, node, k) for k, o in enumerate(outs)]
     node._find_saved(inputs, tensors, target)
     if multi:
         it = iter(tensors)
-        return tuple(next(it) if is_inexact(o.dtype) else make(o) for o in side[0])
+        return tuple([next(it) if o.dtype.kind in "fc" else make(o) for o in side[0]])
     return tensors[0]
 
 
@@ -190,23 +214,13 @@ def inplace(target: Tensor, name: str, f: Callable, others: Sequence = ()) -> Te
     return target._rebind(apply(name, f_cast, [target, *others], target=target))
 
 
-def _cotangent(g: Tensor | None, meta: tuple) -> Any:
-    """An output's gradient as a funcgrad array of the output's dtype (zeros if None)."""
-    if g is None:
-        return zeros_of(meta)
-    c = g._st.a
-    return c if c.dtype == meta[1] else fnp.astype(c, meta[1])
-
-
 def _conj(x: Any) -> Any:
     return fnp.conj(x) if np.issubdtype(x.dtype, np.complexfloating) else x
 
 
-def _pytorch_convention(tape: Callable, is_complex: bool) -> Callable:
+def _pytorch_convention(tape: Callable) -> Callable:
     """PyTorch's gradients of complex values are the conjugates of funcgrad's (JAX's)
-    cotangents: ``vjp_torch(g) = conj(vjp(conj(g)))``; a no-op for real ops."""
-    if not is_complex:
-        return tape
+    cotangents: ``vjp_torch(g) = conj(vjp(conj(g)))``."""
     return lambda cts: [_conj(r) for r in tape([_conj(c) for c in cts])]
 
 
@@ -224,52 +238,67 @@ class OpNode(Node):
                  "_replay", "_in_map", "_out_map", "_packed", "_complex")
 
     def __init__(self, inputs: Sequence, datas: list, diff: list, f: Callable, multi: bool,
-                 vjp_fn: Any):
-        diffset = set(diff)
-        super().__init__(tuple(x._edge() if i in diffset else (None, 0)
-                               for i, x in enumerate(inputs)))
-        self._vjp = vjp_fn
+                 tape: OpTape, outs: Sequence):
+        edges = [(None, 0)] * len(inputs)
+        for i in diff:
+            edges[i] = inputs[i]._edge()
+        super().__init__(tuple(edges))
+        self._vjp = tape
         self._fn = f
         self._datas = datas
         self._diff = diff
         self._multi = multi
         self._saved: list = []
         self._packed = None
-        self._complex = any(getattr(d, "dtype", None) is not None and
-                            np.issubdtype(d.dtype, np.complexfloating) for d in datas)
+        self._meta = [(o.shape, o.dtype, device_of(o)) for o in outs]
+        # PyTorch's convention differs from funcgrad's only where a differentiated input or
+        # an output is complex (a real function of real inputs has a real Jacobian)
+        var_avals = tape.var_avals
+        self._complex = (any(var_avals[v][1].kind == "c" for v in tape.in_vars) or
+                         any(m[1].kind == "c" for m in self._meta))
         graph.register_node(self)
 
     def _find_saved(self, inputs: Sequence, outs: list, target: Tensor | None) -> None:
         """Read the tape: which tensors the rules will read (to version-check them) and
         whether every traced residual is an op input or output (replay) or not."""
-        vjp_fn = self._vjp
-        self._in_map = {v: i for i, v in zip(self._diff, vjp_fn.in_vars)}
-        self._out_map = {v: k for k, v in enumerate(vjp_fn.out_vars) if v >= 0}
-        consts = {id(self._datas[i]): i for i, x in enumerate(inputs)
-                  if isinstance(x, Tensor) and i not in self._in_map.values()}
+        tape = self._vjp
+        in_map = self._in_map = dict(zip(tape.in_vars, self._diff))
+        out_map = self._out_map = {v: k for k, v in enumerate(tape.out_vars) if v >= 0}
+        consts = None  # id(array) -> input position, of the inputs not differentiated
         saved_in, saved_out, replay, has_saved = set(), set(), True, False
-        for rec in vjp_fn.records:
-            for j, s in enumerate(rec.saved):
+        for rec in tape.records:
+            in_vars = rec.in_vars
+            j = -1
+            for s in rec.saved:
+                j += 1
                 if s is None:
                     continue
                 has_saved = True
-                v = rec.in_vars[j]
+                v = in_vars[j]
                 if v < 0:
-                    if id(s) in consts:
-                        saved_in.add(consts[id(s)])
-                elif v in self._in_map:
-                    saved_in.add(self._in_map[v])
-                elif v in self._out_map:
-                    saved_out.add(self._out_map[v])
+                    if consts is None:
+                        diffset = set(self._diff)
+                        consts = {id(self._datas[i]): i for i, x in enumerate(inputs)
+                                  if isinstance(x, Tensor) and i not in diffset}
+                    i = consts.get(id(s))
+                    if i is not None:
+                        saved_in.add(i)
+                elif v in in_map:
+                    saved_in.add(in_map[v])
+                elif v in out_map:
+                    saved_out.add(out_map[v])
                 else:
                     replay = False
             if rec.out is not None:
                 has_saved = True
                 for v in rec.out_vars:
-                    if v >= 0 and v not in self._out_map:
+                    if v < 0:
+                        continue
+                    k = out_map.get(v)
+                    if k is None:
                         replay = False
-                    elif v >= 0:
-                        saved_out.add(self._out_map[v])
+                    else:
+                        saved_out.add(k)
         self._has_saved = has_saved
         self._replay = replay
         if replay:
@@ -286,11 +315,12 @@ class OpNode(Node):
                                             version=target._vc.v + 1, keep=False))
             else:
                 self._saved.append(SavedRef(outs[k], node=self, output_nr=k, keep=False))
-        hooks = graph.current_hooks()
-        if hooks is not None and has_saved:
-            known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
-            known.update({id(t._st.a): t for t in outs})
-            self._packed = graph.pack_records(vjp_fn.records, hooks, known)
+        if has_saved:
+            hooks = graph.current_hooks()
+            if hooks is not None:
+                known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
+                known.update({id(t._st.a): t for t in outs})
+                self._packed = graph.pack_records(tape.records, hooks, known)
 
     def saved_refs(self) -> list:
         return self._saved
@@ -306,18 +336,34 @@ class OpNode(Node):
             raise RuntimeError(FREED_ERROR)
         for s in self._saved:
             s.check(self)
-        if all(g is None for g in grads):
+        for g in grads:
+            if g is not None:
+                break
+        else:
             return [None] * len(self._next)
-        with graph.unpacked(self._packed):
-            if create_graph:
-                res = self._apply_graph(grads)
-            else:
-                cts = [_cotangent(g, m) for g, m in zip(grads, self._meta)]
-                res = [make(r) for r in _pytorch_convention(self._vjp, self._complex)(cts)]
+        if self._packed is None:
+            res = self._backward(grads, create_graph)
+        else:
+            with graph.unpacked(self._packed):
+                res = self._backward(grads, create_graph)
         out: list = [None] * len(self._next)
         for i, r in zip(self._diff, res):
             out[i] = r
         return out
+
+    def _backward(self, grads: list, create_graph: bool) -> Sequence:
+        """The gradients of the differentiated inputs (the saved values are in place)."""
+        if create_graph:
+            return self._apply_graph(grads)
+        cts = []
+        for g, meta in zip(grads, self._meta):  # as funcgrad arrays of the outputs' dtypes
+            if g is None:
+                cts.append(zeros_of(meta))
+            else:
+                c = g._st.a
+                cts.append(c if c.dtype == meta[1] else fnp.astype(c, meta[1]))
+        tape = self._vjp if not self._complex else _pytorch_convention(self._vjp)
+        return [make(r) for r in tape(cts)]
 
     def _apply_graph(self, grads: list) -> Sequence:
         """The backward of this node as a recorded facade op (for create_graph)."""
@@ -404,8 +450,9 @@ class OpNode(Node):
             for i, v in zip(diff, d):
                 full[i] = v
             out = f(*full)
-            return tuple(o for o in out if is_inexact(o.dtype)) if multi else out
+            return tuple([o for o in out if o.dtype.kind in "fc"]) if multi else out
 
         def backward_op(*args: Any) -> tuple:
-            return tuple(OpTape(g, args[:n])(list(args[n:])))
+            tape, _ = OpTape.run(g, args[:n])
+            return tuple(tape(list(args[n:])))
         return backward_op

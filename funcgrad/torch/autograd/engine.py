@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import anomaly, grad_mode
-from funcgrad.torch.autograd.node import GraphRoot, Node
+from funcgrad.torch.autograd.node import AccumulateGrad, GraphRoot, Node
 
 __all__ = ["backward", "grad", "run_backward"]
 
@@ -170,10 +170,9 @@ def _tensor_pre_hooks(node: Node, grads: list) -> list:
     return grads
 
 
-def _leaf_hooks(node: Node, grads: list) -> list:
-    var = getattr(node, "variable", None)
-    if var is not None and grads and grads[0] is not None:
-        for hook in list(var._hooks.values()):
+def _leaf_hooks(node: AccumulateGrad, grads: list) -> list:
+    if grads and grads[0] is not None:
+        for hook in list(node.variable._hooks.values()):
             r = hook(grads[0])
             if r is not None:
                 grads[0] = r
@@ -181,27 +180,39 @@ def _leaf_hooks(node: Node, grads: list) -> list:
 
 
 def _call(node: Node, grads: list, create_graph: bool) -> list:
-    for hook in list(node._pre_hooks.values()):
-        r = hook(tuple(grads))
-        if r is not None:
-            grads = list(r)
+    """``node.apply`` with the node's hooks and anomaly mode's checks around it."""
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            r = hook(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if not anomaly.is_anomaly_enabled():
+        outputs = node.apply(grads, create_graph)
+    else:
+        outputs = _call_anomaly(node, grads, create_graph)
+    if node._post_hooks:
+        for hook in list(node._post_hooks.values()):
+            r = hook(tuple(outputs), tuple(grads))
+            if r is not None:
+                outputs = list(r)
+    return outputs
+
+
+def _call_anomaly(node: Node, grads: list, create_graph: bool) -> list:
+    """``node.apply`` in anomaly mode: warn with the forward trace when it fails, raise when
+    it returns NaN."""
     try:
         outputs = node.apply(grads, create_graph)
     except Exception:
-        if anomaly.is_anomaly_enabled():
-            anomaly.warn_forward_trace(node)
+        anomaly.warn_forward_trace(node)
         raise
-    if anomaly.is_anomaly_enabled() and anomaly.is_anomaly_check_nan_enabled():
+    if anomaly.is_anomaly_check_nan_enabled():
         import numpy as np
         for i, o in enumerate(outputs):
             if o is not None and np.isnan(o._host()).any():
                 anomaly.warn_forward_trace(node)
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                    f"{i}th output.")
-    for hook in list(node._post_hooks.values()):
-        r = hook(tuple(outputs), tuple(grads))
-        if r is not None:
-            outputs = list(r)
     return outputs
 
 
@@ -240,19 +251,22 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     grad_mode.state.enabled = create_graph
     try:
         while heap:
-            _, _, node = heapq.heappop(heap)
-            grads = buffers.pop(node, None)
-            if node is not root:
-                grads = _tensor_pre_hooks(node, grads)
-                grads = _leaf_hooks(node, grads)
-                for nr, k in captures.get(node, ()):
-                    captured[k] = grads[nr]
+            node = heapq.heappop(heap)[2]
+            if node is root:
+                outputs = root.apply([], create_graph)
+            else:
+                grads = buffers.pop(node)
+                if node._tensor_hooks or node._retains:
+                    grads = _tensor_pre_hooks(node, grads)
+                if type(node) is AccumulateGrad and node.variable._hooks:
+                    grads = _leaf_hooks(node, grads)
+                if captures:
+                    for nr, k in captures.get(node, ()):
+                        captured[k] = grads[nr]
                 if needed is not None and not needed[node] and not (
                         accumulate and node in targets):
                     continue
                 outputs = _call(node, grads, create_graph)
-            else:
-                outputs = node.apply([], create_graph)
             if not keep_graph:
                 node.release()
             for (nxt, nr), g in zip(node._next, outputs):
@@ -262,9 +276,11 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                 if buf is None:
                     buf = buffers[nxt] = [None] * max(nxt.num_outputs, nr + 1)
                 if g is not None:
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                deps[nxt] -= 1
-                if deps[nxt] == 0 and (needed is None or needed[nxt] or nxt in targets):
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0 and (needed is None or needed[nxt] or nxt in targets):
                     heapq.heappush(heap, (-nxt._seq, next(tie), nxt))
     finally:
         grad_mode.state.enabled = prev

@@ -16,7 +16,7 @@ import threading
 import weakref
 from typing import Any, Callable
 
-from funcgrad.torch.autograd import anomaly
+from funcgrad.torch.autograd import anomaly, grad_mode
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
            "node_class", "next_sequence_nr", "FREED_ERROR", "LEAF_INPLACE_ERROR"]
@@ -156,21 +156,20 @@ class AccumulateGrad(Node):
     keeping the same tensor object, unless the graph of the gradient is being built)."""
 
     __slots__ = ("variable",)
+    num_outputs = 1  # (no output meta to keep: a leaf's gradient is never materialised here)
 
     def __init__(self, variable: Any):
         super().__init__((), seq=float("inf"))
         self.variable = variable
-        self._meta = [(variable.shape, variable.dtype, variable._data.device)]
 
     def apply(self, grads: list, create_graph: bool) -> list:
         g = grads[0]
         var = self.variable
         if g is None:
             return []
-        from funcgrad.torch.autograd.grad_mode import state
         if var._grad is None:
-            var._grad = g.clone() if state.enabled else g.detach()
-        elif not state.enabled:
+            var._grad = g.clone() if grad_mode.state.enabled else g.detach()
+        elif not grad_mode.state.enabled:
             var._grad._inplace_accumulate(g)
         else:
             var._grad = var._grad + g
@@ -191,13 +190,15 @@ class SavedRef:
         self.tensor = weakref.ref(tensor) if not keep else tensor
         self.node = node            # set for a saved output: the node that produced it
         self.output_nr = output_nr
-        self.desc = (tensor.dtype, tuple(tensor.shape), tensor._data.device)
+        a = tensor._st.a            # for the error message: (numpy dtype, shape, array)
+        self.desc = (a.dtype, a.shape, a.device)
 
     def check(self, owner: Any = None) -> None:
         if self.vc.v == self.version:
             return
-        from funcgrad.torch._dtypes import tensor_type_name
+        from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
         dtype, shape, dev = self.desc
+        dtype = to_torch_dtype(dtype)
         t = self.tensor() if isinstance(self.tensor, weakref.ref) else self.tensor
         if self.node is not None:
             fn, nr = (owner if owner is not None else self.node), self.output_nr
