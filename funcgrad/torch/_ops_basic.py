@@ -106,7 +106,30 @@ def _kind(x: Any) -> tuple:
     return (D._scalar_dtype(x), 2)
 
 
+# PyTorch's type categories (bool < integer < floating < complex) by numpy dtype kind and
+# by Python number type
+_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_NUMBER_CATEGORY = {builtins.bool: 0, builtins.int: 1, builtins.float: 2, builtins.complex: 3}
+
+
 def result_type(*xs: Any) -> D.dtype:
+    """PyTorch's result dtype of tensors and Python numbers. Tensors of one dtype with
+    numbers of no higher category (the common case: ``x * 2``, ``p - lr * g``) keep it."""
+    common = None
+    category = 0
+    for x in xs:
+        if isinstance(x, Tensor):
+            d = x._st.a.dtype
+            if common is None:
+                common = d
+            elif d != common:
+                break
+        else:
+            c = _NUMBER_CATEGORY.get(type(x), 4)
+            category = c if c > category else category
+    else:
+        if common is not None and category <= _KIND_CATEGORY[common.kind]:
+            return D.to_torch_dtype(common)
     return D.result_type_of(_kind(x) for x in xs)
 
 

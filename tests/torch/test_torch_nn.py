@@ -213,6 +213,30 @@ def test_cross_entropy_and_nll_against_numpy():
         F.cross_entropy(x, torch.tensor([5, 0, 0, 0]))
 
 
+def test_nll_loss_spatial_and_unbatched():
+    """(N, C, d...) inputs with (N, d...) targets, and a (C,) input with a 0-d target."""
+    rng = np.random.RandomState(1)
+    logp = rng.randn(2, 3, 4, 5).astype(np.float32)
+    t = rng.randint(3, size=(2, 4, 5))
+    t[0, 0, 0] = -100
+    w = np.array([0.5, 1.0, 2.0], dtype=np.float32)
+    n, i, j = np.meshgrid(*map(np.arange, t.shape), indexing="ij")
+    valid = t != -100
+    picked = logp[n, np.where(valid, t, 0), i, j]
+    wt = w[np.where(valid, t, 0)] * valid
+    x = torch.tensor(logp, requires_grad=True)
+    loss = F.nll_loss(x, torch.tensor(t), weight=torch.tensor(w))
+    assert loss.item() == pytest.approx(-(picked * wt).sum() / wt.sum(), rel=1e-5)
+    np.testing.assert_allclose(F.nll_loss(x, torch.tensor(t), reduction="none").detach().numpy(),
+                               -picked * valid, rtol=1e-6)
+    loss.backward()
+    expected = np.zeros_like(logp)
+    expected[n, np.where(valid, t, 0), i, j] = -wt / wt.sum()
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5, atol=1e-7)
+    v = torch.tensor(logp[0, :, 0, 0])
+    assert F.nll_loss(v, torch.tensor(2)).item() == pytest.approx(-logp[0, 2, 0, 0])
+
+
 def test_cross_entropy_label_smoothing_and_probabilities():
     x = torch.tensor(LOGITS)
     logp = np_log_softmax(LOGITS)

@@ -149,29 +149,51 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
              reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities
-    ``input`` of shape (N, C, ...) or (C,)."""
+    ``input`` of shape (N, C, ...) or (C,). The classes and weights are host-side
+    constants: the op itself is a gather, and a weighting only when there are weights or
+    ignored targets."""
     if target.dtype.is_floating_point:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name}")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     t = target._host()
     valid = t != ignore_index
-    safe = np.where(valid, t, 0)
+    all_valid = bool(valid.all())
+    safe = t if all_valid else np.where(valid, t, 0)
     cls_axis = 1 if input.ndim >= 2 else 0
     n_cls = input.shape[cls_axis]
-    if np.any((safe < 0) | (safe >= n_cls)):
+    if safe.size and (safe.min() < 0 or safe.max() >= n_cls):
         bad = int(safe[(safe < 0) | (safe >= n_cls)].flat[0])
         raise IndexError(f"Target {bad} is out of bounds.")
-    idx = const_like(np.expand_dims(safe, cls_axis), input)
-    w_raw = weight._host() if weight is not None else np.ones(n_cls)
-    w = const_like((w_raw[safe] * valid).astype(input.dtype.np), input)
+    index = _class_index(safe, cls_axis)
+    dtype = input.dtype.np
+    if weight is None and all_valid:
+        w, total = None, np.asarray(safe.size, dtype)
+    else:
+        w_raw = weight._host()[safe] if weight is not None else np.ones(safe.shape)
+        w_host = (w_raw * valid).astype(dtype)
+        w, total = const_like(w_host, input), w_host.sum(dtype=dtype)
+    neg_total = const_like(np.negative(total), input)
 
     def f(x: Any) -> Any:
-        picked = fnp.take_along_axis(x, idx, axis=cls_axis)
-        picked = fnp.reshape(picked, w.shape)
-        loss = fnp.negative(fnp.multiply(picked, w))
+        picked = x[index]
+        if w is not None:
+            picked = fnp.multiply(picked, w)
         if reduction == "mean":
-            return fnp.true_divide(fnp.sum(loss), fnp.sum(w))
-        return _reduce(loss, reduction)
+            return fnp.true_divide(fnp.sum(picked), neg_total)
+        return fnp.negative(fnp.sum(picked) if reduction == "sum" else picked)
     return apply("NllLossBackward0", f, [input])
+
+
+def _class_index(target: np.ndarray, cls_axis: int) -> tuple:
+    """The index that picks ``x[n, target[n, d...], d...]`` from input ``x``: the target
+    along the class axis, broadcast ranges over the target's shape along the others."""
+    if cls_axis == 0:
+        return (target,)
+    k = target.ndim
+    ranges = [np.arange(n).reshape((1,) * j + (n,) + (1,) * (k - j - 1))
+              for j, n in enumerate(target.shape)]
+    return (ranges[0], target, *ranges[1:])
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
