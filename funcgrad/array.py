@@ -63,6 +63,8 @@ class Array:
 
     @property
     def device(self) -> str:
+        if type(self._value) is np.ndarray:
+            return "cpu"
         from funcgrad.backend import device_of
         return device_of(self._value)
 

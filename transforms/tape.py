@@ -18,6 +18,9 @@ import numpy as np
 from funcgrad.array import Array
 from funcgrad.core import ZERO, Primitive, Trace, Tracer, new_trace
 from funcgrad import tree_util
+from funcgrad.primitives.elementwise import real
+from funcgrad.primitives.reductions import reduce_sum
+from funcgrad.primitives.shape import reshape
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Tape", "make_tape", "backward_pass",
            "fit_cotangent", "short_dtype"]
@@ -287,20 +290,21 @@ def keeps_out(prim: Primitive, reads_out: bool, out_vars: tuple) -> bool:
 def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
     """Sum a cotangent back over broadcast axes and cast it to the input's dtype (the real
     part for a real input), so that rules need not care about either."""
-    import funcgrad.numpy as fnp
     if not isinstance(g, Array):
+        import funcgrad.numpy as fnp
         g = fnp.asarray(g)
-    if g.shape != shape:
-        lead = g.ndim - len(shape)
+    g_shape = g.shape
+    if g_shape != shape:
+        lead = len(g_shape) - len(shape)
         axes = tuple(range(lead)) + tuple(
-            lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-        if axes:
-            g = fnp.sum(g, axis=axes, keepdims=True)
-        g = fnp.reshape(g, shape) if g.shape != shape else g
+            lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
+        if axes:  # one sum over the broadcast axes, then put back the kept 1s
+            g = reduce_sum(g, axis=axes, keepdims=False)
+        if g.shape != shape:
+            g = reshape(g, shape=shape)
     if g.dtype != dtype:
-        if np.issubdtype(g.dtype, np.complexfloating) and not np.issubdtype(
-                dtype, np.complexfloating):
-            g = fnp.real(g)
+        if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            g = real(g)
         if g.dtype != dtype:
             g = g.astype(dtype)
     return g
