@@ -151,6 +151,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.differentiable = differentiable
         self.view = view
+        self.simple = not (multiple_results or view)  # impl's result is the Array's value
         self.sample = sample
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None

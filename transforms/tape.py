@@ -15,8 +15,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from funcgrad.array import Array
-from funcgrad.core import ZERO, Primitive, Trace, Tracer, new_trace
+from funcgrad.array import Array, to_raw
+from funcgrad.core import ZERO, Primitive, Trace, Tracer, _wrap, new_trace
 from funcgrad import tree_util
 from funcgrad.primitives.elementwise import real
 from funcgrad.primitives.reductions import reduce_sum
@@ -154,8 +154,9 @@ class RevTrace(Trace):
         return primals, in_vars, mask, nested
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
-        # `_lower`, inlined: this runs once per traced primitive call
+        # `_lower` and `Primitive.apply`, inlined: this runs once per traced primitive call
         primals = []
+        raws = []
         in_vars = []
         mask = 0
         bit = 1
@@ -169,12 +170,23 @@ class RevTrace(Trace):
             else:
                 p = a
                 in_vars.append(-1)
-            if type(p) is not Array and isinstance(p, Tracer):
+            if type(p) is Array:
+                raws.append(p._value)
+            elif isinstance(p, Tracer):
                 nested = True
+            else:
+                raws.append(to_raw(p))
             primals.append(p)
             bit <<= 1
-        # with no lower level to hand the call to, go straight to the backend
-        out = prim(*primals, **params) if nested else prim.apply(primals, params)
+        if nested:
+            out = prim(*primals, **params)
+        elif prim.simple:  # with no lower level to hand the call to, go to the backend
+            try:
+                out = _wrap(prim.impl(*raws, **params) if params else prim.impl(*raws))
+            except Exception:
+                out = prim.apply(primals, params)  # raises the general path's clear error
+        else:
+            out = prim.apply(primals, params)
         if not self.keep_all and (mask == 0 or not prim.differentiable):
             return out
         if self.plain and not prim.multiple_results:
