@@ -301,12 +301,7 @@ class Primitive:
                 if isinstance(a, np.ndarray) and np.may_share_memory(a, out):
                     out = out.copy()
                     break
-        if type(out) is np.ndarray:  # new_array, inlined for the common case
-            result = _new(Array)
-            result._value = out
-            return result
-        return new_array(out)
-
+        return wrap_raw(out)
 
     @property
     def plain(self) -> bool:
@@ -331,7 +326,7 @@ class Primitive:
             def unary(x: Any) -> Any:
                 if type(x) is Array:
                     try:
-                        return _wrap(impl(x._value))
+                        return wrap_raw(impl(x._value))
                     except Exception:  # let the general path raise its clear error
                         pass
                 elif isinstance(x, Tracer):
@@ -351,7 +346,7 @@ class Primitive:
             if (tx is Array or tx is float or tx is int) and \
                     (ty is Array or ty is float or ty is int):
                 try:
-                    return _wrap(impl(x._value if tx is Array else x,
+                    return wrap_raw(impl(x._value if tx is Array else x,
                                       y._value if ty is Array else y))
                 except Exception:  # let the general path raise its clear error
                     pass
@@ -375,8 +370,9 @@ _new = object.__new__
 _NO_PARAMS: dict = {}  # shared by every call without params; never written to
 
 
-def _wrap(out: Any) -> Array:
-    if type(out) is np.ndarray:  # new_array, inlined for the common case
+def wrap_raw(out: Any) -> Array:
+    """A backend result as an Array (`new_array`, with the common case inlined)."""
+    if type(out) is np.ndarray:
         result = _new(Array)
         result._value = out
         return result

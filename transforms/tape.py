@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.array import Array, to_raw
-from funcgrad.core import ZERO, Primitive, Trace, Tracer, _wrap, new_trace
+from funcgrad.core import ZERO, Primitive, Trace, Tracer, wrap_raw, new_trace
 from funcgrad import tree_util
 from funcgrad.primitives.elementwise import real
 from funcgrad.primitives.reductions import reduce_sum
@@ -129,32 +129,20 @@ class RevTrace(Trace):
     def lower(self, args: Sequence) -> tuple[list, list, int]:
         """(primals, variable numbers (-1 for constants), bit mask of the inputs that carry
         a derivative) of a call's arguments."""
-        return self._lower(args)[:3]
-
-    def _lower(self, args: Sequence) -> tuple[list, list, int, bool]:
-        """`lower`, and whether a primal is itself a tracer (of a lower level)."""
-        primals = []
-        in_vars = []
-        mask = 0
-        nested = False
-        i = 0
-        for a in args:
+        primals, in_vars, mask = [], [], 0
+        for i, a in enumerate(args):
             if isinstance(a, RevTracer) and a._trace is self:
-                p = a._primal
+                primals.append(a._primal)
                 in_vars.append(a._var)
                 if a._diff:
                     mask |= 1 << i
             else:
-                p = a
+                primals.append(a)
                 in_vars.append(-1)
-            if isinstance(p, Tracer):
-                nested = True
-            primals.append(p)
-            i += 1
-        return primals, in_vars, mask, nested
+        return primals, in_vars, mask
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
-        # `_lower` and `Primitive.apply`, inlined: this runs once per traced primitive call
+        # `lower` and `Primitive.apply`, inlined: this runs once per traced primitive call
         primals = []
         raws = []
         in_vars = []
@@ -182,7 +170,7 @@ class RevTrace(Trace):
             out = prim(*primals, **params)
         elif prim.simple:  # with no lower level to hand the call to, go to the backend
             try:
-                out = _wrap(prim.impl(*raws, **params) if params else prim.impl(*raws))
+                out = wrap_raw(prim.impl(*raws, **params) if params else prim.impl(*raws))
             except Exception:
                 out = prim.apply(primals, params)  # raises the general path's clear error
         else:
