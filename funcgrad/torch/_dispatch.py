@@ -235,7 +235,7 @@ class OpNode(Node):
     """The node of a facade op: its backward is the vjp of the op's funcgrad function."""
 
     __slots__ = ("_vjp", "_fn", "_datas", "_diff", "_multi", "_saved", "_has_saved",
-                 "_replay", "_in_map", "_out_map", "_packed", "_complex")
+                 "_replay", "_packed", "_complex")
 
     def __init__(self, inputs: Sequence, datas: list, diff: list, f: Callable, multi: bool,
                  tape: OpTape, outs: Sequence):
@@ -250,51 +250,58 @@ class OpNode(Node):
         self._multi = multi
         self._saved: list = []
         self._packed = None
-        self._meta = [(o.shape, o.dtype, device_of(o)) for o in outs]
         # PyTorch's convention differs from funcgrad's only where a differentiated input or
         # an output is complex (a real function of real inputs has a real Jacobian)
-        var_avals = tape.var_avals
-        self._complex = (any(var_avals[v][1].kind == "c" for v in tape.in_vars) or
-                         any(m[1].kind == "c" for m in self._meta))
+        is_complex = False
+        meta = []
+        for o in outs:
+            dtype = o.dtype
+            meta.append((o.shape, dtype, device_of(o)))
+            is_complex = is_complex or dtype.kind == "c"
+        self._meta = meta
+        if not is_complex:
+            var_avals = tape.var_avals
+            for v in tape.in_vars:
+                if var_avals[v][1].kind == "c":
+                    is_complex = True
+                    break
+        self._complex = is_complex
         graph.register_node(self)
 
     def _find_saved(self, inputs: Sequence, outs: list, target: Tensor | None) -> None:
         """Read the tape: which tensors the rules will read (to version-check them) and
-        whether every traced residual is an op input or output (replay) or not."""
+        whether every traced residual is an op input or output (replay) or not. The
+        tape's variables 0..n-1 are the differentiated inputs, in order."""
         tape = self._vjp
-        in_map = self._in_map = dict(zip(tape.in_vars, self._diff))
-        out_map = self._out_map = {v: k for k, v in enumerate(tape.out_vars) if v >= 0}
-        consts = None  # id(array) -> input position, of the inputs not differentiated
+        diff = self._diff
+        n_in = len(diff)
+        consts = None  # id(array) -> position, of the tensor inputs not differentiated
         saved_in, saved_out, replay, has_saved = set(), set(), True, False
         for rec in tape.records:
-            in_vars = rec.in_vars
-            j = -1
-            for s in rec.saved:
-                j += 1
+            for s, v in zip(rec.saved, rec.in_vars):
                 if s is None:
                     continue
                 has_saved = True
-                v = in_vars[j]
                 if v < 0:
                     if consts is None:
-                        diffset = set(self._diff)
-                        consts = {id(self._datas[i]): i for i, x in enumerate(inputs)
-                                  if isinstance(x, Tensor) and i not in diffset}
-                    i = consts.get(id(s))
+                        consts = self._constant_inputs(inputs)
+                    i = consts.get(id(s)) if consts else None
                     if i is not None:
                         saved_in.add(i)
-                elif v in in_map:
-                    saved_in.add(in_map[v])
-                elif v in out_map:
-                    saved_out.add(out_map[v])
+                elif v < n_in:
+                    saved_in.add(diff[v])
                 else:
-                    replay = False
+                    k = self._output_nr(v)
+                    if k is None:
+                        replay = False
+                    else:
+                        saved_out.add(k)
             if rec.out is not None:
                 has_saved = True
                 for v in rec.out_vars:
                     if v < 0:
                         continue
-                    k = out_map.get(v)
+                    k = self._output_nr(v)
                     if k is None:
                         replay = False
                     else:
@@ -321,6 +328,24 @@ class OpNode(Node):
                 known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
                 known.update({id(t._st.a): t for t in outs})
                 self._packed = graph.pack_records(tape.records, hooks, known)
+
+    def _constant_inputs(self, inputs: Sequence) -> dict:
+        """id(array) -> position, of the tensor inputs that are not differentiated (their
+        arrays are constants on the tape)."""
+        diff = self._diff
+        if len(diff) == len(inputs):
+            return {}
+        diffset = set(diff)
+        return {id(self._datas[i]): i for i, x in enumerate(inputs)
+                if isinstance(x, Tensor) and i not in diffset}
+
+    def _output_nr(self, v: int) -> int | None:
+        """Which output of the op tape variable ``v`` is (the last, if it is several)."""
+        out_vars = self._vjp.out_vars
+        for k in range(len(out_vars) - 1, -1, -1):
+            if out_vars[k] == v:
+                return k
+        return None
 
     def saved_refs(self) -> list:
         return self._saved
@@ -386,13 +411,12 @@ class OpNode(Node):
     def _residual_slots(self) -> tuple:
         ins, outs = set(), set()
         for rec in self._vjp.records:
-            for j, s in enumerate(rec.saved):
-                v = rec.in_vars[j]
+            for s, v in zip(rec.saved, rec.in_vars):
                 if s is not None and v >= 0:
-                    (ins.add(self._in_map[v]) if v in self._in_map
-                     else outs.add(self._out_map[v]))
+                    kind, i = self._source(v)
+                    (ins if kind == "in" else outs).add(i)
             if rec.out is not None:
-                outs.update(self._out_map[v] for v in rec.out_vars if v >= 0)
+                outs.update(self._output_nr(v) for v in rec.out_vars if v >= 0)
         return sorted(ins), sorted(outs)
 
     def _residual_value(self, key: tuple) -> Any:
@@ -409,7 +433,9 @@ class OpNode(Node):
         raise AssertionError(f"residual {key} not found")
 
     def _source(self, v: int) -> tuple:
-        return ("in", self._in_map[v]) if v in self._in_map else ("out", self._out_map[v])
+        """("in", input position) or ("out", output number) of a traced residual."""
+        diff = self._diff
+        return ("in", diff[v]) if v < len(diff) else ("out", self._output_nr(v))
 
     def _replay_fn(self, res_in: list, res_out: list) -> Callable:
         vjp_fn = self._vjp

@@ -266,7 +266,7 @@ def _addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1)
 # -- unary elementwise -----------------------------------------------------------------------
 
 def _relu(x: Any) -> Any:
-    return fnp.where(fnp.greater(x, 0), x, fnp.zeros_like(x))
+    return fnp.where(fnp.greater(x, 0), x, 0)  # a weak 0 keeps x's dtype
 
 
 def _rsqrt(x: Any) -> Any:

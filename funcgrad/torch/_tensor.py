@@ -49,10 +49,17 @@ class _Version:
 def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr: int = 0,
          cls: type | None = None, st: _Storage | None = None, vc: _Version | None = None
          ) -> "Tensor":
-    """A new tensor on funcgrad array ``data`` (no copy, no checks)."""
-    t = object.__new__(cls or Tensor)
-    t._st = _Storage(data) if st is None else st
-    t._vc = _Version() if vc is None else vc
+    """A new tensor on funcgrad array ``data`` (no copy, no checks). Every op result is
+    made here, so the objects are filled in directly rather than through constructors."""
+    t = _new(cls or Tensor)
+    if st is None:
+        st = _new(_Storage)
+        st.a = data
+    t._st = st
+    if vc is None:
+        vc = _new(_Version)
+        vc.v = 0
+    t._vc = vc
     t._rg = requires_grad
     t._grad_fn = grad_fn
     t._output_nr = output_nr
@@ -62,6 +69,9 @@ def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr:
     t._acc = None
     t._inference = grad_mode.state.inference
     return t
+
+
+_new = object.__new__
 
 
 def is_tensor(obj: Any) -> bool:
