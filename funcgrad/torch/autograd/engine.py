@@ -36,10 +36,11 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence) -> list:
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if isinstance(g, Tensor):
-            if tuple(g.shape) != tuple(out.shape):
+            o, a = out._st.a, g._st.a  # compared as arrays: no torch Size or dtype objects
+            if a.shape != o.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {out.shape}.")
-            if out.dtype.is_complex != g.dtype.is_complex:
+            if (o.dtype.kind == "c") != (a.dtype.kind == "c"):
                 raise RuntimeError(
                     "For complex Tensors, both grad_output and output are required to have "
                     f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
