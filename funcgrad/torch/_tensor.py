@@ -15,7 +15,8 @@ from __future__ import annotations
 import copy
 import warnings
 import weakref
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -64,14 +65,17 @@ def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr:
     t._grad_fn = grad_fn
     t._output_nr = output_nr
     t._grad = None
-    t._hooks = {}
-    t._post_hooks = {}
+    t._hooks = _NO_HOOKS
+    t._post_hooks = _NO_HOOKS
     t._acc = None
     t._inference = grad_mode.state.inference
     return t
 
 
 _new = object.__new__
+# The hooks of a tensor that has none: one shared read-only mapping (few tensors get hooks,
+# every op result is a tensor); the first registration gives the tensor a dict of its own.
+_NO_HOOKS: Mapping = MappingProxyType({})
 
 
 def is_tensor(obj: Any) -> bool:
@@ -356,6 +360,8 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
         if self._grad_fn is None:
+            if self._hooks is _NO_HOOKS:
+                self._hooks = {}
             return add_hook(self._hooks, hook)
         hooks = self._grad_fn._tensor_hooks.setdefault(self._output_nr, {})
         return add_hook(hooks, hook)
@@ -368,6 +374,8 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
+        if self._post_hooks is _NO_HOOKS:
+            self._post_hooks = {}
         return add_hook(self._post_hooks, hook)
 
     def _accumulator(self) -> AccumulateGrad:
