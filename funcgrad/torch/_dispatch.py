@@ -35,14 +35,11 @@ from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode, graph
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, node_class
 
-__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "OpTape", "zeros_of", "proxy", "as_data", "const_like"]
+__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "OpTape", "zeros_of", "proxy",
+           "const_like", "device_of"]
 
 _INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
                     "make a clone to get a normal tensor and use it in autograd.")
-
-
-def as_data(x: Any) -> Any:
-    return x._st.a if isinstance(x, Tensor) else x
 
 
 def zeros_of(meta: tuple) -> Any:
@@ -95,7 +92,7 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     datas = []
     diff = []
     i = 0
-    for x in inputs:  # as_data, and which inputs require grad, in one pass
+    for x in inputs:  # the arrays, and which inputs require grad, in one pass
         if isinstance(x, Tensor):
             datas.append(x._st.a)
             if x._rg or x._grad_fn is not None:
