@@ -447,7 +447,10 @@ class new_trace:
     def __exit__(self, *exc: Any) -> None:
         self.trace.alive = False
         stack = _state.stack
-        stack.pop(stack.index(self.trace))
+        if stack[-1] is self.trace:  # it is the innermost unless transforms interleave
+            stack.pop()
+        else:
+            stack.pop(stack.index(self.trace))
 
 
 def find_top_trace(values: Sequence) -> Trace | None:

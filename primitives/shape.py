@@ -77,9 +77,17 @@ broadcast_to = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, sha
 broadcast_to.defvjp(lambda g: g)
 broadcast_to.defjvp(lambda t, shape: broadcast_to(t, shape=shape))
 
+
+def _inverse_permutation(axes: tuple) -> tuple:
+    inverse = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inverse[a] = i
+    return tuple(inverse)
+
+
 transpose = Primitive("transpose", lambda x, axes: np.transpose(x, axes), params=("axes",),
                       view=True, sample=_case(_transpose_case))
-transpose.defvjp(lambda g, axes: transpose(g, axes=tuple(int(i) for i in np.argsort(axes))))
+transpose.defvjp(lambda g, axes: transpose(g, axes=_inverse_permutation(axes)))
 transpose.defjvp(lambda t, axes: transpose(t, axes=axes))
 
 

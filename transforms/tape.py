@@ -317,7 +317,6 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
     Returns the cotangent of every variable (``None`` for zero). With ``consume`` each
     record's residuals are dropped as soon as it has been processed, and a ``seeds`` list
     is emptied, which lowers the peak memory of a one-shot gradient."""
-    import funcgrad.numpy as fnp
     cts: list = [None] * len(var_avals)
     for var, ct in seeds:
         if var >= 0:
@@ -329,6 +328,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence
         for rec in reversed(records):
             prim = rec.prim
             if prim.multiple_results:
+                import funcgrad.numpy as fnp
                 gs = [cts[v] if v >= 0 else None for v in rec.out_vars]
                 given = next((gi for gi in gs if gi is not None), None)
                 if given is None:

@@ -75,7 +75,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     a = fnp.asarray(a)
     peak: Any = 0  # an empty a sums to 0 whatever the shift
     if a.size:
-        peak = stop_gradient(fnp.max(a, axis=axis, keepdims=True))
+        peak = fnp.max(stop_gradient(a), axis=axis, keepdims=True)  # a constant: untraced
         peak = fnp.where(fnp.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
     terms = fnp.exp(a - peak)
     total = fnp.sum(terms if b is None else terms * b, axis=axis, keepdims=keepdims)
