@@ -266,7 +266,8 @@ def _addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1)
 # -- unary elementwise -----------------------------------------------------------------------
 
 def _relu(x: Any) -> Any:
-    return fnp.where(fnp.greater(x, 0), x, 0)  # a weak 0 keeps x's dtype
+    # PyTorch's clamp_min and threshold_backward: nan stays nan, the gradient at 0 is 0
+    return fnp.where(fnp.less_equal(x, 0), 0, x)  # a weak 0 keeps x's dtype
 
 
 def _rsqrt(x: Any) -> Any:

@@ -293,3 +293,13 @@ def test_legacy_constructors():
     assert torch.LongTensor([1, 2]).dtype is torch.int64
     assert torch.FloatTensor(2).tolist() == [0.0, 0.0]
     assert isinstance(torch.Tensor([1.0]), torch.Tensor)
+
+
+def test_relu_keeps_nan_and_has_zero_gradient_at_zero():
+    """PyTorch's relu is clamp_min(x, 0) (nan stays nan) and its backward is
+    threshold_backward (gradient 0 at x == 0, passed through at nan)."""
+    x = torch.tensor([-1.0, 0.0, 2.0, float("nan")], requires_grad=True)
+    y = torch.relu(x)
+    np.testing.assert_array_equal(y.detach().numpy(), [0.0, 0.0, 2.0, np.nan])
+    y.backward(torch.ones(4))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 1.0, 1.0])
