@@ -153,18 +153,25 @@ def _scan_case(fun: Callable, values: Callable, nargs: int = 1) -> Any:
 # -- primitives ----------------------------------------------------------------------------
 
 def _reduction(name: str, impl: Callable, values: Callable = sampling.values,
-               nonempty: bool = False, differentiable: bool = True) -> Primitive:
-    p = Primitive(name, lambda x, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
-                  params=("axis", "keepdims"), differentiable=differentiable)
+               nonempty: bool = False, differentiable: bool = True,
+               ufunc: np.ufunc | None = None) -> Primitive:
+    """A reduction over static axes. ``ufunc``, when given, reduces numpy arrays directly
+    (``np.sum`` and its kin are Python wrappers around it: same result, less overhead);
+    other arrays (cupy) go through ``impl``."""
+    def reduce(x: Any, axis: Any, keepdims: bool) -> Any:
+        if ufunc is not None and type(x) is np.ndarray:
+            return ufunc.reduce(x, axis=axis, keepdims=keepdims)
+        return impl(x, axis=axis, keepdims=keepdims)
+    p = Primitive(name, reduce, params=("axis", "keepdims"), differentiable=differentiable)
     if differentiable:
         p.sample = _axes_case(p, values, nonempty)
     return p
 
 
-reduce_sum = _reduction("reduce_sum", np.sum)
-reduce_max = _reduction("reduce_max", np.max, _distinct, nonempty=True)
-reduce_min = _reduction("reduce_min", np.min, _distinct, nonempty=True)
-reduce_prod = _reduction("reduce_prod", np.prod, _with_zeros)
+reduce_sum = _reduction("reduce_sum", np.sum, ufunc=np.add)
+reduce_max = _reduction("reduce_max", np.max, _distinct, nonempty=True, ufunc=np.maximum)
+reduce_min = _reduction("reduce_min", np.min, _distinct, nonempty=True, ufunc=np.minimum)
+reduce_prod = _reduction("reduce_prod", np.prod, _with_zeros, ufunc=np.multiply)
 cumsum = Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis), params=("axis",))
 cumsum.sample = _scan_case(cumsum, sampling.values)
 cumprod = Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis), params=("axis",))
@@ -180,8 +187,8 @@ tie_weights = Primitive("tie_weights", _tie_weights, ("x", "out"), ("axis",),
                         doc="(x == out) / count over axis: where a max or min is attained.")
 argmax = _reduction("argmax", np.argmax, differentiable=False)  # axis: None or one int
 argmin = _reduction("argmin", np.argmin, differentiable=False)
-reduce_all = _reduction("reduce_all", np.all, differentiable=False)
-reduce_any = _reduction("reduce_any", np.any, differentiable=False)
+reduce_all = _reduction("reduce_all", np.all, differentiable=False, ufunc=np.logical_and)
+reduce_any = _reduction("reduce_any", np.any, differentiable=False, ufunc=np.logical_or)
 
 
 def _weighted(p: Primitive, weights: Callable) -> None:
