@@ -81,7 +81,7 @@ def _max_share(g: Any, a: Any, b: Any) -> Any:
     (Comparisons are never traced, so testing for ties is plain Python; ties are rare and
     the common case is one select, which matters for ReLU.)"""
     ties = a == b
-    if ties.any():
+    if ties.concrete()._value.any():  # a Python branch on a value: asked of the backend
         return where(a > b, g, where(ties, g * 0.5, 0))
     return where(a > b, g, 0)
 

@@ -89,9 +89,12 @@ class VJPFunction:
         return self.in_tree.unflatten(out)
 
 
-def _vjp(fun: Callable, primals: Sequence, has_aux: bool, name: str, consume: bool):
+def _vjp(fun: Callable, primals: Sequence, has_aux: bool, name: str, consume: bool,
+         check: Callable[[list], None] | None = None):
     leaves, in_tree = tree_util.tree_flatten(tuple(primals))
     leaves = [_as_array(x) for x in leaves]
+    if check is not None:
+        check(leaves)
     trace = RevTrace(name)
     with new_trace(trace):
         tracers = [trace.new_var(x) for x in leaves]
@@ -129,8 +132,14 @@ def _check_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple
 
 
 def _check_inputs(x: Any, allow_int: bool, holomorphic: bool, name: str) -> None:
-    for leaf in tree_util.tree_leaves(x):
-        dtype = leaf.dtype if isinstance(leaf, Array) else _as_array(leaf).dtype
+    """Differentiable inputs are float or complex (or complex for ``holomorphic``)."""
+    _check_leaves([_as_array(leaf) for leaf in tree_util.tree_leaves(x)], allow_int,
+                  holomorphic, name)
+
+
+def _check_leaves(leaves: list, allow_int: bool, holomorphic: bool, name: str) -> None:
+    for leaf in leaves:
+        dtype = leaf.dtype
         if holomorphic and dtype.kind != "c":
             raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
                             f"dtype, but got {dtype}.")
@@ -151,7 +160,6 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple:
         nums = _check_argnums(argnums, len(args), name)
         dyn = [args[i] for i in nums]
-        _check_inputs(dyn, allow_int, holomorphic, name)
 
         def partial(*dyn_args: Any) -> Any:
             full = list(args)
@@ -159,7 +167,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                 full[i] = a
             return fun(*full, **kwargs)
 
-        out, vjp_fn, aux = _vjp(partial, dyn, has_aux, name, consume=True)
+        out, vjp_fn, aux = _vjp(partial, dyn, has_aux, name, consume=True,
+                                check=lambda leaves: _check_leaves(leaves, allow_int,
+                                                                   holomorphic, name))
         if not isinstance(out, (Array, Tracer)):
             raise TypeError(f"Gradient only defined for scalar-output functions. Output was "
                             f"{out!r}.")
