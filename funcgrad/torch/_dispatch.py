@@ -27,7 +27,6 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.array import Array
 from funcgrad.core import new_trace
 from funcgrad.transforms.tape import Record, RevTrace, RevTracer, backward_pass
 from funcgrad.torch import _dtypes as D
@@ -36,7 +35,7 @@ from funcgrad.torch.autograd import grad_mode, graph
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, node_class
 
 __all__ = ["apply", "capture_inputs", "inplace", "OpNode", "OpTape", "zeros_of", "proxy",
-           "const_like", "device_of"]
+           "const_like"]
 
 _INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
                     "make a clone to get a normal tensor and use it in autograd.")
@@ -106,12 +105,6 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     return tuple([make(o) for o in out]) if multi else make(out)
 
 
-def device_of(a: Any) -> str:
-    """The funcgrad device of array ``a``; numpy-backed Arrays (the common case) without
-    asking the backend."""
-    return "cpu" if type(a) is Array and type(a._value) is np.ndarray else a.device
-
-
 class OpTape:
     """What `funcgrad.vjp` keeps, without its pytree handling (one op has a flat list of
     array inputs and outputs): the records, the variables of the inputs and outputs, and
@@ -145,7 +138,7 @@ class OpTape:
                 out_vars.append(-1)
                 values.append(o)
         tape = OpTape(trace.records, trace.var_avals, [t._var for t in tracers], out_vars,
-                      [device_of(p) for p in primals])
+                      [p.device for p in primals])
         return tape, tuple(values)
 
     def __call__(self, cotangents: Sequence) -> list:
@@ -253,7 +246,7 @@ class OpNode(Node):
         meta = []
         for o in outs:
             dtype = o.dtype
-            meta.append((o.shape, dtype, device_of(o)))
+            meta.append((o.shape, dtype, o.device))
             is_complex = is_complex or dtype.kind == "c"
         self._meta = meta
         if not is_complex:
