@@ -178,9 +178,25 @@ def _matmul_x(g: Any, y: Any, x_shape: tuple) -> Any:
     return squeeze(matmul(y, expand(g, -1)), -1)
 
 
-def _matmul_y(g: Any, x: Any, y_shape: tuple) -> Any:
-    if len(y_shape) > 1:
-        return expand(x, -1) * expand(g, -2) if x.ndim == 1 else matmul(mT(x), g)
+def column_major(x: Any) -> bool:
+    """Whether ``x`` is a concrete matrix stored column by column, as the transpose ``w.T``
+    of a row-major ``w`` is (tracers: no, their layout is not known yet)."""
+    if type(x) is not Array or x.ndim != 2:
+        return False
+    flags = x._value.flags
+    return flags.f_contiguous and not flags.c_contiguous
+
+
+def _matmul_y(g: Any, x: Any, y: Any) -> Any:
+    if y.ndim > 1:
+        if x.ndim == 1:
+            return expand(x, -1) * expand(g, -2)
+        if g.ndim == 2 and column_major(y):
+            # the gradient in y's layout, as PyTorch's layout contract asks: for y = w.T
+            # the transpose's VJP then hands w a row-major gradient, and an update
+            # ``w - lr * grad`` runs on matching layouts (mixed ones are ~10x slower)
+            return mT(matmul(mT(g), x))
+        return matmul(mT(x), g)
     if x.ndim == 1:
         return g * x
     return squeeze(matmul(expand(g, -2), x), -2)

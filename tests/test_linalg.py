@@ -76,6 +76,17 @@ def test_matmul_gradients(xs, ys):
     grads(fnp.matmul, rand(*xs, complex_=True), rand(*ys))
 
 
+def test_matmul_gradient_of_a_transposed_weight_is_row_major():
+    """``x @ w.T`` (a linear layer on a PyTorch-layout weight): w's gradient comes back in
+    w's own row-major layout, so that ``w - lr * grad`` is not a mixed-layout loop."""
+    x, w = rand(5, 4), rand(3, 4)
+    g = funcgrad.grad(lambda w: fnp.sum(fnp.sin(x @ w.T)))(w)
+    assert np.asarray(g).flags.c_contiguous
+    np.testing.assert_allclose(np.asarray(g), (np.cos(x @ w.T)).T @ x, rtol=1e-12)
+    g = funcgrad.grad(lambda w: fnp.sum(fnp.sin(x @ w)))(w.T.copy())  # a row-major operand
+    assert np.asarray(g).flags.c_contiguous
+
+
 def test_matmul_error_names_both_shapes():
     with pytest.raises(ValueError, match=r"\(2, 3\) and \(4, 5\)"):
         fnp.matmul(np.ones((2, 3)), np.ones((4, 5)))
