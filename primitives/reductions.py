@@ -13,12 +13,20 @@ cotangent broadcasts against the input.
 | cumsum            | reversed cumsum of g                          | cumsum(t)                  |
 | cumprod           | exclusive cumprod * transposed recurrence of g| recurrence of t * excl.    |
 | linear_recurrence | h = a * h[k-1] + b, and its transpose          | itself                     |
+| logsumexp         | g * exp(x - out) (the softmax)                | reduce_sum(t * softmax)    |
+| log_softmax       | g - exp(out) * reduce_sum(g)                  | t - reduce_sum(t * exp(out))|
 
 Products never divide by x: "the product of all the others" is an exclusive left times an
 exclusive right cumulative product, and cumprod's derivative is the linear recurrence
 ``u[k] = g[k] + x[k+1] u[k+1]``, so every rule is exact with zeros among the inputs and
 differentiable again (the recurrence's rules are recurrences).
 argmax, argmin, all, any and tie_weights are not differentiable.
+
+logsumexp and log_softmax are primitives rather than compositions (a shift by the max,
+exp, sum, log) because they sit in every classifier's loss: one record instead of six, and
+rules that never see the shift. Their implementations shift by the max (0 where it is not
+finite), so no exp overflows; their rules only take exp of ``x - out`` or of ``out``, which
+are <= 0.
 """
 from __future__ import annotations
 
@@ -28,6 +36,7 @@ import numpy as np
 
 from funcgrad.core import Primitive
 from . import sampling
+from .elementwise import exp
 from .indexing import slice_axis
 from .shape import broadcast_to, pad, reshape, transpose
 
@@ -191,6 +200,44 @@ reduce_all = _reduction("reduce_all", np.all, differentiable=False, ufunc=np.log
 reduce_any = _reduction("reduce_any", np.any, differentiable=False, ufunc=np.logical_or)
 
 
+def _logsumexp_impl(x: Any, axis: tuple, keepdims: bool) -> Any:
+    if x.size:
+        peak = np.max(x, axis=axis, keepdims=True)
+        peak = np.where(np.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
+        terms = np.exp(x - peak)
+    else:
+        peak, terms = 0, np.exp(x)  # an empty sum is 0 whatever the shift
+    out = np.log(np.sum(terms, axis=axis, keepdims=True)) + peak
+    return out if keepdims else np.squeeze(out, axis)
+
+
+def _log_softmax_impl(x: Any, axis: tuple) -> Any:
+    return x - _logsumexp_impl(x, axis, True)
+
+
+def _axes_only_case(prim: Primitive) -> Any:
+    """Sampler: a random array and a random subset of its axes."""
+    def cases(rng: np.random.RandomState, draw: Any) -> list:
+        from hypothesis import strategies as st
+        shape = sampling.draw_shape(draw)
+        axes = tuple(i for i in range(len(shape)) if draw(st.booleans()))
+        return [sampling.Case(lambda x: prim(x, axis=axes), (sampling.values(rng, shape),),
+                              f"{shape} axis={axes}")]
+    return sampling.custom(cases)
+
+
+logsumexp = Primitive("logsumexp", _logsumexp_impl, params=("axis", "keepdims"),
+                      doc="log(sum(exp(x))) over axis, without overflow.")
+logsumexp.sample = _axes_case(logsumexp, nonempty=True)  # an empty sum: -inf, no derivative
+log_softmax = Primitive("log_softmax", _log_softmax_impl, params=("axis",),
+                        doc="x - logsumexp(x) over axis (keeping its dimensions).")
+log_softmax.sample = _axes_only_case(log_softmax)
+
+
+def _softmax_of(x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
+    return exp(x - _expand(out, axis, keepdims))
+
+
 def _weighted(p: Primitive, weights: Callable) -> None:
     """Rules of a reduction whose derivative is ``weights(x, out, axis, keepdims)`` (shaped
     like x): VJP ``g * weights``, JVP ``reduce_sum(t * weights)``."""
@@ -210,6 +257,11 @@ reduce_sum.defjvp(lambda t, axis, keepdims: reduce_sum(t, axis=axis, keepdims=ke
 _weighted(reduce_max, _ties)
 _weighted(reduce_min, _ties)
 _weighted(reduce_prod, lambda x, out, axis, keepdims: _others_product(x, axis))
+_weighted(logsumexp, _softmax_of)
+log_softmax.defvjp(lambda g, out, axis: g - exp(out) * reduce_sum(g, axis=axis,
+                                                                       keepdims=True))
+log_softmax.defjvp(lambda t, out, axis: t - reduce_sum(t * exp(out), axis=axis,
+                                                       keepdims=True))
 
 cumsum.defvjp(lambda g, axis: _flip(cumsum(_flip(g, axis), axis=axis), axis))
 cumsum.defjvp(lambda t, axis: cumsum(t, axis=axis))

@@ -2,9 +2,10 @@
 
 erf, erfc, gammaln, digamma (psi), polygamma and expit are primitives (see
 `funcgrad.primitives.special`; scipy is used when installed, a pure-numpy fallback
-otherwise). The rest are composed from primitives and are written to stay finite, values
-and gradients, for arguments of any size: logsumexp shifts by the (non-differentiated)
-maximum, softplus is logaddexp(x, 0), softmax and log_softmax go through logsumexp.
+otherwise), and so are logsumexp and log_softmax (`funcgrad.primitives.reductions`). The
+rest are composed from primitives and are written to stay finite, values and gradients, for
+arguments of any size: logsumexp with weights ``b`` shifts by the (non-differentiated)
+maximum, softplus is logaddexp(x, 0), softmax is exp(log_softmax).
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.primitives import reductions as P
 from funcgrad.array import Array
+from funcgrad.numpy._reductions import normalize_axis_tuple
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.primitives.special import digamma, erf, erfc, expit, gammaln
 from funcgrad.primitives.special import polygamma as _polygamma
@@ -73,17 +76,23 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     With ``b`` the sum may be negative: it is nan unless ``return_sign``, which returns
     (log|sum|, sign of sum)."""
     a = fnp.asarray(a)
+    if b is None and not return_sign:  # the common case is a primitive of its own
+        return P.logsumexp(a, axis=_axes(axis, a.ndim), keepdims=bool(keepdims))
     peak: Any = 0  # an empty a sums to 0 whatever the shift
     if a.size:
         peak = fnp.max(stop_gradient(a), axis=axis, keepdims=True)  # a constant: untraced
         peak = fnp.where(fnp.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
     terms = fnp.exp(a - peak)
-    total = fnp.sum(terms if b is None else terms * b, axis=axis, keepdims=keepdims)
+    total = fnp.sum(terms * b, axis=axis, keepdims=keepdims)
     if not keepdims and a.size:
         peak = fnp.squeeze(peak, tuple(range(a.ndim)) if axis is None else axis)
     if not return_sign:
         return fnp.log(total) + peak
     return fnp.log(fnp.abs(total)) + peak, stop_gradient(fnp.sign(total))
+
+
+def _axes(axis: Any, ndim: int) -> tuple:
+    return tuple(range(ndim)) if axis is None else normalize_axis_tuple(axis, ndim)
 
 
 def softmax(x: Any, axis: Any = None) -> Array:
@@ -94,4 +103,4 @@ def softmax(x: Any, axis: Any = None) -> Array:
 def log_softmax(x: Any, axis: Any = None) -> Array:
     """x - logsumexp(x) over ``axis`` (all axes for None): finite for any finite x."""
     x = fnp.asarray(x)
-    return x - logsumexp(x, axis=axis, keepdims=True)
+    return P.log_softmax(x, axis=_axes(axis, x.ndim))

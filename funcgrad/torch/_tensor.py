@@ -351,7 +351,7 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self.retains_grad:
             return
-        self._grad_fn._retains[self._output_nr] = (weakref.ref(self),)
+        self._grad_fn._table("_retains")[self._output_nr] = (weakref.ref(self),)
 
     def register_hook(self, hook: Callable) -> Any:
         """``hook(grad)`` runs when this tensor's gradient is computed; a returned tensor
@@ -363,7 +363,7 @@ class Tensor:
             if self._hooks is _NO_HOOKS:
                 self._hooks = {}
             return add_hook(self._hooks, hook)
-        hooks = self._grad_fn._tensor_hooks.setdefault(self._output_nr, {})
+        hooks = self._grad_fn._table("_tensor_hooks").setdefault(self._output_nr, {})
         return add_hook(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> Any:
@@ -438,7 +438,7 @@ class Tensor:
             if old is not None and old._retains.get(self._output_nr, (None,))[0] is not None:
                 ref = old._retains.pop(self._output_nr)
                 if ref[0]() is self:
-                    fn._retains[result._output_nr] = ref
+                    fn._table("_retains")[result._output_nr] = ref
             self._grad_fn = fn
             self._output_nr = result._output_nr
         return self

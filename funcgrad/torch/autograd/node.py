@@ -12,9 +12,9 @@ version at save time, and raises PyTorch's in-place error if they differ on use.
 from __future__ import annotations
 
 import itertools
-import threading
 import weakref
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from funcgrad.torch.autograd import anomaly, grad_mode
 
@@ -29,15 +29,13 @@ FREED_ERROR = (
     "calling backward.")
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 
-_counter = threading.local()
+_sequence = itertools.count()
 
 
 def next_sequence_nr() -> int:
-    """Per-thread creation counter: the engine runs nodes with larger numbers first."""
-    it = getattr(_counter, "it", None)
-    if it is None:
-        it = _counter.it = itertools.count()
-    return next(it)
+    """Creation counter: the engine runs nodes with larger numbers first. (One counter for
+    all threads: numbers still grow along each thread's graph.)"""
+    return next(_sequence)
 
 
 class RemovableHandle:
@@ -69,18 +67,35 @@ class Node:
     """A backward function of the graph (PyTorch's ``torch.autograd.graph.Node``)."""
 
     __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_tensor_hooks",
-                 "_retains", "_meta", "_trace", "metadata", "__weakref__")
+                 "_retains", "_meta", "_trace", "_metadata", "__weakref__")
 
-    def __init__(self, next_edges: tuple = (), seq: int | None = None):
+    def __init__(self, next_edges: tuple = (), seq: int | None = None,
+                 meta: list | None = None):
         self._next = next_edges
-        self._seq = next_sequence_nr() if seq is None else seq
-        self._pre_hooks: dict = {}
-        self._post_hooks: dict = {}
-        self._tensor_hooks: dict = {}   # output_nr -> {id: hook} (hooks of non-leaf tensors)
-        self._retains: dict = {}        # output_nr -> weakref of a tensor with retain_grad
-        self._meta: list = []           # per output: (shape, torch dtype, funcgrad device)
-        self._trace = anomaly.forward_trace()
-        self.metadata: dict = {}
+        self._seq = next(_sequence) if seq is None else seq
+        # hook tables: most nodes never get a hook, so they share one empty read-only
+        # mapping until `_table` gives them their own
+        self._pre_hooks = self._post_hooks = NO_ENTRIES
+        self._tensor_hooks = NO_ENTRIES   # output_nr -> {id: hook} (hooks of non-leaf tensors)
+        self._retains = NO_ENTRIES        # output_nr -> (weakref of a retain_grad tensor,)
+        self._meta = [] if meta is None else meta  # per output: (shape, dtype, device)
+        self._trace = anomaly.forward_trace() if anomaly.is_anomaly_enabled() else None
+        self._metadata = None
+
+    def _table(self, name: str) -> dict:
+        """The hook table ``name`` (``"_retains"``...) of this node, made writable."""
+        table = getattr(self, name)
+        if table is NO_ENTRIES:
+            table = {}
+            setattr(self, name, table)
+        return table
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own annotations of this node."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     # -- PyTorch's Node interface ------------------------------------------------------------
     def name(self) -> str:
@@ -93,11 +108,11 @@ class Node:
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new
         grad_inputs."""
-        return add_hook(self._post_hooks, fn)
+        return add_hook(self._table("_post_hooks"), fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
-        return add_hook(self._pre_hooks, fn)
+        return add_hook(self._table("_pre_hooks"), fn)
 
     def _sequence_nr(self) -> int:
         return self._seq
@@ -126,6 +141,7 @@ class Node:
 
 
 _CLASSES: dict = {}
+NO_ENTRIES: Mapping = MappingProxyType({})
 
 
 def node_class(name: str, base: type) -> type:
