@@ -211,6 +211,14 @@ def test_cross_entropy_and_nll_against_numpy():
     np.testing.assert_allclose(x.grad.numpy(), (probs - onehot) / 4, rtol=1e-5, atol=1e-7)
     with pytest.raises(IndexError, match="Target 5 is out of bounds."):
         F.cross_entropy(x, torch.tensor([5, 0, 0, 0]))
+    with pytest.raises(IndexError, match="Target -1 is out of bounds."):
+        F.cross_entropy(x, torch.tensor([0, -1, -100, 0]))
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(4\) to match target "
+                                         r"batch_size \(3\)\."):
+        F.cross_entropy(x, torch.tensor([0, 1, 2]))
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected, multi-target "
+                                           "not supported"):
+        F.nll_loss(x, torch.tensor([[0], [1], [2], [0]]))
 
 
 def test_nll_loss_spatial_and_unbatched():

@@ -13,6 +13,9 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.numpy._indexing import parse_index
+from funcgrad.primitives import indexing as P
+from funcgrad.primitives.indexing import Index, Ref
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._dispatch import apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, cast, result_type, sp_fn
@@ -157,26 +160,40 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     t = target._host()
-    valid = t != ignore_index
-    all_valid = bool(valid.all())
-    safe = t if all_valid else np.where(valid, t, 0)
     cls_axis = 1 if input.ndim >= 2 else 0
     n_cls = input.shape[cls_axis]
-    if safe.size and (safe.min() < 0 or safe.max() >= n_cls):
+    expected = input.shape[:cls_axis] + input.shape[cls_axis + 1:]
+    if t.shape != expected:
+        if input.ndim >= 2 and t.ndim and t.shape[0] != input.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({t.shape[0]}).")
+        if input.ndim <= 2 and t.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
+                           f"{list(t.shape)})")
+    lo, hi = (int(t.min()), int(t.max())) if t.size else (0, 0)
+    all_valid = not lo <= ignore_index <= hi
+    if all_valid:
+        safe = t
+    else:
+        valid = t != ignore_index
+        safe = np.where(valid, t, 0)
+        lo, hi = (int(safe.min()), int(safe.max())) if t.size else (0, 0)
+    if lo < 0 or hi >= n_cls:
         bad = int(safe[(safe < 0) | (safe >= n_cls)].flat[0])
         raise IndexError(f"Target {bad} is out of bounds.")
-    index = _class_index(safe, cls_axis)
+    index, stacked = _class_index(safe, cls_axis, input)
     dtype = input.dtype.np
     if weight is None and all_valid:
         w, total = None, np.asarray(safe.size, dtype)
     else:
         w_raw = weight._host()[safe] if weight is not None else np.ones(safe.shape)
-        w_host = (w_raw * valid).astype(dtype)
+        w_host = (w_raw if all_valid else w_raw * valid).astype(dtype)
         w, total = const_like(w_host, input), w_host.sum(dtype=dtype)
     neg_total = const_like(np.negative(total), input)
 
     def f(x: Any) -> Any:
-        picked = x[index]
+        picked = P.getitem(x, stacked, index=index)
         if w is not None:
             picked = fnp.multiply(picked, w)
         if reduction == "mean":
@@ -185,15 +202,15 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return apply("NllLossBackward0", f, [input])
 
 
-def _class_index(target: np.ndarray, cls_axis: int) -> tuple:
-    """The index that picks ``x[n, target[n, d...], d...]`` from input ``x``: the target
-    along the class axis, broadcast ranges over the target's shape along the others."""
+def _class_index(target: np.ndarray, cls_axis: int, like: Tensor) -> tuple:
+    """The getitem index (static part, stacked integer rows on ``like``'s device) that
+    picks ``x[n, target[n, d...], d...]``: the target along the class axis, the position
+    along the others."""
     if cls_axis == 0:
-        return (target,)
-    k = target.ndim
-    ranges = [np.arange(n).reshape((1,) * j + (n,) + (1,) * (k - j - 1))
-              for j, n in enumerate(target.shape)]
-    return (ranges[0], target, *ranges[1:])
+        return parse_index((target,), like._st.a)
+    grids = np.indices(target.shape)
+    rows = np.stack([grids[0], target, *grids[1:]]).astype(np.intp, copy=False)
+    return Index([Ref(i) for i in range(len(rows))]), const_like(rows, like)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
