@@ -488,19 +488,9 @@ class Tracer(Array):
     (transforms are eager), so shapes, dtypes and Python control flow on comparisons work;
     conversions that would silently drop the derivative raise instead."""
 
-    __slots__ = ("_trace", "_primal")
-
-    @property
-    def shape(self) -> tuple:
-        return self._primal.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._primal.dtype
-
-    @property
-    def ndim(self) -> int:
-        return self._primal.ndim
+    # shape, dtype and ndim are the primal's, copied when the tracer is made: they are read
+    # all the time (by the numpy wrappers and the rules), and a slot costs no Python call
+    __slots__ = ("_trace", "_primal", "shape", "dtype", "ndim")
 
     @property
     def size(self) -> int:

@@ -111,6 +111,9 @@ class JVPTrace(Trace):
         t = object.__new__(JVPTracer)
         t._trace = self
         t._primal = primal
+        t.shape = shape = primal.shape
+        t.dtype = primal.dtype
+        t.ndim = len(shape)
         t._tangent = tangent
         return t
 

@@ -117,9 +117,11 @@ class RevTrace(Trace):
         t._primal = primal
         t._var = len(self.var_avals)
         raw = primal._value if type(primal) is Array else primal  # C attributes: faster
-        dtype = raw.dtype
+        t.dtype = dtype = raw.dtype
+        t.shape = shape = raw.shape
+        t.ndim = len(shape)
         t._diff = dtype.kind in "fc"
-        self.var_avals.append((raw.shape, dtype))
+        self.var_avals.append((shape, dtype))
         return t
 
     def var_of(self, x: Any) -> int:
@@ -191,10 +193,13 @@ class RevTrace(Trace):
             result = _new(RevTracer)
             result._trace = self
             result._primal = out
+            result.dtype = dtype
+            result.shape = shape = raw.shape
+            result.ndim = len(shape)
             var_avals = self.var_avals
             var = result._var = len(var_avals)
             result._diff = True
-            var_avals.append((raw.shape, dtype))
+            var_avals.append((shape, dtype))
         else:
             result, var = out, -1
         n = len(primals)

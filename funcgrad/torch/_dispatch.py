@@ -27,6 +27,7 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.array import Array
 from funcgrad.core import new_trace
 from funcgrad.transforms.tape import Record, RevTrace, RevTracer, backward_pass
 from funcgrad.torch import _dtypes as D
@@ -37,6 +38,7 @@ from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, node_class
 __all__ = ["apply", "capture_inputs", "inplace", "OpNode", "OpTape", "zeros_of", "proxy",
            "const_like"]
 
+_NO_EDGE = (None, 0)
 _INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
                     "make a clone to get a normal tensor and use it in autograd.")
 
@@ -107,50 +109,43 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
 
 class OpTape:
     """What `funcgrad.vjp` keeps, without its pytree handling (one op has a flat list of
-    array inputs and outputs): the records, the variables of the inputs and outputs, and
-    the backward pass as a call ``tape(cotangents) -> input cotangents``."""
+    array inputs and outputs): the records, the variables' avals and the outputs'
+    variables, and the backward pass as a call ``tape(cotangents) -> input cotangents``.
+    The tape's variables 0..n-1 are the op's n differentiated inputs, in order."""
 
-    __slots__ = ("records", "var_avals", "in_vars", "out_vars", "in_devices")
+    __slots__ = ("records", "var_avals", "n_in", "out_vars")
 
-    def __init__(self, records: list, var_avals: list, in_vars: list, out_vars: list,
-                 in_devices: list):
+    def __init__(self, records: list, var_avals: list, n_in: int, out_vars: list):
         self.records = records
         self.var_avals = var_avals
-        self.in_vars = in_vars
+        self.n_in = n_in
         self.out_vars = out_vars
-        self.in_devices = in_devices
 
     @staticmethod
     def run(fn: Callable, primals: Sequence) -> tuple["OpTape", tuple]:
         """Run ``fn(*primals)`` under a reverse-mode trace: (its tape, its outputs)."""
         trace = RevTrace("funcgrad.torch")
         with new_trace(trace):
-            tracers = [trace.new_var(p) for p in primals]
-            out = fn(*tracers)
-        outs = out if isinstance(out, tuple) else (out,)
+            out = fn(*[trace.new_var(p) for p in primals])
         out_vars = []
         values = []
-        for o in outs:
+        for o in (out if type(out) is tuple else (out,)):
             if type(o) is RevTracer and o._trace is trace:
                 out_vars.append(o._var)
                 values.append(o._primal)
             else:
                 out_vars.append(-1)
                 values.append(o)
-        tape = OpTape(trace.records, trace.var_avals, [t._var for t in tracers], out_vars,
-                      [p.device for p in primals])
-        return tape, tuple(values)
+        return OpTape(trace.records, trace.var_avals, len(primals), out_vars), tuple(values)
 
     def __call__(self, cotangents: Sequence) -> list:
         seeds = [(v, c) for v, c in zip(self.out_vars, cotangents) if v >= 0]
         cts = backward_pass(self.records, self.var_avals, seeds)
-        out = []
-        for v, device in zip(self.in_vars, self.in_devices):
-            c = cts[v]
-            if c is None:
+        out = cts[:self.n_in]
+        for v, c in enumerate(out):
+            if c is None:  # an input the outputs do not depend on
                 shape, dtype = self.var_avals[v]
-                c = fnp.zeros(shape, dtype, device=device)
-            out.append(c)
+                out[v] = fnp.zeros(shape, dtype, device=cotangents[0].device)
         return out
 
 
@@ -229,10 +224,26 @@ class OpNode(Node):
 
     def __init__(self, inputs: Sequence, datas: list, diff: list, f: Callable, multi: bool,
                  tape: OpTape, outs: Sequence):
-        edges = [(None, 0)] * len(inputs)
+        edges = [_NO_EDGE] * len(inputs)
         for i in diff:
-            edges[i] = inputs[i]._edge()
-        super().__init__(tuple(edges))
+            x = inputs[i]
+            edges[i] = (x._grad_fn, x._output_nr) if x._grad_fn is not None else x._edge()
+        # PyTorch's convention differs from funcgrad's only where a differentiated input or
+        # an output is complex (a real function of real inputs has a real Jacobian)
+        is_complex = False
+        meta = []
+        for o in outs:
+            raw = o._value if type(o) is Array else o
+            dtype = raw.dtype
+            meta.append((raw.shape, dtype, "cpu" if type(raw) is np.ndarray else o.device))
+            is_complex = is_complex or dtype.kind == "c"
+        if not is_complex:
+            var_avals = tape.var_avals
+            for v in range(tape.n_in):
+                if var_avals[v][1].kind == "c":
+                    is_complex = True
+                    break
+        super().__init__(tuple(edges), meta=meta)
         self._vjp = tape
         self._fn = f
         self._datas = datas
@@ -240,23 +251,7 @@ class OpNode(Node):
         self._multi = multi
         self._saved: list = []
         self._packed = None
-        # PyTorch's convention differs from funcgrad's only where a differentiated input or
-        # an output is complex (a real function of real inputs has a real Jacobian)
-        is_complex = False
-        meta = []
-        for o in outs:
-            dtype = o.dtype
-            meta.append((o.shape, dtype, o.device))
-            is_complex = is_complex or dtype.kind == "c"
-        self._meta = meta
-        if not is_complex:
-            var_avals = tape.var_avals
-            for v in tape.in_vars:
-                if var_avals[v][1].kind == "c":
-                    is_complex = True
-                    break
         self._complex = is_complex
-        graph.register_node(self)
 
     def _find_saved(self, inputs: Sequence, outs: list, target: Tensor | None) -> None:
         """Read the tape: which tensors the rules will read (to version-check them) and
@@ -312,7 +307,7 @@ class OpNode(Node):
                                             version=target._vc.v + 1, keep=False))
             else:
                 self._saved.append(SavedRef(outs[k], node=self, output_nr=k, keep=False))
-        if has_saved:
+        if has_saved and graph.hooks_active():
             hooks = graph.current_hooks()
             if hooks is not None:
                 known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
@@ -350,7 +345,8 @@ class OpNode(Node):
         if self._vjp is None:
             raise RuntimeError(FREED_ERROR)
         for s in self._saved:
-            s.check(self)
+            if s.vc.v != s.version:
+                s.check(self)  # raises PyTorch's in-place error
         for g in grads:
             if g is not None:
                 break
@@ -376,7 +372,7 @@ class OpNode(Node):
                 cts.append(zeros_of(meta))
             else:
                 c = g._st.a
-                cts.append(c if c.dtype == meta[1] else fnp.astype(c, meta[1]))
+                cts.append(c if c._value.dtype == meta[1] else fnp.astype(c, meta[1]))
         tape = self._vjp if not self._complex else _pytorch_convention(self._vjp)
         return [make(r) for r in tape(cts)]
 
@@ -453,7 +449,7 @@ class OpNode(Node):
             seeds = [(v, c) for v, c in zip(vjp_fn.out_vars, args[n_res:]) if v >= 0]
             cts = backward_pass(new, var_avals, seeds)
             return tuple(cts[v] if cts[v] is not None else fnp.zeros(*var_avals[v])
-                         for v in vjp_fn.in_vars)
+                         for v in range(vjp_fn.n_in))
         return backward_op
 
     # -- recompute: differentiate the op again from its inputs --------------------------------

@@ -269,8 +269,6 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs: Any,
         results.append(o)
     if executable:
         ctx._resolve_saved(results)
-        from funcgrad.torch.autograd.graph import register_node
-        register_node(ctx)
     else:
         ctx._saved = [None if t is None else ("tensor", SavedRef(t), t)
                       for t in ctx._to_save]

@@ -12,15 +12,15 @@ for backward (each array counted once).
 from __future__ import annotations
 
 import contextlib
+import gc
 import threading
-import weakref
 from collections import defaultdict
 from typing import Any, Callable, Iterator
 
 from funcgrad.torch.autograd.node import Node
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
-           "memory_summary", "saved_bytes", "register_node", "current_hooks"]
+           "memory_summary", "saved_bytes", "current_hooks"]
 
 
 class _HookState(threading.local):
@@ -30,12 +30,17 @@ class _HookState(threading.local):
 
 
 _hooks = _HookState()
-_live: "weakref.WeakSet[Node]" = weakref.WeakSet()
 
 
-def register_node(node: Node) -> None:
-    """Track a node for `memory_summary` (weakly: the report never keeps a graph alive)."""
-    _live.add(node)
+def _live_nodes() -> list:
+    """Every node alive in the process (a report's worth of work: creating a node costs
+    nothing extra for it)."""
+    return [o for o in gc.get_objects() if isinstance(o, Node)]
+
+
+def hooks_active() -> bool:
+    """Whether a saved_tensors_hooks block is open (the cheap test nodes make first)."""
+    return bool(_hooks.stack)
 
 
 def current_hooks() -> tuple | None:
@@ -180,14 +185,14 @@ def _walk(roots: Any) -> list:
 
 def saved_bytes(*roots: Any) -> int:
     """Bytes kept for backward by the graphs behind ``roots`` (all live graphs if none)."""
-    nodes = _walk(roots) if roots else list(_live)
+    nodes = _walk(roots) if roots else _live_nodes()
     arrays = {id(a): a for n in nodes for a in _node_arrays(n)}
     return sum(int(a.nbytes) for a in arrays.values())
 
 
 def memory_summary(*roots: Any) -> str:
     """A table of what live autograd graphs keep for backward, per node type."""
-    nodes = _walk(roots) if roots else list(_live)
+    nodes = _walk(roots) if roots else _live_nodes()
     rows: dict = defaultdict(lambda: [0, {}])
     every: dict = {}
     for n in nodes:

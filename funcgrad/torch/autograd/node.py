@@ -16,6 +16,8 @@ import weakref
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from funcgrad.torch.autograd import anomaly, grad_mode
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
@@ -206,8 +208,9 @@ class SavedRef:
         self.tensor = weakref.ref(tensor) if not keep else tensor
         self.node = node            # set for a saved output: the node that produced it
         self.output_nr = output_nr
-        a = tensor._st.a            # for the error message: (numpy dtype, shape, array)
-        self.desc = (a.dtype, a.shape, a.device)
+        a = tensor._st.a            # for the error message: (numpy dtype, shape, device)
+        raw = a._value
+        self.desc = (raw.dtype, raw.shape, "cpu" if type(raw) is np.ndarray else a.device)
 
     def check(self, owner: Any = None) -> None:
         if self.vc.v == self.version:
