@@ -37,8 +37,8 @@ from .shape import reshape, transpose
 
 def mT(x: Any) -> Any:
     """x with its last two axes swapped."""
-    axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return transpose(x, axes=axes)
+    n = x.ndim
+    return transpose(x, axes=(1, 0) if n == 2 else tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def is_complex(x: Any) -> bool:

@@ -64,7 +64,16 @@ def _pad_case(s: tuple, draw: Any) -> Any:
 
 # -- primitives ----------------------------------------------------------------------------
 
-reshape = Primitive("reshape", lambda x, shape: np.reshape(x, shape), params=("shape",),
+def _reshape(x: Any, shape: tuple) -> Any:
+    # the method on numpy arrays: np.reshape is a Python wrapper around it
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
+
+
+def _transpose(x: Any, axes: tuple) -> Any:
+    return x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
+
+
+reshape = Primitive("reshape", _reshape, params=("shape",),
                     view=True, sample=_case(lambda s, draw: lambda x: reshape(
                         x, shape=(int(np.prod(s)),))))
 reshape.defvjp(lambda g, x_shape: reshape(g, shape=x_shape))
@@ -85,7 +94,7 @@ def _inverse_permutation(axes: tuple) -> tuple:
     return tuple(inverse)
 
 
-transpose = Primitive("transpose", lambda x, axes: np.transpose(x, axes), params=("axes",),
+transpose = Primitive("transpose", _transpose, params=("axes",),
                       view=True, sample=_case(_transpose_case))
 transpose.defvjp(lambda g, axes: transpose(g, axes=_inverse_permutation(axes)))
 transpose.defjvp(lambda t, axes: transpose(t, axes=axes))
