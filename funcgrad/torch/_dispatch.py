@@ -300,7 +300,7 @@ class OpNode(Node):
                 continue  # the old value of an in-place target: an immutable snapshot
             if inputs[i]._inference:
                 raise RuntimeError(_INFERENCE_ERROR)
-            self._saved.append(SavedRef(inputs[i], keep=False))
+            self._saved.append(SavedRef(inputs[i]))  # no cycle: inputs never point back
         for k in sorted(saved_out):
             if target is not None:
                 self._saved.append(SavedRef(target, node=self, output_nr=k,
