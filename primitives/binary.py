@@ -174,8 +174,9 @@ def _where_impl(condition: Any, x: Any, y: Any) -> Any:
 
 
 def _maskable(a: Any, condition: np.ndarray) -> bool:
-    return (type(a) is np.ndarray and a.dtype.kind == "f" and a.shape == condition.shape
-            and a.dtype.itemsize in _SAME_SIZE_INT)
+    # below ~2000 elements np.where's single call costs less than the four of the and
+    return (type(a) is np.ndarray and a.size >= 2048 and a.dtype.kind == "f"
+            and a.shape == condition.shape and a.dtype.itemsize in _SAME_SIZE_INT)
 
 
 def _bit_select(condition: np.ndarray, a: np.ndarray, keep: bool) -> np.ndarray:

@@ -194,17 +194,25 @@ def test_where_clip_and_their_forms():
        dtype=st.sampled_from([np.float16, np.float32, np.float64]),
        zero=st.sampled_from([0, 0.0]), seed=st.integers(0, 2**16))
 def test_where_against_a_zero_gives_numpys_exact_bits(shape, dtype, zero, seed):
-    """The bitwise select behind where(c, x, 0) (every select and ReLU VJP) must equal
-    np.where bit for bit: +0.0 where not selected, infs and nans kept where selected."""
-    from funcgrad.primitives.binary import _where_impl
+    """The bitwise select behind where(c, x, 0) (every select and ReLU VJP on arrays of
+    2048 elements or more) must equal np.where bit for bit: +0.0 where not selected, infs
+    and nans kept where selected. Checked on the select itself and through where, on the
+    drawn shape and on it repeated up to the size where the select takes over."""
+    from funcgrad.primitives.binary import _bit_select, _where_impl
     rng = np.random.RandomState(seed)
     c = np.asarray(rng.uniform(size=shape) < 0.5)
     x = np.asarray(rng.choice([-1.5, -0.0, 2.0, np.inf, -np.inf, np.nan], size=shape), dtype)
-    for args in [(c, x, zero), (c, zero, x), (c, x.T, zero) if c.shape == x.T.shape else
-                 (c, x, zero)]:
-        got, want = _where_impl(*args), np.where(*args)
-        assert got.dtype == want.dtype and got.shape == want.shape
-        assert got.tobytes() == np.ascontiguousarray(want).tobytes()
+    big = (2048 // max(c.size, 1) + 1,) + (1,) * c.ndim
+    for c, x in [(c, x), (np.tile(c, big), np.tile(x, big))]:
+        for keep in (True, False):
+            want = np.where(c, x, zero) if keep else np.where(c, zero, x)
+            got = _bit_select(c, x, keep)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+        for args in [(c, x, zero), (c, zero, x), (c, x.T, zero) if c.shape == x.T.shape else
+                     (c, x, zero)]:
+            got, want = _where_impl(*args), np.where(*args)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == np.ascontiguousarray(want).tobytes()
 
 
 def test_errors_name_the_problem():

@@ -250,9 +250,11 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     heap: list = [(float("-inf"), next(tie), root)]
     prev = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
+    anomaly_on = anomaly.is_anomaly_enabled()
+    pop, push = heapq.heappop, heapq.heappush
     try:
         while heap:
-            node = heapq.heappop(heap)[2]
+            node = pop(heap)[2]
             if node is root:
                 outputs = root.apply([], create_graph)
             else:
@@ -267,22 +269,25 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                 if needed is not None and not needed[node] and not (
                         accumulate and node in targets):
                     continue
-                outputs = _call(node, grads, create_graph)
+                if node._pre_hooks or node._post_hooks or anomaly_on:
+                    outputs = _call(node, grads, create_graph)
+                else:  # `_call` without hooks or anomaly checks to run
+                    outputs = node.apply(grads, create_graph)
             if not keep_graph:
                 node.release()
             for (nxt, nr), g in zip(node._next, outputs):
                 if nxt is None:
                     continue
                 buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = [None] * max(nxt.num_outputs, nr + 1)
+                if buf is None:  # one slot per output of nxt (a leaf's node has one)
+                    buf = buffers[nxt] = [None] * max(len(nxt._meta), nr + 1)
                 if g is not None:
                     old = buf[nr]
                     buf[nr] = g if old is None else old + g
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0 and (needed is None or needed[nxt] or nxt in targets):
-                    heapq.heappush(heap, (-nxt._seq, next(tie), nxt))
+                    push(heap, (-nxt._seq, next(tie), nxt))
     finally:
         grad_mode.state.enabled = prev
     if accumulate:
