@@ -260,6 +260,8 @@ class OpNode(Node):
         tape = self._vjp
         diff = self._diff
         n_in = len(diff)
+        out_vars = tape.out_vars
+        last = len(out_vars) - 1  # the commonest residual output: the last (or only) one
         consts = None  # id(array) -> position, of the tensor inputs not differentiated
         saved_in, saved_out, replay, has_saved = set(), set(), True, False
         for rec in tape.records:
@@ -276,7 +278,7 @@ class OpNode(Node):
                 elif v < n_in:
                     saved_in.add(diff[v])
                 else:
-                    k = self._output_nr(v)
+                    k = last if out_vars[last] == v else self._output_nr(v)
                     if k is None:
                         replay = False
                     else:
@@ -286,7 +288,7 @@ class OpNode(Node):
                 for v in rec.out_vars:
                     if v < 0:
                         continue
-                    k = self._output_nr(v)
+                    k = last if out_vars[last] == v else self._output_nr(v)
                     if k is None:
                         replay = False
                     else:

@@ -75,15 +75,17 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
         out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                r = hook(self, args, out)
+                if r is not None:
+                    out = r
         return out
 
     def register_forward_hook(self, hook: Callable) -> Any:
