@@ -201,13 +201,20 @@ reduce_any = _reduction("reduce_any", np.any, differentiable=False, ufunc=np.log
 
 
 def _logsumexp_impl(x: Any, axis: tuple, keepdims: bool) -> Any:
-    if x.size:
-        peak = np.max(x, axis=axis, keepdims=True)
+    numpy_float = type(x) is np.ndarray and x.dtype.kind in "fc"
+    if x.size:  # (ufunc.reduce: np.max and np.sum are Python wrappers around it)
+        peak = (np.maximum.reduce(x, axis=axis, keepdims=True) if numpy_float else
+                np.max(x, axis=axis, keepdims=True))
         peak = np.where(np.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
-        terms = np.exp(x - peak)
+        terms = x - peak
+        # exp in place on the fresh difference (a 0-d one comes back as a numpy scalar)
+        in_place = type(terms) is np.ndarray and terms.dtype.kind in "fc"
+        terms = np.exp(terms, out=terms) if in_place else np.exp(terms)
     else:
         peak, terms = 0, np.exp(x)  # an empty sum is 0 whatever the shift
-    out = np.log(np.sum(terms, axis=axis, keepdims=True)) + peak
+    total = (np.add.reduce(terms, axis=axis, keepdims=True) if numpy_float else
+             np.sum(terms, axis=axis, keepdims=True))
+    out = np.log(total) + peak
     return out if keepdims else np.squeeze(out, axis)
 
 
