@@ -83,7 +83,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         peak = fnp.max(stop_gradient(a), axis=axis, keepdims=True)  # a constant: untraced
         peak = fnp.where(fnp.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
     terms = fnp.exp(a - peak)
-    total = fnp.sum(terms * b, axis=axis, keepdims=keepdims)
+    total = fnp.sum(terms if b is None else terms * b, axis=axis, keepdims=keepdims)
     if not keepdims and a.size:
         peak = fnp.squeeze(peak, tuple(range(a.ndim)) if axis is None else axis)
     if not return_sign:
