@@ -21,7 +21,7 @@ import numpy as np
 from funcgrad.torch.autograd import anomaly, grad_mode
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
-           "node_class", "next_sequence_nr", "FREED_ERROR", "LEAF_INPLACE_ERROR"]
+           "node_class", "FREED_ERROR", "LEAF_INPLACE_ERROR"]
 
 FREED_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -31,13 +31,9 @@ FREED_ERROR = (
     "calling backward.")
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 
+# the creation counter: the engine runs nodes with larger numbers first (one counter for
+# all threads, so numbers still grow along each thread's graph)
 _sequence = itertools.count()
-
-
-def next_sequence_nr() -> int:
-    """Creation counter: the engine runs nodes with larger numbers first. (One counter for
-    all threads: numbers still grow along each thread's graph.)"""
-    return next(_sequence)
 
 
 class RemovableHandle:
