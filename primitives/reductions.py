@@ -133,17 +133,20 @@ def _with_zeros(rng: np.random.RandomState, shape: tuple) -> np.ndarray:
 
 
 def _axes_case(prim: Primitive, values: Callable = sampling.values,
-               nonempty: bool = False) -> Any:
-    """Sampler: a random array, a random subset of its axes and keepdims (``nonempty``:
-    only axes of non-zero length, for reductions without an identity)."""
+               nonempty: bool = False, keepdims: bool = True) -> Any:
+    """Sampler: a random array, a random subset of its axes and, when the primitive takes
+    one, keepdims (``nonempty``: only axes of non-zero length, for reductions without an
+    identity)."""
     def cases(rng: np.random.RandomState, draw: Any) -> list:
         from hypothesis import strategies as st
         shape = sampling.draw_shape(draw)
         axes = tuple(i for i, n in enumerate(shape)
                      if (n or not nonempty) and draw(st.booleans()))
-        keepdims = draw(st.booleans())
-        return [sampling.Case(lambda x: prim(x, axis=axes, keepdims=keepdims),
-                              (values(rng, shape),), f"{shape} axis={axes}")]
+        params = {"axis": axes}
+        if keepdims:
+            params["keepdims"] = draw(st.booleans())
+        return [sampling.Case(lambda x: prim(x, **params), (values(rng, shape),),
+                              f"{shape} {params}")]
     return sampling.custom(cases)
 
 
@@ -201,10 +204,8 @@ reduce_any = _reduction("reduce_any", np.any, differentiable=False, ufunc=np.log
 
 
 def _logsumexp_impl(x: Any, axis: tuple, keepdims: bool) -> Any:
-    numpy_float = type(x) is np.ndarray and x.dtype.kind in "fc"
-    if x.size:  # (ufunc.reduce: np.max and np.sum are Python wrappers around it)
-        peak = (np.maximum.reduce(x, axis=axis, keepdims=True) if numpy_float else
-                np.max(x, axis=axis, keepdims=True))
+    if x.size:  # the reductions' own implementations (ufunc.reduce on numpy arrays)
+        peak = reduce_max.impl(x, axis, True)
         peak = np.where(np.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
         terms = x - peak
         # exp in place on the fresh difference (a 0-d one comes back as a numpy scalar)
@@ -212,9 +213,7 @@ def _logsumexp_impl(x: Any, axis: tuple, keepdims: bool) -> Any:
         terms = np.exp(terms, out=terms) if in_place else np.exp(terms)
     else:
         peak, terms = 0, np.exp(x)  # an empty sum is 0 whatever the shift
-    total = (np.add.reduce(terms, axis=axis, keepdims=True) if numpy_float else
-             np.sum(terms, axis=axis, keepdims=True))
-    out = np.log(total) + peak
+    out = np.log(reduce_sum.impl(terms, axis, True)) + peak
     return out if keepdims else np.squeeze(out, axis)
 
 
@@ -222,23 +221,12 @@ def _log_softmax_impl(x: Any, axis: tuple) -> Any:
     return x - _logsumexp_impl(x, axis, True)
 
 
-def _axes_only_case(prim: Primitive) -> Any:
-    """Sampler: a random array and a random subset of its axes."""
-    def cases(rng: np.random.RandomState, draw: Any) -> list:
-        from hypothesis import strategies as st
-        shape = sampling.draw_shape(draw)
-        axes = tuple(i for i in range(len(shape)) if draw(st.booleans()))
-        return [sampling.Case(lambda x: prim(x, axis=axes), (sampling.values(rng, shape),),
-                              f"{shape} axis={axes}")]
-    return sampling.custom(cases)
-
-
 logsumexp = Primitive("logsumexp", _logsumexp_impl, params=("axis", "keepdims"),
                       doc="log(sum(exp(x))) over axis, without overflow.")
 logsumexp.sample = _axes_case(logsumexp, nonempty=True)  # an empty sum: -inf, no derivative
 log_softmax = Primitive("log_softmax", _log_softmax_impl, params=("axis",),
                         doc="x - logsumexp(x) over axis (keeping its dimensions).")
-log_softmax.sample = _axes_only_case(log_softmax)
+log_softmax.sample = _axes_case(log_softmax, keepdims=False)
 
 
 def _softmax_of(x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:

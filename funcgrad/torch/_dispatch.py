@@ -27,7 +27,6 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.array import Array
 from funcgrad.core import new_trace
 from funcgrad.transforms.tape import Record, RevTrace, RevTracer, backward_pass
 from funcgrad.torch import _dtypes as D
@@ -226,16 +225,14 @@ class OpNode(Node):
                  tape: OpTape, outs: Sequence):
         edges = [_NO_EDGE] * len(inputs)
         for i in diff:
-            x = inputs[i]
-            edges[i] = (x._grad_fn, x._output_nr) if x._grad_fn is not None else x._edge()
+            edges[i] = inputs[i]._edge()
         # PyTorch's convention differs from funcgrad's only where a differentiated input or
         # an output is complex (a real function of real inputs has a real Jacobian)
         is_complex = False
         meta = []
         for o in outs:
-            raw = o._value if type(o) is Array else o
-            dtype = raw.dtype
-            meta.append((raw.shape, dtype, "cpu" if type(raw) is np.ndarray else o.device))
+            dtype = o.dtype
+            meta.append((o.shape, dtype, o.device))
             is_complex = is_complex or dtype.kind == "c"
         if not is_complex:
             var_avals = tape.var_avals
@@ -260,8 +257,6 @@ class OpNode(Node):
         tape = self._vjp
         diff = self._diff
         n_in = len(diff)
-        out_vars = tape.out_vars
-        last = len(out_vars) - 1  # the commonest residual output: the last (or only) one
         consts = None  # id(array) -> position, of the tensor inputs not differentiated
         saved_in, saved_out, replay, has_saved = set(), set(), True, False
         for rec in tape.records:
@@ -278,7 +273,7 @@ class OpNode(Node):
                 elif v < n_in:
                     saved_in.add(diff[v])
                 else:
-                    k = last if out_vars[last] == v else self._output_nr(v)
+                    k = self._output_nr(v)
                     if k is None:
                         replay = False
                     else:
@@ -288,7 +283,7 @@ class OpNode(Node):
                 for v in rec.out_vars:
                     if v < 0:
                         continue
-                    k = last if out_vars[last] == v else self._output_nr(v)
+                    k = self._output_nr(v)
                     if k is None:
                         replay = False
                     else:
@@ -309,12 +304,11 @@ class OpNode(Node):
                                             version=target._vc.v + 1, keep=False))
             else:
                 self._saved.append(SavedRef(outs[k], node=self, output_nr=k, keep=False))
-        if has_saved and graph.hooks_active():
-            hooks = graph.current_hooks()
-            if hooks is not None:
-                known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
-                known.update({id(t._st.a): t for t in outs})
-                self._packed = graph.pack_records(tape.records, hooks, known)
+        hooks = graph.current_hooks() if has_saved else None
+        if hooks is not None:
+            known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
+            known.update({id(t._st.a): t for t in outs})
+            self._packed = graph.pack_records(tape.records, hooks, known)
 
     def _constant_inputs(self, inputs: Sequence) -> dict:
         """id(array) -> position, of the tensor inputs that are not differentiated (their

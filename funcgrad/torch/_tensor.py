@@ -15,8 +15,7 @@ from __future__ import annotations
 import copy
 import warnings
 import weakref
-from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
 
@@ -24,7 +23,8 @@ from funcgrad.array import Array
 from funcgrad.core import Tracer
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.node import AccumulateGrad, LEAF_INPLACE_ERROR, add_hook
+from funcgrad.torch.autograd.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
+                                          add_hook)
 
 __all__ = ["Tensor", "make", "is_tensor"]
 
@@ -65,17 +65,14 @@ def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr:
     t._grad_fn = grad_fn
     t._output_nr = output_nr
     t._grad = None
-    t._hooks = _NO_HOOKS
-    t._post_hooks = _NO_HOOKS
+    t._hooks = NO_ENTRIES
+    t._post_hooks = NO_ENTRIES
     t._acc = None
     t._inference = grad_mode.state.inference
     return t
 
 
 _new = object.__new__
-# The hooks of a tensor that has none: one shared read-only mapping (few tensors get hooks,
-# every op result is a tensor); the first registration gives the tensor a dict of its own.
-_NO_HOOKS: Mapping = MappingProxyType({})
 
 
 def is_tensor(obj: Any) -> bool:
@@ -360,7 +357,7 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
         if self._grad_fn is None:
-            if self._hooks is _NO_HOOKS:
+            if self._hooks is NO_ENTRIES:
                 self._hooks = {}
             return add_hook(self._hooks, hook)
         hooks = self._grad_fn._table("_tensor_hooks").setdefault(self._output_nr, {})
@@ -374,7 +371,7 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
-        if self._post_hooks is _NO_HOOKS:
+        if self._post_hooks is NO_ENTRIES:
             self._post_hooks = {}
         return add_hook(self._post_hooks, hook)
 

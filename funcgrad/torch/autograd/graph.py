@@ -38,11 +38,6 @@ def _live_nodes() -> list:
     return [o for o in gc.get_objects() if isinstance(o, Node)]
 
 
-def hooks_active() -> bool:
-    """Whether a saved_tensors_hooks block is open (the cheap test nodes make first)."""
-    return bool(_hooks.stack)
-
-
 def current_hooks() -> tuple | None:
     if not _hooks.stack:
         return None

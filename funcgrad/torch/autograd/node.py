@@ -16,8 +16,6 @@ import weakref
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-import numpy as np
-
 from funcgrad.torch.autograd import anomaly, grad_mode
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
@@ -77,7 +75,7 @@ class Node:
         self._tensor_hooks = NO_ENTRIES   # output_nr -> {id: hook} (hooks of non-leaf tensors)
         self._retains = NO_ENTRIES        # output_nr -> (weakref of a retain_grad tensor,)
         self._meta = [] if meta is None else meta  # per output: (shape, dtype, device)
-        self._trace = anomaly.forward_trace() if anomaly.is_anomaly_enabled() else None
+        self._trace = anomaly.forward_trace()
         self._metadata = None
 
     def _table(self, name: str) -> dict:
@@ -139,6 +137,8 @@ class Node:
 
 
 _CLASSES: dict = {}
+# the hook tables of tensors and nodes that have none: one shared read-only empty mapping
+# (few get hooks, every op result is a tensor with a node); the first hook gets a dict
 NO_ENTRIES: Mapping = MappingProxyType({})
 
 
@@ -205,8 +205,7 @@ class SavedRef:
         self.node = node            # set for a saved output: the node that produced it
         self.output_nr = output_nr
         a = tensor._st.a            # for the error message: (numpy dtype, shape, device)
-        raw = a._value
-        self.desc = (raw.dtype, raw.shape, "cpu" if type(raw) is np.ndarray else a.device)
+        self.desc = (a.dtype, a.shape, a.device)
 
     def check(self, owner: Any = None) -> None:
         if self.vc.v == self.version:
