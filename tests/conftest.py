@@ -21,3 +21,25 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def garbage_cycles():
+    """``garbage_cycles(fn)``: the types of the objects that running ``fn`` (after a warm-up
+    call) leaves in reference cycles; [] when reference counting alone frees everything."""
+    import gc
+
+    def run(fn):
+        fn()
+        gc.collect()
+        gc.disable()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            fn()
+            gc.collect()
+            return sorted({type(o).__name__ for o in gc.garbage})
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+    return run

@@ -141,6 +141,16 @@ def test_recomputation_sees_the_forward_randomness():
     np.testing.assert_allclose(np.asarray(g), np.where(mask, np.cos(np.asarray(x)), 0.0))
 
 
+def test_backward_leaves_no_reference_cycles(garbage_cycles):
+    """The tape record keeps the checkpointed function; that function must not keep the
+    record's trace alive through the traced arguments (a cycle holding every residual
+    until the garbage collector runs)."""
+    def loss(w, x):
+        return fnp.sum(checkpoint(lambda w, x: fnp.tanh(x @ w))(w, x))
+    w, x = fnp.ones((3, 2)), fnp.ones((4, 3))
+    assert garbage_cycles(lambda: grad(loss)(w, x)) == []
+
+
 def test_tape_shows_one_record_holding_the_sub_tape_and_policy():
     f = checkpoint(lambda x: fnp.tanh(fnp.sin(x) * 2.0), policy=policies.dots_saveable)
     text = str(fg.make_tape(lambda x: fnp.sum(f(x)))(fnp.ones(2)))

@@ -137,7 +137,6 @@ class _CheckpointCall(TraceCall):
     def __init__(self, fun: Callable, policy: Policy, name: str):
         super().__init__(fun, name)
         self.policy = policy
-        self.out_tree = None
         self.sub: Tape | None = None
         self.in_vars: list[int] = []
 
@@ -270,17 +269,20 @@ def checkpoint(fun: Callable | None = None, *, policy: Any = None,
     def checkpointed(*args: Any, **kwargs: Any) -> Any:
         dyn_idx = [i for i in range(len(args)) if i not in statics]
         leaves, in_tree = tree_util.tree_flatten(tuple(args[i] for i in dyn_idx))
-        call = _CheckpointCall(None, policy, name)
+        # flat_fun (kept by the call, which a tape record keeps) holds neither the call nor
+        # the traced arguments: either would make a reference cycle through the tape
+        out_tree: list = []
+        statics_only = [None if i in dyn_idx else a for i, a in enumerate(args)]
 
         def flat_fun(*flat: Any) -> list:
-            full = list(args)
+            full = list(statics_only)
             for i, a in zip(dyn_idx, in_tree.unflatten(flat)):
                 full[i] = a
-            out_leaves, call.out_tree = tree_util.tree_flatten(fun(*full, **kwargs))
+            out_leaves, tree = tree_util.tree_flatten(fun(*full, **kwargs))
+            out_tree.append(tree)
             return out_leaves
-        call.fun = flat_fun
-        out = call.bind(leaves)
-        return call.out_tree.unflatten(out)
+        out = _CheckpointCall(flat_fun, policy, name).bind(leaves)
+        return out_tree[-1].unflatten(out)
 
     checkpointed.policy = policy
     return checkpointed

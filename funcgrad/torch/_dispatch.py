@@ -300,10 +300,11 @@ class OpNode(Node):
             self._saved.append(SavedRef(inputs[i]))  # no cycle: inputs never point back
         for k in sorted(saved_out):
             if target is not None:
-                self._saved.append(SavedRef(target, node=self, output_nr=k,
+                self._saved.append(SavedRef(target, is_output=True, output_nr=k,
                                             version=target._vc.v + 1, keep=False))
             else:
-                self._saved.append(SavedRef(outs[k], node=self, output_nr=k, keep=False))
+                self._saved.append(SavedRef(outs[k], is_output=True, output_nr=k,
+                                            keep=False))
         hooks = graph.current_hooks() if has_saved else None
         if hooks is not None:
             known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
@@ -336,6 +337,7 @@ class OpNode(Node):
             self._vjp = None
             self._datas = None
             self._packed = None
+            self._saved = []  # the saved input tensors go now, as PyTorch frees them
 
     def apply(self, grads: list, create_graph: bool) -> list:
         if self._vjp is None:

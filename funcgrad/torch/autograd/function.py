@@ -77,7 +77,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 continue
             k = next((i for i, o in enumerate(outputs) if o is t), None)
             if k is not None and t._grad_fn is self:
-                saved.append(("out", SavedRef(t, node=self, output_nr=t._output_nr,
+                saved.append(("out", SavedRef(t, is_output=True, output_nr=t._output_nr,
                                               keep=False), t._st.a, t._output_nr))
             else:
                 saved.append(("tensor", SavedRef(t), t))

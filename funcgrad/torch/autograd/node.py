@@ -195,27 +195,32 @@ class AccumulateGrad(Node):
 class SavedRef:
     """A saved tensor's version check (and, for saved outputs, how to rebuild it)."""
 
-    __slots__ = ("vc", "version", "tensor", "node", "output_nr", "desc")
+    __slots__ = ("vc", "version", "tensor", "is_output", "output_nr", "desc")
 
-    def __init__(self, tensor: Any, node: Any = None, output_nr: int = 0,
+    def __init__(self, tensor: Any, is_output: bool = False, output_nr: int = 0,
                  version: int | None = None, keep: bool = True):
         self.vc = tensor._vc
         self.version = tensor._vc.v if version is None else version
         self.tensor = weakref.ref(tensor) if not keep else tensor
-        self.node = node            # set for a saved output: the node that produced it
+        # a saved output of the node that saves it (output ``output_nr``); the node is not
+        # kept here: node -> ref -> node would be a cycle, keeping the whole graph and its
+        # arrays alive until the garbage collector runs
+        self.is_output = is_output
         self.output_nr = output_nr
         a = tensor._st.a            # for the error message: (numpy dtype, shape, device)
         self.desc = (a.dtype, a.shape, a.device)
 
-    def check(self, owner: Any = None) -> None:
+    def check(self, owner: Any) -> None:
+        """Raise PyTorch's in-place error if the tensor changed since ``owner`` (the node
+        holding this ref) saved it."""
         if self.vc.v == self.version:
             return
         from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
         dtype, shape, dev = self.desc
         dtype = to_torch_dtype(dtype)
         t = self.tensor() if isinstance(self.tensor, weakref.ref) else self.tensor
-        if self.node is not None:
-            fn, nr = (owner if owner is not None else self.node), self.output_nr
+        if self.is_output:
+            fn, nr = owner, self.output_nr
         elif t is not None and t._grad_fn is not None:
             fn, nr = t._grad_fn, t._output_nr
         else:
