@@ -215,6 +215,27 @@ def test_where_against_a_zero_gives_numpys_exact_bits(shape, dtype, zero, seed):
             assert got.tobytes() == np.ascontiguousarray(want).tobytes()
 
 
+
+@pytest.mark.parametrize("n", [10, 5000])
+def test_tanh_backward_in_place_path_equals_the_expression(n):
+    """tanh's VJP is the tanh_backward primitive, which from 4096 elements up computes in
+    one temporary: it must give the bits of ``g * (1 - out**2)`` for same-shaped g, and
+    fall back to a fresh array for a broadcast or other-dtype g (and never write into g or
+    out). The registry's samples are too small to reach the in-place path."""
+    from funcgrad.primitives.elementwise import tanh_backward
+    rng = np.random.RandomState(0)
+    out = np.tanh(rng.randn(n))
+    for g in (rng.randn(n), rng.randn(1), rng.randn(n).astype(np.float32), 2.0):
+        g_before, out_before = np.copy(g), out.copy()
+        got = tanh_backward(fnp.asarray(g), fnp.asarray(out))
+        want = np.asarray(g) * (1 - out * out)
+        assert got.dtype == want.dtype and np.asarray(got).tobytes() == want.tobytes()
+        np.testing.assert_array_equal(out, out_before)
+        np.testing.assert_array_equal(g, g_before)
+    x = fnp.asarray(rng.randn(n))
+    np.testing.assert_allclose(fg.grad(lambda x: fnp.sum(fnp.tanh(x)))(x),
+                               1 - np.tanh(np.asarray(x)) ** 2, rtol=1e-12)
+
 def test_errors_name_the_problem():
     with pytest.raises(TypeError, match="fabs is not defined for complex"):
         fnp.fabs(np.array([1j]))
