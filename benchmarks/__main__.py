@@ -54,10 +54,13 @@ def document(report: Report, argv: list[str], cfg: Config, info: dict[str, str])
         f"Times are medians of per-call times over {cfg.repeats} samples of at least "
         f"{cfg.sample_s * 1e3:.0f} ms each ({large_chain.REPEATS} samples of one call for "
         "workload 2), every implementation timed round-robin in the same process after a "
-        "warm-up call that also compiles jitted code; spread is half the interquartile range "
+        "warm-up call that also compiles jitted code; spread is the interquartile range "
         "relative to the median. PyTorch and numpy's BLAS run on one thread (XLA keeps its "
-        "own thread pool), the garbage collector stays on. Ratios compare against the "
-        "reference named in the ratio column, measured in the same run. Every "
+        "own thread pool), the garbage collector stays on. The ratio column divides medians "
+        "measured in the same run. A timing target is decided on the paired ratio: the "
+        "median, over the round-robin rounds, of the two implementations' time ratio within "
+        "a round (a slow patch of this shared machine hits both sides of a round alike); "
+        "the ratio of medians is shown beside it. Every "
         "implementation's gradient is checked against hand-written numpy's before it is "
         "timed.",
         table(report), "## Targets (issue 7)", targets(report), *report.sections])

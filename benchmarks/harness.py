@@ -1,9 +1,12 @@
 """What every workload shares: the configuration, peers loaded on demand (skipped with a
 note when missing), interleaved median timing, peak-memory probes, and the machine report.
 
-Timing is round-robin: each repeat times every implementation once, so that a burst of load
-from another process on this shared machine hits all of them alike, and the ratios come from
-the same process run. The garbage collector stays on (it is part of the loop a user runs).
+Timing is round-robin: each repeat (a round) times every implementation once, so that a burst
+of load from another process on this shared machine hits all of them alike, and the ratios
+come from the same process run. A target's ratio is *paired*: the median over rounds of the
+two implementations' time ratio within a round, so that a slow patch of the machine cancels
+out of it; the ratio of the two medians is reported next to it. The garbage collector stays
+on (it is part of the loop a user runs).
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import time
 import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -134,9 +137,22 @@ def single_threaded_blas():
         yield
 
 
-def time_all(fns: dict[str, Callable[[], Any]], cfg: Config) -> dict[str, tuple[float, float]]:
-    """Median seconds per call and relative interquartile spread of each function, timed
-    round-robin after one warm-up call each (which also compiles jitted code)."""
+class Timing(NamedTuple):
+    """One implementation's timing: the median seconds per call, the relative interquartile
+    spread ((q3 - q1) / median) and the per-round samples (seconds per call)."""
+    median: float
+    spread: float
+    samples: tuple
+
+
+def paired_ratio(a: Timing, b: Timing) -> float:
+    """The median over rounds of ``a``'s time divided by ``b``'s in the same round."""
+    return statistics.median(x / y for x, y in zip(a.samples, b.samples))
+
+
+def time_all(fns: dict[Any, Callable[[], Any]], cfg: Config) -> dict[Any, Timing]:
+    """The `Timing` of each function, timed round-robin after one warm-up call each
+    (which also compiles jitted code)."""
     numbers = {}
     with single_threaded_blas():
         for name, fn in fns.items():
@@ -145,7 +161,7 @@ def time_all(fns: dict[str, Callable[[], Any]], cfg: Config) -> dict[str, tuple[
             fn()
             first = time.perf_counter() - t0
             numbers[name] = max(1, math.ceil(cfg.sample_s / max(first, 1e-9)))
-        samples: dict[str, list[float]] = {name: [] for name in fns}
+        samples: dict[Any, list[float]] = {name: [] for name in fns}
         for _ in range(cfg.repeats):
             for name, fn in fns.items():
                 n = numbers[name]
@@ -157,7 +173,7 @@ def time_all(fns: dict[str, Callable[[], Any]], cfg: Config) -> dict[str, tuple[
     for name, s in samples.items():
         med = statistics.median(s)
         q = statistics.quantiles(s, n=4) if len(s) >= 2 else [med, med, med]
-        out[name] = (med, (q[2] - q[0]) / med if med else 0.0)
+        out[name] = Timing(med, (q[2] - q[0]) / med if med else 0.0, tuple(s))
     return out
 
 
@@ -199,13 +215,14 @@ def torch_cpu_peak(fn: Callable[[], Any]) -> int:
 # Rows
 # ---------------------------------------------------------------------------------------
 
-def timing_rows(workload: int, case: str, timings: dict[str, tuple[float, float]],
-                ref: str = "numpy", notes: dict[str, str] | None = None) -> list[Row]:
+def timing_rows(workload: int, case: str, timings: dict[str, Timing], ref: str = "numpy",
+                notes: dict[str, str] | None = None) -> list[Row]:
     """One row per timed implementation, its ratio taken against ``timings[ref]``."""
-    base = timings[ref][0] if ref in timings else None
+    base = timings[ref].median if ref in timings else None
     notes = notes or {}
-    return [Row(workload, case, name, med, "s", med / base if base else None, ref if base else "",
-                spread, notes.get(name, "")) for name, (med, spread) in timings.items()]
+    return [Row(workload, case, name, t.median, "s", t.median / base if base else None,
+                ref if base else "", t.spread, notes.get(name, ""))
+            for name, t in timings.items()]
 
 
 def skipped_row(workload: int, case: str, impl: str, note: str) -> Row:
@@ -217,6 +234,16 @@ def ratio_target(text: str, value: float | None, limit: float, unit: str = "x") 
     if value is None:
         return Target(text, "peer missing", None)
     return Target(text, f"{value:.2f}{unit}", value <= limit)
+
+
+def time_target(text: str, a: Timing | None, b: Timing | None, limit: float) -> Target:
+    """A target "a's time <= limit x b's", decided on the paired ratio (see the module
+    docstring); the ratio of medians is shown beside it. None: a peer is missing."""
+    if a is None or b is None:
+        return Target(text, "peer missing", None)
+    paired = paired_ratio(a, b)
+    return Target(text, f"{paired:.2f}x paired (ratio of medians {a.median / b.median:.2f}x)",
+                  paired <= limit)
 
 
 # ---------------------------------------------------------------------------------------

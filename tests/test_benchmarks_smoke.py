@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 import benchmarks  # noqa: E402
 from benchmarks import chain, hvp, memory, mlp  # noqa: E402
 from benchmarks.__main__ import main, table  # noqa: E402
-from benchmarks.harness import peer  # noqa: E402
+from benchmarks.harness import Timing, paired_ratio, peer, time_target  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,18 @@ def test_table_has_a_row_per_workload_and_implementation(report):
     assert text.count("\n") == len(report.rows) + 1
     assert len(report.targets) == 7
     assert any("Workload 5 by depth" in s for s in report.sections)
+
+
+def test_targets_are_decided_on_paired_ratios():
+    """Round r of a is divided by round r of b: a machine slowdown in round 3 (both sides
+    3x slower) leaves the paired ratio at 2, where the ratio of medians would move."""
+    a = Timing(4.0, 0.0, (2.0, 4.0, 6.0 * 3, 4.0))
+    b = Timing(2.0, 0.0, (1.0, 2.0, 3.0 * 3, 2.0))
+    assert paired_ratio(a, b) == 2.0
+    target = time_target("a <= 1.9x b", a, b, 1.9)
+    assert target.met is False and target.measured.startswith("2.00x paired")
+    assert time_target("a <= 2x b", a, b, 2.0).met
+    assert time_target("a <= 1x peer", a, None, 1.0).met is None
 
 
 def test_funcgrad_chain_gradient_matches_numpy():
