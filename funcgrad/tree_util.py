@@ -19,6 +19,9 @@ class _NodeType(NamedTuple):
 
 
 _registry: dict[type, _NodeType] = {}
+# type -> _NodeType (namedtuples, dataclasses) or None (a leaf type): what `_node_type`
+# derived for an unregistered type (registering a type removes it from here)
+_derived: dict = {}
 
 
 def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], tuple[Iterable, Any]],
@@ -28,6 +31,7 @@ def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], tuple[Ite
     if nodetype in _registry:
         raise ValueError(f"{nodetype.__name__} is already registered as a pytree node")
     _registry[nodetype] = _NodeType(flatten_func, unflatten_func)
+    _derived.pop(nodetype, None)  # it may have been seen as a leaf before
 
 
 register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
@@ -43,7 +47,6 @@ def _dict_flatten(d: dict) -> tuple[list, tuple]:
 register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))
 
 
-_derived: dict = {}  # type -> _NodeType (namedtuples, dataclasses) or None (a leaf type)
 
 
 def _node_type(x: Any) -> _NodeType | None:
@@ -77,7 +80,13 @@ class PyTreeDef:
         self.node_type = node_type
         self.aux = aux
         self.children = children
-        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+        if node_type is None:
+            self.num_leaves = 1
+        else:
+            n = 0
+            for c in children:
+                n += c.num_leaves
+            self.num_leaves = n
 
     def unflatten(self, leaves: Iterable) -> Any:
         leaves = list(leaves)
@@ -90,7 +99,7 @@ class PyTreeDef:
     def _build(self, it: Iterable) -> Any:
         if self.node_type is None:
             return next(it)
-        children = [c._build(it) for c in self.children]
+        children = [next(it) if c is _LEAF else c._build(it) for c in self.children]
         probe = _registry.get(self.node_type)
         if probe is not None:
             return probe.from_iterable(self.aux, children)
@@ -139,7 +148,14 @@ def _flatten(x: Any, leaves: list, is_leaf: Callable[[Any], bool] | None) -> PyT
         leaves.append(x)
         return _LEAF
     children, aux = node.to_iterable(x)
-    return PyTreeDef(type(x), aux, tuple(_flatten(c, leaves, is_leaf) for c in children))
+    kids = []
+    for c in children:  # a child of a type known to be a leaf needs no recursive call
+        if is_leaf is None and _derived.get(type(c), _flatten) is None:
+            leaves.append(c)
+            kids.append(_LEAF)
+        else:
+            kids.append(_flatten(c, leaves, is_leaf))
+    return PyTreeDef(type(x), aux, tuple(kids))
 
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None

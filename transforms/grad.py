@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.core import Tracer, new_trace
@@ -23,7 +24,6 @@ float0 = np.dtype([("float0", np.void, 0)])
 
 
 def _as_array(x: Any) -> Array:
-    import funcgrad.numpy as fnp
     return x if isinstance(x, Array) else fnp.asarray(x)
 
 
@@ -58,7 +58,6 @@ class VJPFunction:
         self.used = False
 
     def __call__(self, cotangent: Any) -> tuple:
-        import funcgrad.numpy as fnp
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
         if ct_tree != self.out_tree:
             raise TypeError(f"{self.name}: the cotangent has tree structure {ct_tree}, but "
@@ -182,7 +181,6 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
             raise TypeError(f"{name} requires real-valued outputs (output dtype that is a "
                             f"sub-dtype of np.floating), but got {out.dtype}. For "
                             "holomorphic differentiation, pass holomorphic=True.")
-        import funcgrad.numpy as fnp
         g = vjp_fn(fnp.ones_like(out))
         g = g[0] if isinstance(argnums, int) else tuple(g)
         return ((out, aux) if has_aux else out), g

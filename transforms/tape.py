@@ -23,7 +23,7 @@ from funcgrad.primitives.reductions import reduce_sum
 from funcgrad.primitives.shape import reshape
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Tape", "make_tape", "backward_pass",
-           "fit_cotangent", "short_dtype"]
+           "fit_cotangent", "record_call", "short_dtype"]
 
 
 _new = object.__new__
@@ -279,6 +279,39 @@ class RevTrace(Trace):
             rec.out = None
         rec.saved = tuple(s if (v < 0 or v in kept) else None
                           for s, v in zip(rec.saved, rec.in_vars))
+
+
+def record_call(prim: Primitive, params: dict, args: Sequence, traced: Sequence[int]
+                ) -> tuple[list[Record], list[tuple], int, Any]:
+    """``prim(*args, **params)`` on concrete arguments, recorded as tracing a function that
+    is exactly this call would record it, with ``args[i]`` for i in ``traced`` as the
+    variables 0, 1, ... of a fresh tape; but without a trace. Returns (records, variable
+    avals, the output's variable or -1, the output). The facade's one-primitive ops use it:
+    most tensor ops are one primitive, and a trace per op costs more than the op."""
+    out = prim.apply(args, params)
+    n = len(args)
+    in_vars = [-1] * n
+    var_avals = []
+    mask = 0
+    for k, i in enumerate(traced):
+        raw = args[i]._value  # a traced argument is an Array
+        var_avals.append((raw.shape, raw.dtype))
+        in_vars[i] = k
+        if raw.dtype.kind in "fc":
+            mask |= 1 << i
+    raw = out._value
+    if mask == 0 or not prim.differentiable or raw.dtype.kind not in "fc":
+        return [], var_avals, -1, out  # nothing differentiable: what a trace would return
+    var = len(var_avals)
+    var_avals.append((raw.shape, raw.dtype))
+    ins, reads_out = prim.needs(mask, n)
+    saved = tuple([None if i not in ins else np.array(a) if type(a) is np.ndarray else a
+                   for i, a in enumerate(args)])
+    in_avals = tuple([aval_of(a) for a in args]) if prim.reads_avals else None
+    rec = Record(prim, params, tuple(in_vars), in_avals, (var,), saved,
+                 out if reads_out else None,
+                 "backward" if _phase.backward_depth else "forward", None)
+    return [rec], var_avals, var, out
 
 
 # ---------------------------------------------------------------------------------------

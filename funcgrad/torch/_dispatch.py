@@ -27,15 +27,15 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.core import new_trace
-from funcgrad.transforms.tape import Record, RevTrace, RevTracer, backward_pass
+from funcgrad.core import Primitive, Tracer, new_trace
+from funcgrad.transforms.tape import Record, RevTrace, RevTracer, backward_pass, record_call
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode, graph
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, node_class
 
-__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "OpTape", "zeros_of", "proxy",
-           "const_like"]
+__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "OpTape", "PrimCall", "zeros_of",
+           "proxy", "const_like"]
 
 _NO_EDGE = (None, 0)
 _INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
@@ -80,6 +80,32 @@ def capture_inputs() -> Iterator[dict]:
         yield seen
     finally:
         _capture.sets.pop()
+
+
+class PrimCall:
+    """An op function that is exactly one primitive on the op's arrays:
+    ``prim(*arrays, **params)``. `apply` records it without tracing (`record_call`); any
+    other function is traced. ``fn``, if given, is the same call made faster (the
+    primitive's `as_function`), for the untraced path."""
+
+    __slots__ = ("prim", "params", "fn")
+
+    def __init__(self, prim: Primitive, params: dict | None = None,
+                 fn: Callable | None = None):
+        if prim.multiple_results:
+            raise ValueError(f"PrimCall: {prim.name} has several results; use a function")
+        self.prim = prim
+        self.params = params or {}
+        self.fn = fn
+
+    def __call__(self, *args: Any) -> Any:
+        if self.fn is not None:
+            return self.fn(*args)
+        return self.prim(*args, **self.params)
+
+    def __repr__(self) -> str:
+        params = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"PrimCall({self.prim.name}{params})"
 
 
 def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
@@ -150,6 +176,14 @@ class OpTape:
 
 def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
             target: Tensor | None) -> Any:
+    if type(f) is PrimCall:
+        for d in datas:
+            if isinstance(d, Tracer):  # under a funcgrad transform: trace it like the rest
+                break
+        else:
+            records, var_avals, var, out = record_call(f.prim, f.params, datas, diff)
+            return _node(name, f, inputs, datas, diff, False,
+                         OpTape(records, var_avals, len(diff), [var]), (out,), target, None)
     if multi or len(diff) < len(datas):
         side: list = []
 
@@ -165,16 +199,24 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
     else:
         g = f  # every input is differentiated: nothing to fill in
     tape, outs = OpTape.run(g, [datas[i] for i in diff])
+    return _node(name, f, inputs, datas, diff, multi, tape, outs, target,
+                 side[0] if multi else None)
+
+
+def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
+          tape: OpTape, outs: tuple, target: Tensor | None, all_outs: Any) -> Any:
+    """The output tensor(s) of an op, with its node unless nothing differentiable came out
+    (``all_outs``: every output of a ``multi`` op, differentiable or not)."""
     if not multi and outs[0].dtype.kind not in "fc":
         return make(outs[0])
     if not outs:
-        return tuple([make(o) for o in side[0]])
+        return tuple([make(o) for o in all_outs])
     node = node_class(name, OpNode)(inputs, datas, diff, f, multi, tape, outs)
     tensors = [make(o, False, node, k) for k, o in enumerate(outs)]
     node._find_saved(inputs, tensors, target)
     if multi:
         it = iter(tensors)
-        return tuple([next(it) if o.dtype.kind in "fc" else make(o) for o in side[0]])
+        return tuple([next(it) if o.dtype.kind in "fc" else make(o) for o in all_outs])
     return tensors[0]
 
 

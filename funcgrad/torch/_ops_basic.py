@@ -19,8 +19,9 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
+import funcgrad.scipy.special as sps
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch._dispatch import apply, inplace as _inplace
+from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
 from funcgrad.torch._tensor import Tensor
 
 __all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
@@ -66,20 +67,16 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
 
 
 def np_fn(name: str) -> Callable:
-    """``funcgrad.numpy.<name>``, looked up when called."""
-    def f(*args: Any, **kwargs: Any) -> Any:
-        return getattr(fnp, name)(*args, **kwargs)
-    f.__name__ = name
-    return f
+    """``funcgrad.numpy.<name>``; a `PrimCall` when it is one primitive (so that ops using
+    it unchanged are recorded without a trace)."""
+    fn = getattr(fnp, name)
+    prim = getattr(fn, "primitive", None)
+    return fn if prim is None else PrimCall(prim, fn=fn)
 
 
 def sp_fn(name: str) -> Callable:
-    """``funcgrad.scipy.special.<name>``, looked up when called."""
-    def f(*args: Any, **kwargs: Any) -> Any:
-        import funcgrad.scipy.special as sps
-        return getattr(sps, name)(*args, **kwargs)
-    f.__name__ = name
-    return f
+    """``funcgrad.scipy.special.<name>``."""
+    return getattr(sps, name)
 
 
 # -- operands and promotion -------------------------------------------------------------------
@@ -148,7 +145,14 @@ def _binary(name: str, fn: Callable, a: Any, b: Any, floating: bool = False) -> 
     a, b = operand(a), operand(b)
     dt = result_type(a, b)
     npdt = (_float_type(dt) if floating else dt).np
+    if _of_dtype(a, npdt) and _of_dtype(b, npdt):
+        return Spec(name, fn, [a, b])  # no cast to differentiate: fn itself
     return Spec(name, lambda x, y: fn(cast(x, npdt), cast(y, npdt)), [a, b])
+
+
+def _of_dtype(a: Any, dtype: np.dtype) -> bool:
+    """Whether `cast` leaves ``a`` as it is (a Python number, or a tensor of ``dtype``)."""
+    return isinstance(a, _NUMBERS) or a._st.a.dtype == dtype
 
 
 # -- arithmetic ----------------------------------------------------------------------------------

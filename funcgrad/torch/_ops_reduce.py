@@ -13,7 +13,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch._dispatch import apply
+from funcgrad.primitives import reductions as reduction_prims
+from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, np_fn, op, sp_fn
 from funcgrad.torch._tensor import Tensor
 
@@ -247,6 +248,10 @@ def _softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Spec:
 @op("log_softmax")
 def _log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Spec:
     dt, axis = _softmax_dtype(input, dtype), _softmax_dim(input, dim)
+    if input._st.a.dtype == dt:  # no cast: the primitive itself (axis None: a 0-d input)
+        axes = () if axis is None else (axis,)
+        return Spec("LogSoftmaxBackward0",
+                    PrimCall(reduction_prims.log_softmax, {"axis": axes}), [input])
     return Spec("LogSoftmaxBackward0",
                 lambda x: sp_fn("log_softmax")(cast(x, dt), axis=axis), [input])
 

@@ -17,7 +17,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch._dispatch import apply, const_like, inplace
+from funcgrad.primitives import shape as shape_prims
+from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _size_args
@@ -105,7 +106,10 @@ def _unsqueeze(input: Tensor, dim: int) -> Spec:
 
 
 def _perm(axes: tuple) -> Any:
-    return lambda x: fnp.transpose(x, axes)
+    """The function permuting an array's axes by ``axes`` (normalized: 0 <= axis < ndim)."""
+    if axes == tuple(range(len(axes))):
+        return lambda x: x  # nothing to permute: the node passes gradients through
+    return PrimCall(shape_prims.transpose, {"axes": axes})
 
 
 @op("t")
