@@ -6,7 +6,9 @@ is on and an input requires grad, `apply` runs ``f`` under a reverse-mode trace 
 runs the tape's backward pass, so every derivative comes from the primitive registry's
 rules. The tape says exactly which values the rules read (each record's ``saved``/``out``):
 those that are the op's tensor inputs or outputs become the node's saved tensors,
-version-checked on use and freed after backward.
+version-checked on use and freed after backward. An op that is exactly one primitive
+(`PrimCall`: most elementwise and shape ops) skips the trace: its one-record tape is built
+directly (`record_call`), the tape tracing would have given.
 
 Double backward (``create_graph=True``) records the backward of a node as a new facade op
 on tensors, so it gets a node of its own:
