@@ -463,7 +463,6 @@ def _tape_of(t):
 def test_one_primitive_ops_record_what_tracing_records(case):
     """A `PrimCall` op builds its one-record tape directly; it must be the tape tracing the
     same call gives (same residuals), with the same gradients, double backward included."""
-    import funcgrad.numpy as fnp
     from funcgrad.primitives import binary, elementwise, reductions, shape
     from funcgrad.torch._dispatch import PrimCall, apply
     rng = np.random.RandomState(0)
