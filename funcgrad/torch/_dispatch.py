@@ -178,7 +178,7 @@ class OpTape:
 
 def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
             target: Tensor | None) -> Any:
-    if type(f) is PrimCall:
+    if type(f) is PrimCall and not multi:
         for d in datas:
             if isinstance(d, Tracer):  # under a funcgrad transform: trace it like the rest
                 break
