@@ -7,6 +7,8 @@ composition of ops where PyTorch composes too (``cross_entropy`` is ``log_softma
 """
 from __future__ import annotations
 
+import functools
+
 import math
 from typing import Any
 
@@ -185,12 +187,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     index, stacked = _class_index(safe, cls_axis, input)
     dtype = input.dtype.np
     if weight is None and all_valid:
-        w, total = None, np.asarray(safe.size, dtype)
+        w, total = None, safe.size
     else:
         w_raw = weight._host()[safe] if weight is not None else np.ones(safe.shape)
         w_host = (w_raw if all_valid else w_raw * valid).astype(dtype)
         w, total = const_like(w_host, input), w_host.sum(dtype=dtype)
-    neg_total = const_like(np.negative(total), input)
+    neg_total = -float(total)  # a Python number: divides in the input's dtype
 
     def f(x: Any) -> Any:
         picked = P.getitem(x, stacked, index=index)
@@ -208,9 +210,21 @@ def _class_index(target: np.ndarray, cls_axis: int, like: Tensor) -> tuple:
     along the others."""
     if cls_axis == 0:
         return parse_index((target,), like._st.a)
-    grids = np.indices(target.shape)
-    rows = np.stack([grids[0], target, *grids[1:]]).astype(np.intp, copy=False)
-    return Index([Ref(i) for i in range(len(rows))]), const_like(rows, like)
+    rows = np.empty((target.ndim + 1,) + target.shape, np.intp)
+    if target.ndim == 1:  # the common (N, C) input: [arange(N), target]
+        rows[0] = np.arange(target.shape[0])
+    else:
+        grids = np.indices(target.shape)
+        rows[0] = grids[0]
+        rows[2:] = grids[1:]
+    rows[1] = target
+    return _row_refs(len(rows)), const_like(rows, like)
+
+
+@functools.lru_cache(maxsize=None)
+def _row_refs(n: int) -> Index:
+    """The static index taking rows 0..n-1 of the index input as its components."""
+    return Index([Ref(i) for i in range(n)])
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
