@@ -67,16 +67,21 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
 
 
 def np_fn(name: str) -> Callable:
-    """``funcgrad.numpy.<name>``; a `PrimCall` when it is one primitive (so that ops using
-    it unchanged are recorded without a trace)."""
-    fn = getattr(fnp, name)
-    prim = getattr(fn, "primitive", None)
-    return fn if prim is None else PrimCall(prim, fn=fn)
+    """``funcgrad.numpy.<name>``, as a `PrimCall` when it is one primitive (so that ops
+    using it unchanged are recorded without a trace)."""
+    return _direct(getattr(fnp, name))
 
 
 def sp_fn(name: str) -> Callable:
-    """``funcgrad.scipy.special.<name>``."""
-    return getattr(sps, name)
+    """``funcgrad.scipy.special.<name>``, as a `PrimCall` when it is one primitive."""
+    return _direct(getattr(sps, name))
+
+
+def _direct(fn: Callable) -> Callable:
+    if isinstance(fn, funcgrad.primitives.Primitive) and fn.simple and not fn.params:
+        return PrimCall(fn)
+    prim = getattr(fn, "primitive", None)  # a primitive's `as_function`
+    return fn if prim is None else PrimCall(prim, fn=fn)
 
 
 # -- operands and promotion -------------------------------------------------------------------

@@ -77,8 +77,15 @@ def _reduction(node: str, fn: Any, input: Tensor, dim: Any, keepdim: bool,
                dt: np.dtype) -> Spec:
     """The full reduction (``<node>Backward0``) or the ``dim`` form (``<node>Backward1``)."""
     if dim is None:
+        if fn is fnp.sum and input._st.a.dtype == dt:  # no cast: the primitive itself
+            return Spec(f"{node}Backward0", PrimCall(
+                reduction_prims.reduce_sum, {"axis": tuple(range(input.ndim)),
+                                             "keepdims": False}), [input])
         return Spec(f"{node}Backward0", lambda x: fn(cast(x, dt)), [input])
     axes = _axes(dim, input.ndim)
+    if fn is fnp.sum and input._st.a.dtype == dt:
+        return Spec(f"{node}Backward1", PrimCall(
+            reduction_prims.reduce_sum, {"axis": axes, "keepdims": bool(keepdim)}), [input])
     return Spec(f"{node}Backward1", lambda x: fn(cast(x, dt), axis=axes, keepdims=keepdim),
                 [input])
 

@@ -458,12 +458,12 @@ def _tape_of(t):
               r.out is not None) for r in tape.records], tape.var_avals, tape.out_vars)
 
 
-@pytest.mark.parametrize("case", ["mul", "mul const", "mul scalar", "add", "exp", "t",
-                                  "log_softmax", "where"])
+@pytest.mark.parametrize("case", ["mul", "mul const", "mul scalar", "add", "exp", "sigmoid",
+                                  "t", "reshape", "sum", "log_softmax", "where"])
 def test_one_primitive_ops_record_what_tracing_records(case):
     """A `PrimCall` op builds its one-record tape directly; it must be the tape tracing the
     same call gives (same residuals), with the same gradients, double backward included."""
-    from funcgrad.primitives import binary, elementwise, reductions, shape
+    from funcgrad.primitives import binary, elementwise, reductions, shape, special
     from funcgrad.torch._dispatch import PrimCall, apply
     rng = np.random.RandomState(0)
     a = leaf(rng.randn(3, 4))
@@ -473,7 +473,10 @@ def test_one_primitive_ops_record_what_tracing_records(case):
     prim, params, inputs = {
         "mul": (binary.mul, {}, [a, b]), "mul const": (binary.mul, {}, [a, c]),
         "mul scalar": (binary.mul, {}, [2.5, a]), "add": (binary.add, {}, [a, b]),
-        "exp": (elementwise.exp, {}, [a]), "t": (shape.transpose, {"axes": (1, 0)}, [a]),
+        "exp": (elementwise.exp, {}, [a]), "sigmoid": (special.expit, {}, [a]),
+        "t": (shape.transpose, {"axes": (1, 0)}, [a]),
+        "reshape": (shape.reshape, {"shape": (4, 3)}, [a]),
+        "sum": (reductions.reduce_sum, {"axis": (1,), "keepdims": False}, [a]),
         "log_softmax": (reductions.log_softmax, {"axis": (1,)}, [a]),
         "where": (binary.where, {}, [cond, a, c]),
     }[case]
