@@ -1,4 +1,5 @@
-"""Binary elementwise primitives (numpy broadcasting), `where`, comparisons and bit logic.
+"""Binary elementwise primitives (numpy broadcasting), `where` (and `relu`, a select against
+zero), comparisons and bit logic.
 
 Rules return cotangents of the broadcast output shape; the tape sums them back to each
 input's shape, so no rule unbroadcasts. As for unary functions, the elementwise VJP rules
@@ -197,3 +198,18 @@ where.defvjp(ZERO, lambda g, condition: where(condition, g, 0),
              lambda g, condition: where(condition, 0, g))
 where.defjvp(ZERO, lambda t, condition: where(condition, t, 0),
              lambda t, condition: where(condition, 0, t))
+
+
+def _relu_impl(x: Any) -> Any:
+    """``where(x <= 0, 0, x)``: +0.0 for x <= 0 (-0.0 included), NaN kept."""
+    return _where_impl(np.less_equal(x, 0), 0, x)
+
+
+# ReLU, the select against zero above as one primitive (PyTorch's relu and threshold_backward
+# semantics: the gradient is g where the result is not <= 0, so 0 at 0 and g at NaN); the
+# torch facade records it without a trace
+relu = Primitive("relu", _relu_impl,
+                 sample=sampling.elementwise(1, (0.2, 2.0), signed=True),
+                 doc="max(x, 0), with +0.0 for x <= 0 and NaN kept.")
+relu.defvjp(lambda g, out: where(out <= 0, 0, g))
+relu.defjvp(lambda t, out: where(out <= 0, 0, t))

@@ -20,6 +20,7 @@ import numpy as np
 import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as sps
+from funcgrad.primitives import binary as binary_prims
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
 from funcgrad.torch._tensor import Tensor
@@ -274,11 +275,6 @@ def _addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1)
 
 # -- unary elementwise -----------------------------------------------------------------------
 
-def _relu(x: Any) -> Any:
-    # PyTorch's clamp_min and threshold_backward: nan stays nan, the gradient at 0 is 0
-    return fnp.where(fnp.less_equal(x, 0), 0, x)  # a weak 0 keeps x's dtype
-
-
 def _rsqrt(x: Any) -> Any:
     return fnp.true_divide(1, fnp.sqrt(x))
 
@@ -319,7 +315,7 @@ UNARY = {
     "round": (np_fn("round"), "RoundBackward0", False),
     "trunc": (np_fn("trunc"), "TruncBackward0", False),
     "square": (lambda x: fnp.power(x, 2), "PowBackward0", False),
-    "relu": (_relu, "ReluBackward0", False),
+    "relu": (_direct(binary_prims.relu), "ReluBackward0", False),
     "conj": (np_fn("conj"), "ConjBackward0", False),
     "real": (np_fn("real"), "RealBackward0", False),
     "imag": (np_fn("imag"), "ImagBackward0", False),
