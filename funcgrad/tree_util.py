@@ -47,8 +47,6 @@ def _dict_flatten(d: dict) -> tuple[list, tuple]:
 register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))
 
 
-
-
 def _node_type(x: Any) -> _NodeType | None:
     t = type(x)
     node = _registry.get(t)

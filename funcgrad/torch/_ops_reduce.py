@@ -74,25 +74,25 @@ def _sum_dtype(input: Tensor, dtype: Any) -> np.dtype:
 
 
 def _reduction(node: str, fn: Any, input: Tensor, dim: Any, keepdim: bool,
-               dt: np.dtype) -> Spec:
-    """The full reduction (``<node>Backward0``) or the ``dim`` form (``<node>Backward1``)."""
+               dt: np.dtype, prim: Any = None) -> Spec:
+    """The full reduction (``<node>Backward0``) or the ``dim`` form (``<node>Backward1``).
+    ``prim``: the primitive ``fn`` is (with ``axis`` and ``keepdims``), used directly when
+    no cast is needed."""
     if dim is None:
-        if fn is fnp.sum and input._st.a.dtype == dt:  # no cast: the primitive itself
-            return Spec(f"{node}Backward0", PrimCall(
-                reduction_prims.reduce_sum, {"axis": tuple(range(input.ndim)),
-                                             "keepdims": False}), [input])
-        return Spec(f"{node}Backward0", lambda x: fn(cast(x, dt)), [input])
-    axes = _axes(dim, input.ndim)
-    if fn is fnp.sum and input._st.a.dtype == dt:
-        return Spec(f"{node}Backward1", PrimCall(
-            reduction_prims.reduce_sum, {"axis": axes, "keepdims": bool(keepdim)}), [input])
-    return Spec(f"{node}Backward1", lambda x: fn(cast(x, dt), axis=axes, keepdims=keepdim),
-                [input])
+        name, axes, keepdim = f"{node}Backward0", tuple(range(input.ndim)), False
+    else:
+        name, axes = f"{node}Backward1", _axes(dim, input.ndim)
+    if prim is not None and input._st.a.dtype == dt:
+        return Spec(name, PrimCall(prim, {"axis": axes, "keepdims": bool(keepdim)}), [input])
+    if dim is None:
+        return Spec(name, lambda x: fn(cast(x, dt)), [input])
+    return Spec(name, lambda x: fn(cast(x, dt), axis=axes, keepdims=keepdim), [input])
 
 
 @op("sum")
 def _sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Spec:
-    return _reduction("Sum", fnp.sum, input, dim, keepdim, _sum_dtype(input, dtype))
+    return _reduction("Sum", fnp.sum, input, dim, keepdim, _sum_dtype(input, dtype),
+                      reduction_prims.reduce_sum)
 
 
 @op("nansum")

@@ -8,7 +8,6 @@ composition of ops where PyTorch composes too (``cross_entropy`` is ``log_softma
 from __future__ import annotations
 
 import functools
-
 import math
 from typing import Any
 
