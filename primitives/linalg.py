@@ -3,6 +3,7 @@
 | primitive        | VJP (JAX's convention: the transpose, never the adjoint)             |
 |------------------|----------------------------------------------------------------------|
 | matmul           | g @ y^T and x^T @ g, with numpy's 1-D operands handled explicitly     |
+| addmm            | c + x @ y: g for c, and matmul's for x and y                         |
 | einsum           | einsum of g with the other operands, back to the operand's indices    |
 | diagonal         | diagonal_embed of g (scatter into zeros)                              |
 | diagonal_embed   | diagonal of g                                                         |
@@ -218,6 +219,34 @@ matmul = Primitive("matmul", _matmul_impl, ("x", "y"), sample=sampling.custom(_m
                    doc="numpy's matmul: 1-D operands and broadcasting batch dimensions.")
 matmul.defvjp(_matmul_x, _matmul_y)
 matmul.defjvp(lambda t, y: matmul(t, y), lambda t, x: matmul(x, t))
+
+
+def _addmm_impl(c: Any, x: Any, y: Any) -> Any:
+    """``c + x @ y``, the add done in place on the fresh product where that is the same
+    (``c`` broadcasts to it and does not widen its dtype): one pass and one array less."""
+    out = _matmul_impl(x, y)
+    if type(out) is np.ndarray and np.result_type(out, c) == out.dtype:
+        try:
+            out += c
+            return out
+        except ValueError:  # c does not broadcast into the product: add's own error
+            pass
+    return np.add(out, c)
+
+
+def _addmm_cases(rng: np.random.RandomState, draw: Callable) -> list:
+    n, k, m = (draw_int(draw, 0, 3) for _ in range(3))
+    cs = ((), (m,), (1, m), (n, 1), (n, m))[draw_int(draw, 0, 4)]
+    return [Case(addmm, (sampling.values(rng, cs), sampling.values(rng, (n, k)),
+                         sampling.values(rng, (k, m))), f"{cs} + {(n, k)} @ {(k, m)}")]
+
+
+# c + x @ y for matrices x, y (PyTorch's addmm, what every linear layer computes): one
+# record instead of two, and one pass over the result instead of two
+addmm = Primitive("addmm", _addmm_impl, ("c", "x", "y"), sample=sampling.custom(_addmm_cases),
+                  doc="c + x @ y, for matrices x and y and c broadcasting to their product.")
+addmm.defvjp(lambda g: g, lambda g, y: matmul(g, mT(y)), _matmul_y)
+addmm.defjvp(lambda t: t, lambda t, y: matmul(t, y), lambda t, x: matmul(x, t))
 
 # ---------------------------------------------------------------------------------------
 # einsum (explicit subscripts "ab,bc->ac": the namespace resolves '...' and implicit mode)

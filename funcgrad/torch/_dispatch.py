@@ -34,7 +34,7 @@ from funcgrad.transforms.tape import Record, RevTrace, RevTracer, backward_pass,
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode, graph
-from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, node_class
+from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 
 __all__ = ["apply", "capture_inputs", "inplace", "OpNode", "OpTape", "PrimCall", "zeros_of",
            "proxy", "const_like"]
@@ -185,7 +185,8 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
         else:
             records, var_avals, var, out = record_call(f.prim, f.params, datas, diff)
             return _node(name, f, inputs, datas, diff, False,
-                         OpTape(records, var_avals, len(diff), [var]), (out,), target, None)
+                         OpTape(records, var_avals, len(diff), [var]), (out,), target, None,
+                         one_record=True)
     if multi or len(diff) < len(datas):
         side: list = []
 
@@ -206,16 +207,21 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
 
 
 def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
-          tape: OpTape, outs: tuple, target: Tensor | None, all_outs: Any) -> Any:
+          tape: OpTape, outs: tuple, target: Tensor | None, all_outs: Any,
+          one_record: bool = False) -> Any:
     """The output tensor(s) of an op, with its node unless nothing differentiable came out
-    (``all_outs``: every output of a ``multi`` op, differentiable or not)."""
+    (``all_outs``: every output of a ``multi`` op, differentiable or not). ``one_record``:
+    the tape is one primitive's record on the op's own inputs and output."""
     if not multi and outs[0].dtype.kind not in "fc":
         return make(outs[0])
     if not outs:
         return tuple([make(o) for o in all_outs])
     node = node_class(name, OpNode)(inputs, datas, diff, f, multi, tape, outs)
     tensors = [make(o, False, node, k) for k, o in enumerate(outs)]
-    node._find_saved(inputs, tensors, target)
+    if one_record:
+        node._keep_saved(inputs, tensors, target, *node._record_slots(inputs))
+    else:
+        node._keep_saved(inputs, tensors, target, *node._traced_slots(inputs))
     if multi:
         it = iter(tensors)
         return tuple([next(it) if o.dtype.kind in "fc" else make(o) for o in all_outs])
@@ -269,15 +275,17 @@ class OpNode(Node):
                  tape: OpTape, outs: Sequence):
         edges = [_NO_EDGE] * len(inputs)
         for i in diff:
-            edges[i] = inputs[i]._edge()
+            x = inputs[i]
+            fn = x._grad_fn
+            edges[i] = (fn, x._output_nr) if fn is not None else x._edge()
         # PyTorch's convention differs from funcgrad's only where a differentiated input or
         # an output is complex (a real function of real inputs has a real Jacobian)
         is_complex = False
         meta = []
         for o in outs:
-            dtype = o.dtype
-            meta.append((o.shape, dtype, o.device))
-            is_complex = is_complex or dtype.kind == "c"
+            m = meta_of(o)
+            meta.append(m)
+            is_complex = is_complex or m[1].kind == "c"
         if not is_complex:
             var_avals = tape.var_avals
             for v in range(tape.n_in):
@@ -293,11 +301,25 @@ class OpNode(Node):
         self._saved: list = []
         self._packed = None
         self._complex = is_complex
+        self._replay = True  # until the tape shows a residual that is not an input/output
 
-    def _find_saved(self, inputs: Sequence, outs: list, target: Tensor | None) -> None:
-        """Read the tape: which tensors the rules will read (to version-check them) and
-        whether every traced residual is an op input or output (replay) or not. The
-        tape's variables 0..n-1 are the differentiated inputs, in order."""
+    def _record_slots(self, inputs: Sequence) -> tuple:
+        """`_traced_slots` of a one-primitive tape (`record_call`'s): the residuals are the
+        op's own inputs and output, so the record says directly which are read."""
+        if not self._vjp.records:
+            return (), (), False
+        rec = self._vjp.records[0]
+        saved_in = [i for i, s in enumerate(rec.saved)
+                    if s is not None and isinstance(inputs[i], Tensor)]
+        reads_out = rec.out is not None
+        return saved_in, (0,) if reads_out else (), reads_out or any(
+            s is not None for s in rec.saved)
+
+    def _traced_slots(self, inputs: Sequence) -> tuple:
+        """Read the tape: which tensors the rules will read (input positions and output
+        numbers, to version-check them), whether the rules read anything, and whether
+        every traced residual is an op input or output (replay) or not. The tape's
+        variables 0..n-1 are the differentiated inputs, in order."""
         tape = self._vjp
         diff = self._diff
         n_in = len(diff)
@@ -332,17 +354,24 @@ class OpNode(Node):
                         replay = False
                     else:
                         saved_out.add(k)
+        if not replay:
+            self._replay = False
+        return sorted(saved_in), sorted(saved_out), has_saved
+
+    def _keep_saved(self, inputs: Sequence, outs: list, target: Tensor | None,
+                    saved_in: Sequence, saved_out: Sequence, has_saved: bool) -> None:
+        """Hold what the rules read: version-checked refs of the saved input and output
+        tensors (and packed copies under saved-tensor hooks)."""
         self._has_saved = has_saved
-        self._replay = replay
-        if replay:
+        if self._replay:
             self._datas = self._fn = None  # the residuals are all the backward needs
-        for i in sorted(saved_in):
+        for i in saved_in:
             if target is not None and i == 0:
                 continue  # the old value of an in-place target: an immutable snapshot
             if inputs[i]._inference:
                 raise RuntimeError(_INFERENCE_ERROR)
             self._saved.append(SavedRef(inputs[i]))  # no cycle: inputs never point back
-        for k in sorted(saved_out):
+        for k in saved_out:
             if target is not None:
                 self._saved.append(SavedRef(target, is_output=True, output_nr=k,
                                             version=target._vc.v + 1, keep=False))
@@ -353,7 +382,7 @@ class OpNode(Node):
         if hooks is not None:
             known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
             known.update({id(t._st.a): t for t in outs})
-            self._packed = graph.pack_records(tape.records, hooks, known)
+            self._packed = graph.pack_records(self._vjp.records, hooks, known)
 
     def _constant_inputs(self, inputs: Sequence) -> dict:
         """id(array) -> position, of the tensor inputs that are not differentiated (their

@@ -78,7 +78,17 @@ def sp_fn(name: str) -> Callable:
     return _direct(getattr(sps, name))
 
 
+_DIRECT: dict = {}  # function -> what `_direct` made of it (PrimCalls hold no state)
+
+
 def _direct(fn: Callable) -> Callable:
+    made = _DIRECT.get(fn)
+    if made is None:
+        made = _DIRECT[fn] = _make_direct(fn)
+    return made
+
+
+def _make_direct(fn: Callable) -> Callable:
     if isinstance(fn, funcgrad.primitives.Primitive) and fn.simple and not fn.params:
         return PrimCall(fn)
     prim = getattr(fn, "primitive", None)  # a primitive's `as_function`
@@ -90,9 +100,12 @@ def _direct(fn: Callable) -> Callable:
 _NUMBERS = (builtins.int, builtins.float, builtins.complex, builtins.bool)
 
 
+_OPERANDS = (Tensor,) + _NUMBERS
+
+
 def operand(x: Any) -> Any:
     """A tensor or a Python number (numpy scalars become numbers, arrays tensors)."""
-    if isinstance(x, (Tensor,) + _NUMBERS):
+    if isinstance(x, _OPERANDS):
         return x
     if isinstance(x, np.generic):
         return x.item()
@@ -148,6 +161,10 @@ def _float_type(dt: D.dtype) -> D.dtype:
 
 
 def _binary(name: str, fn: Callable, a: Any, b: Any, floating: bool = False) -> Spec:
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        dtype = a._st.a.dtype
+        if dtype == b._st.a.dtype and (not floating or dtype.kind in "fc"):
+            return Spec(name, fn, [a, b])  # the common case: one dtype, nothing to cast
     a, b = operand(a), operand(b)
     dt = result_type(a, b)
     npdt = (_float_type(dt) if floating else dt).np
@@ -330,8 +347,7 @@ def _unary_spec(name: str) -> Callable:
     fn, node, floating = UNARY[name]
 
     def spec(input: Tensor) -> Spec:
-        dt = input.dtype
-        if floating and not (dt.is_floating_point or dt.is_complex):
+        if floating and input._st.a.dtype.kind not in "fc":
             npdt = D.get_default_dtype().np
             return Spec(node, lambda x: fn(cast(x, npdt)), [input])
         return Spec(node, fn, [input])

@@ -17,7 +17,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
-from funcgrad.primitives import shape as shape_prims
+from funcgrad.primitives import linalg as linalg_prims, shape as shape_prims
 from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
@@ -465,11 +465,17 @@ _checked("inner", "DotBackward0", (1, 1))
 @op("addmm")
 def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Spec:
+    if beta == 1 and alpha == 1:
+        return Spec("AddmmBackward0", _ADDMM, [input, mat1, mat2])
+
     def f(c: Any, a: Any, b: Any) -> Any:
         ab = fnp.matmul(a, b)
         return fnp.add(c if beta == 1 else fnp.multiply(c, beta),
                        ab if alpha == 1 else fnp.multiply(ab, alpha))
     return Spec("AddmmBackward0", f, [input, mat1, mat2])
+
+
+_ADDMM = PrimCall(linalg_prims.addmm)
 
 
 @op("outer", "ger")

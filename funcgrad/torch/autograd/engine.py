@@ -18,6 +18,7 @@ import heapq
 import itertools
 from typing import Any, Sequence
 
+import funcgrad.numpy as fnp
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import anomaly, grad_mode
 from funcgrad.torch.autograd.node import AccumulateGrad, GraphRoot, Node
@@ -32,7 +33,6 @@ def _tuple(x: Any) -> tuple:
 
 
 def _make_grads(outputs: Sequence[Tensor], grads: Sequence) -> list:
-    from funcgrad.torch import _factories
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if isinstance(g, Tensor):
@@ -48,12 +48,13 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence) -> list:
             result.append(g)
         elif g is None:
             if out.requires_grad:
-                if out.numel() != 1:
+                a = out._st.a
+                if a.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.dtype.is_floating_point:
+                if a.dtype.kind != "f":
                     raise RuntimeError("grad can be implicitly created only for real scalar "
                                        f"outputs but got {out.dtype}")
-                result.append(_factories.ones_like(out))
+                result.append(make(fnp.ones_like(a)))
             else:
                 result.append(None)
         else:
@@ -251,6 +252,9 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     prev = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
     anomaly_on = anomaly.is_anomaly_enabled()
+    # a leaf's AccumulateGrad runs as soon as its gradient is complete (it would be popped
+    # next: leaves go first); one with hooks, or a targeted or checked run, takes the heap
+    inline_leaves = needed is None and not captures and not anomaly_on
     pop, push = heapq.heappop, heapq.heappush
     try:
         while heap:
@@ -286,7 +290,11 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                     buf[nr] = g if old is None else old + g
                 left = deps[nxt] - 1
                 deps[nxt] = left
-                if left == 0 and (needed is None or needed[nxt] or nxt in targets):
+                if left:
+                    continue
+                if inline_leaves and type(nxt) is AccumulateGrad and _plain(nxt):
+                    nxt.apply(buffers.pop(nxt), create_graph)
+                elif needed is None or needed[nxt] or nxt in targets:
                     push(heap, (-nxt._seq, next(tie), nxt))
     finally:
         grad_mode.state.enabled = prev
@@ -298,6 +306,12 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                                "been used in the graph. Set allow_unused=True if this is the "
                                "desired behavior.")
     return tuple(g if g is None or create_graph else _detached(g) for g in captured)
+
+
+def _plain(node: AccumulateGrad) -> bool:
+    """Whether a leaf's node has no hooks of any kind (nothing runs around its apply)."""
+    return not (node.variable._hooks or node._pre_hooks or node._post_hooks
+                or node._tensor_hooks or node._retains)
 
 
 def _detached(g: Tensor) -> Tensor:

@@ -16,10 +16,14 @@ import weakref
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
+from funcgrad.array import Array
+
 from funcgrad.torch.autograd import anomaly, grad_mode
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
-           "node_class", "FREED_ERROR", "LEAF_INPLACE_ERROR"]
+           "node_class", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR"]
 
 FREED_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -136,6 +140,16 @@ class Node:
         return []
 
 
+def meta_of(a: Any) -> tuple:
+    """(shape, dtype, device) of a funcgrad array or tracer; a numpy-backed Array's are read
+    off its numpy array (C attributes, faster than the Array's properties)."""
+    if type(a) is Array:
+        raw = a._value
+        if type(raw) is np.ndarray:
+            return raw.shape, raw.dtype, "cpu"
+    return a.shape, a.dtype, a.device
+
+
 _CLASSES: dict = {}
 # the hook tables of tensors and nodes that have none: one shared read-only empty mapping
 # (few get hooks, every op result is a tensor with a node); the first hook gets a dict
@@ -207,8 +221,8 @@ class SavedRef:
         # arrays alive until the garbage collector runs
         self.is_output = is_output
         self.output_nr = output_nr
-        a = tensor._st.a            # for the error message: (numpy dtype, shape, device)
-        self.desc = (a.dtype, a.shape, a.device)
+        shape, dtype, device = meta_of(tensor._st.a)  # for the error message
+        self.desc = (dtype, shape, device)
 
     def check(self, owner: Any) -> None:
         """Raise PyTorch's in-place error if the tensor changed since ``owner`` (the node
