@@ -15,6 +15,7 @@ cotangent broadcasts against the input.
 | linear_recurrence | h = a * h[k-1] + b, and its transpose          | itself                     |
 | logsumexp         | g * exp(x - out) (the softmax)                | reduce_sum(t * softmax)    |
 | log_softmax       | g - exp(out) * reduce_sum(g)                  | t - reduce_sum(t * exp(out))|
+| nll_loss          | -g * weight [/ total] at the target classes   | nll_loss(t) (it is linear)  |
 
 Products never divide by x: "the product of all the others" is an exclusive left times an
 exclusive right cumulative product, and cumprod's derivative is the linear recurrence
@@ -26,16 +27,20 @@ logsumexp and log_softmax are primitives rather than compositions (a shift by th
 exp, sum, log) because they sit in every classifier's loss: one record instead of six, and
 rules that never see the shift. Their implementations shift by the max (0 where it is not
 finite), so no exp overflows; their rules only take exp of ``x - out`` or of ``out``, which
-are <= 0.
+are <= 0. nll_loss, the other half of a classifier's loss, is one primitive for the same
+reason (a gather, a weighting and a sum would be three records and a scatter).
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
 
+from funcgrad.backend import wrap_on
 from funcgrad.core import Primitive
 from . import sampling
+from .binary import equal
 from .elementwise import exp
 from .indexing import slice_axis
 from .shape import broadcast_to, pad, reshape, transpose
@@ -270,3 +275,68 @@ linear_recurrence.defvjp(
 linear_recurrence.defjvp(
     lambda t, a, out, axis: linear_recurrence(a, t * _shift(out, axis, 0), axis=axis),
     lambda t, a, axis: linear_recurrence(a, t, axis=axis))
+
+
+# -- the negative log-likelihood of class labels ----------------------------------------------
+
+def _nll_loss_impl(logp: Any, target: Any, weight: Any, axis: int, reduction: str) -> Any:
+    if type(logp) is np.ndarray and logp.ndim <= 2:  # (C,) or (N, C): one fancy index
+        picked = logp[target] if logp.ndim == 1 else logp[np.arange(len(target)), target]
+    else:
+        picked = np.squeeze(np.take_along_axis(logp, np.expand_dims(target, axis), axis),
+                            axis)
+    if not _unweighted(weight):
+        picked = picked * weight
+    if reduction == "none":
+        return -picked
+    total = -picked.sum()
+    return total if reduction == "sum" else total / _total_weight(target, weight, np)
+
+
+def _unweighted(weight: Any) -> bool:
+    return type(weight) in (int, float) and weight == 1
+
+
+def _total_weight(target: Any, weight: Any, xp: Any) -> Any:
+    """What a mean divides by: the sum of the weights of all targets."""
+    size = math.prod(target.shape)
+    return weight * size if type(weight) in (int, float) else xp.sum(weight)
+
+
+def _nll_loss_vjp(g: Any, target: Any, weight: Any, logp_shape: tuple, axis: int,
+                  reduction: str) -> Any:
+    """-g (times the weight, over the total for a mean) at each target's class, 0 at the
+    other classes: g, shaped like the target, times the one-hot of the target along axis."""
+    import funcgrad.numpy as fnp
+    coeff = -g if reduction != "mean" else -g / _total_weight(target, weight, fnp)
+    if not _unweighted(weight):
+        coeff = coeff * weight
+    if coeff.ndim:  # shaped like the target: re-insert the class axis
+        coeff = reshape(coeff, shape=coeff.shape[:axis] + (1,) + coeff.shape[axis:])
+    classes = np.arange(logp_shape[axis]).reshape((-1,) + (1,) * (len(logp_shape) - axis - 1))
+    target = reshape(target, shape=target.shape[:axis] + (1,) + target.shape[axis:])
+    return coeff * equal(target, wrap_on(classes, target.concrete()._value))
+
+
+def _nll_loss_cases(rng: np.random.RandomState, draw: Callable) -> list:
+    from hypothesis import strategies as st
+    lead = sampling.draw_shape(draw, max_dims=2)  # (N, d...) around the class axis, or ()
+    n_cls = draw(st.integers(1, 4))
+    shape = lead[:1] + (n_cls,) + lead[1:]
+    axis = 1 if lead else 0
+    target = rng.randint(n_cls, size=lead)
+    weight = 1.0 if draw(st.booleans()) else rng.uniform(0.5, 2.0, lead)
+    reduction = draw(st.sampled_from(["none", "sum", "mean"] if np.prod(lead) else ["none", "sum"]))
+    return [sampling.Case(lambda x: nll_loss(x, target, weight, axis=axis, reduction=reduction),
+                          (sampling.values(rng, shape, (-3.0, -0.1)),),
+                          f"{shape} target {lead} axis {axis} {reduction}")]
+
+
+# -logp[target] along the class axis, times per-target weights (a Python 1.0 for none, or an
+# array shaped like the target); "mean" divides by the total weight, as PyTorch's nll_loss
+nll_loss = Primitive("nll_loss", _nll_loss_impl, ("logp", "target", "weight"),
+                     params=("axis", "reduction"), sample=sampling.custom(_nll_loss_cases),
+                     doc="negative log-likelihood of class labels (PyTorch's nll_loss).")
+nll_loss.defvjp(_nll_loss_vjp)
+nll_loss.defjvp(lambda t, target, weight, axis, reduction: nll_loss(
+    t, target, weight, axis=axis, reduction=reduction))

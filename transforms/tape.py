@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -71,8 +71,18 @@ class Record:
         return f"Record({self.prim.name}, in={self.in_vars}, out={self.out_vars})"
 
 
+_NUMBER_DTYPES = {bool: np.dtype(bool), int: np.asarray(0).dtype, float: np.dtype(float),
+                  complex: np.dtype(complex)}
+
+
 def aval_of(x: Any) -> tuple:
     """(shape, dtype) of an array-like; Python scalars get numpy's default dtype."""
+    if type(x) is Array:
+        raw = x._value  # C attributes: faster than the Array's properties
+        return (raw.shape, raw.dtype)
+    dtype = _NUMBER_DTYPES.get(type(x))
+    if dtype is not None:
+        return ((), dtype)
     try:
         return (x.shape, x.dtype)
     except AttributeError:
@@ -348,7 +358,7 @@ def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
     return g
 
 
-def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Sequence[tuple],
+def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable[tuple],
                   consume: bool = False) -> list:
     """Propagate cotangents from ``seeds`` [(var, cotangent)] back through ``records``.
 

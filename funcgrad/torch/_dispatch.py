@@ -85,25 +85,27 @@ def capture_inputs() -> Iterator[dict]:
 
 
 class PrimCall:
-    """An op function that is exactly one primitive on the op's arrays:
-    ``prim(*arrays, **params)``. `apply` records it without tracing (`record_call`); any
-    other function is traced. ``fn``, if given, is the same call made faster (the
-    primitive's `as_function`), for the untraced path."""
+    """An op function that is exactly one primitive on the op's arrays, followed by
+    constant arguments ``consts`` (arrays that are no tensor input of the op, such as class
+    labels): ``prim(*arrays, *consts, **params)``. `apply` records it without tracing
+    (`record_call`); any other function is traced. ``fn``, if given, is the same call made
+    faster (the primitive's `as_function`), for the untraced path."""
 
-    __slots__ = ("prim", "params", "fn")
+    __slots__ = ("prim", "params", "fn", "consts")
 
     def __init__(self, prim: Primitive, params: dict | None = None,
-                 fn: Callable | None = None):
+                 fn: Callable | None = None, consts: tuple = ()):
         if prim.multiple_results:
             raise ValueError(f"PrimCall: {prim.name} has several results; use a function")
         self.prim = prim
         self.params = params or {}
         self.fn = fn
+        self.consts = consts
 
     def __call__(self, *args: Any) -> Any:
         if self.fn is not None:
             return self.fn(*args)
-        return self.prim(*args, **self.params)
+        return self.prim(*args, *self.consts, **self.params)
 
     def __repr__(self) -> str:
         params = "".join(f", {k}={v!r}" for k, v in self.params.items())
@@ -166,14 +168,13 @@ class OpTape:
         return OpTape(trace.records, trace.var_avals, len(primals), out_vars), tuple(values)
 
     def __call__(self, cotangents: Sequence) -> list:
-        seeds = [(v, c) for v, c in zip(self.out_vars, cotangents) if v >= 0]
-        cts = backward_pass(self.records, self.var_avals, seeds)
-        out = cts[:self.n_in]
-        for v, c in enumerate(out):
+        cts = backward_pass(self.records, self.var_avals, zip(self.out_vars, cotangents))
+        del cts[self.n_in:]
+        for v, c in enumerate(cts):
             if c is None:  # an input the outputs do not depend on
                 shape, dtype = self.var_avals[v]
-                out[v] = fnp.zeros(shape, dtype, device=cotangents[0].device)
-        return out
+                cts[v] = fnp.zeros(shape, dtype, device=cotangents[0].device)
+        return cts
 
 
 def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
@@ -183,7 +184,8 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
             if isinstance(d, Tracer):  # under a funcgrad transform: trace it like the rest
                 break
         else:
-            records, var_avals, var, out = record_call(f.prim, f.params, datas, diff)
+            records, var_avals, var, out = record_call(f.prim, f.params,
+                                                       datas + list(f.consts), diff)
             return _node(name, f, inputs, datas, diff, False,
                          OpTape(records, var_avals, len(diff), [var]), (out,), target, None,
                          one_record=True)
@@ -309,7 +311,7 @@ class OpNode(Node):
         if not self._vjp.records:
             return (), (), False
         rec = self._vjp.records[0]
-        saved_in = [i for i, s in enumerate(rec.saved)
+        saved_in = [i for i, s in enumerate(rec.saved[:len(inputs)])  # not the constants
                     if s is not None and isinstance(inputs[i], Tensor)]
         reads_out = rec.out is not None
         return saved_in, (0,) if reads_out else (), reads_out or any(
@@ -413,11 +415,24 @@ class OpNode(Node):
             self._saved = []  # the saved input tensors go now, as PyTorch frees them
 
     def apply(self, grads: list, create_graph: bool) -> list:
-        if self._vjp is None:
+        tape = self._vjp
+        if tape is None:
             raise RuntimeError(FREED_ERROR)
         for s in self._saved:
             if s.vc.v != s.version:
                 s.check(self)  # raises PyTorch's in-place error
+        if len(grads) == 1 and not (create_graph or self._complex or self._packed):
+            # the common case, `_backward` and the tape's call inlined: one real output
+            g = grads[0]
+            if g is None:
+                return [None] * len(self._next)
+            c = g._st.a
+            dtype = self._meta[0][1]
+            res = tape([c if c.dtype == dtype else fnp.astype(c, dtype)])
+            out: list = [None] * len(self._next)
+            for i, r in zip(self._diff, res):
+                out[i] = make(r)
+            return out
         for g in grads:
             if g is not None:
                 break
@@ -428,7 +443,7 @@ class OpNode(Node):
         else:
             with graph.unpacked(self._packed):
                 res = self._backward(grads, create_graph)
-        out: list = [None] * len(self._next)
+        out = [None] * len(self._next)
         for i, r in zip(self._diff, res):
             out[i] = r
         return out

@@ -11,6 +11,7 @@ Node names follow the aten op PyTorch dispatches to, e.g. ``x[0]`` is ``SelectBa
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -107,8 +108,10 @@ def _unsqueeze(input: Tensor, dim: int) -> Spec:
     return Spec("UnsqueezeBackward0", lambda x: fnp.reshape(x, target), [input])
 
 
+@functools.lru_cache(maxsize=256)
 def _perm(axes: tuple) -> Any:
-    """The function permuting an array's axes by ``axes`` (normalized: 0 <= axis < ndim)."""
+    """The function permuting an array's axes by ``axes`` (normalized: 0 <= axis < ndim);
+    made once per permutation."""
     if axes == tuple(range(len(axes))):
         return lambda x: x  # nothing to permute: the node passes gradients through
     return PrimCall(shape_prims.transpose, {"axes": axes})
@@ -116,10 +119,11 @@ def _perm(axes: tuple) -> Any:
 
 @op("t")
 def _t(input: Tensor) -> Spec:
-    if input.ndim > 2:
+    ndim = input._st.a.ndim
+    if ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{input.ndim}D")
-    return Spec("TBackward0", _perm(tuple(range(input.ndim))[::-1]), [input])
+                           f"{ndim}D")
+    return Spec("TBackward0", _perm((1, 0) if ndim == 2 else (0,) * ndim), [input])
 
 
 @op("transpose", "swapaxes", "swapdims")

@@ -79,7 +79,7 @@ class Node:
         self._tensor_hooks = NO_ENTRIES   # output_nr -> {id: hook} (hooks of non-leaf tensors)
         self._retains = NO_ENTRIES        # output_nr -> (weakref of a retain_grad tensor,)
         self._meta = [] if meta is None else meta  # per output: (shape, dtype, device)
-        self._trace = anomaly.forward_trace()
+        self._trace = anomaly.forward_trace() if anomaly._mode["enabled"] else None
         self._metadata = None
 
     def _table(self, name: str) -> dict:

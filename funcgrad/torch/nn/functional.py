@@ -7,18 +7,15 @@ composition of ops where PyTorch composes too (``cross_entropy`` is ``log_softma
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.numpy._indexing import parse_index
-from funcgrad.primitives import indexing as P
-from funcgrad.primitives.indexing import Index, Ref
+from funcgrad.primitives import reductions as reduction_prims
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch._dispatch import apply, const_like, inplace
+from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, cast, result_type, sp_fn
 from funcgrad.torch._tensor import Tensor
 
@@ -153,9 +150,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
              reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities
-    ``input`` of shape (N, C, ...) or (C,). The classes and weights are host-side
-    constants: the op itself is a gather, and a weighting only when there are weights or
-    ignored targets."""
+    ``input`` of shape (N, C, ...) or (C,): one `nll_loss` primitive, with the labels and
+    the per-target weights (0 for ignored targets) as host-checked constants."""
     if target.dtype.is_floating_point:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name}")
     if reduction not in ("mean", "sum", "none"):
@@ -183,47 +179,14 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if lo < 0 or hi >= n_cls:
         bad = int(safe[(safe < 0) | (safe >= n_cls)].flat[0])
         raise IndexError(f"Target {bad} is out of bounds.")
-    index, stacked = _class_index(safe, cls_axis, input)
-    dtype = input.dtype.np
     if weight is None and all_valid:
-        w, total = None, safe.size
+        w: Any = 1.0
     else:
         w_raw = weight._host()[safe] if weight is not None else np.ones(safe.shape)
-        w_host = (w_raw if all_valid else w_raw * valid).astype(dtype)
-        w, total = const_like(w_host, input), w_host.sum(dtype=dtype)
-    neg_total = -float(total)  # a Python number: divides in the input's dtype
-
-    def f(x: Any) -> Any:
-        picked = P.getitem(x, stacked, index=index)
-        if w is not None:
-            picked = fnp.multiply(picked, w)
-        if reduction == "mean":
-            return fnp.true_divide(fnp.sum(picked), neg_total)
-        return fnp.negative(fnp.sum(picked) if reduction == "sum" else picked)
-    return apply("NllLossBackward0", f, [input])
-
-
-def _class_index(target: np.ndarray, cls_axis: int, like: Tensor) -> tuple:
-    """The getitem index (static part, stacked integer rows on ``like``'s device) that
-    picks ``x[n, target[n, d...], d...]``: the target along the class axis, the position
-    along the others."""
-    if cls_axis == 0:
-        return parse_index((target,), like._st.a)
-    rows = np.empty((target.ndim + 1,) + target.shape, np.intp)
-    if target.ndim == 1:  # the common (N, C) input: [arange(N), target]
-        rows[0] = np.arange(target.shape[0])
-    else:
-        grids = np.indices(target.shape)
-        rows[0] = grids[0]
-        rows[2:] = grids[1:]
-    rows[1] = target
-    return _row_refs(len(rows)), const_like(rows, like)
-
-
-@functools.lru_cache(maxsize=None)
-def _row_refs(n: int) -> Index:
-    """The static index taking rows 0..n-1 of the index input as its components."""
-    return Index([Ref(i) for i in range(n)])
+        w = const_like((w_raw if all_valid else w_raw * valid).astype(input.dtype.np), input)
+    labels = const_like(safe, input)
+    return apply("NllLossBackward0", PrimCall(reduction_prims.nll_loss, {
+        "axis": cls_axis, "reduction": reduction}, consts=(labels, w)), [input])
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
