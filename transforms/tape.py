@@ -314,13 +314,25 @@ def record_call(prim: Primitive, params: dict, args: Sequence, traced: Sequence[
         return [], var_avals, -1, out  # nothing differentiable: what a trace would return
     var = len(var_avals)
     var_avals.append((raw.shape, raw.dtype))
-    ins, reads_out = prim.needs(mask, n)
-    saved = tuple([None if i not in ins else np.array(a) if type(a) is np.ndarray else a
-                   for i, a in enumerate(args)])
-    in_avals = tuple([aval_of(a) for a in args]) if prim.reads_avals else None
-    rec = Record(prim, params, tuple(in_vars), in_avals, (var,), saved,
-                 out if reads_out else None,
-                 "backward" if _phase.backward_depth else "forward", None)
+    ins, reads_out = prim._needs.get((mask, n)) or prim.needs(mask, n)
+    if ins:
+        saved = [None] * n
+        for i in ins:
+            a = args[i]
+            saved[i] = np.array(a) if type(a) is np.ndarray else a  # an owned copy
+        saved = tuple(saved)
+    else:
+        saved = (None,) * n
+    rec = _new(Record)  # filled in directly, as `_record_plain` does
+    rec.prim = prim
+    rec.params = params
+    rec.in_vars = tuple(in_vars)
+    rec.in_avals = tuple([aval_of(a) for a in args]) if prim.reads_avals else None
+    rec.out_vars = (var,)
+    rec.saved = saved
+    rec.out = out if reads_out else None
+    rec.phase = "backward" if _phase.backward_depth else "forward"
+    rec.source = rec.sub = None
     return [rec], var_avals, var, out
 
 

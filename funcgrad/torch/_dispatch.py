@@ -184,8 +184,8 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
             if isinstance(d, Tracer):  # under a funcgrad transform: trace it like the rest
                 break
         else:
-            records, var_avals, var, out = record_call(f.prim, f.params,
-                                                       datas + list(f.consts), diff)
+            records, var_avals, var, out = record_call(
+                f.prim, f.params, datas + list(f.consts) if f.consts else datas, diff)
             return _node(name, f, inputs, datas, diff, False,
                          OpTape(records, var_avals, len(diff), [var]), (out,), target, None,
                          one_record=True)
@@ -208,6 +208,9 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
                  side[0] if multi else None)
 
 
+_OP_NODES: dict = {}  # node name -> its OpNode class (`node_class`, looked up by name only)
+
+
 def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
           tape: OpTape, outs: tuple, target: Tensor | None, all_outs: Any,
           one_record: bool = False) -> Any:
@@ -218,8 +221,12 @@ def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, mul
         return make(outs[0])
     if not outs:
         return tuple([make(o) for o in all_outs])
-    node = node_class(name, OpNode)(inputs, datas, diff, f, multi, tape, outs)
-    tensors = [make(o, False, node, k) for k, o in enumerate(outs)]
+    cls = _OP_NODES.get(name)
+    if cls is None:
+        cls = _OP_NODES[name] = node_class(name, OpNode)
+    node = cls(inputs, datas, diff, f, multi, tape, outs)
+    tensors = ([make(outs[0], False, node, 0)] if len(outs) == 1 else
+               [make(o, False, node, k) for k, o in enumerate(outs)])
     if one_record:
         node._keep_saved(inputs, tensors, target, *node._record_slots(inputs))
     else:
@@ -311,11 +318,16 @@ class OpNode(Node):
         if not self._vjp.records:
             return (), (), False
         rec = self._vjp.records[0]
-        saved_in = [i for i, s in enumerate(rec.saved[:len(inputs)])  # not the constants
-                    if s is not None and isinstance(inputs[i], Tensor)]
+        saved = rec.saved
         reads_out = rec.out is not None
-        return saved_in, (0,) if reads_out else (), reads_out or any(
-            s is not None for s in rec.saved)
+        for s in saved:
+            if s is not None:
+                break
+        else:  # the rules read no input (shape ops, sums...)
+            return (), (0,) if reads_out else (), reads_out
+        saved_in = [i for i, s in enumerate(saved[:len(inputs)])  # not the constants
+                    if s is not None and isinstance(inputs[i], Tensor)]
+        return saved_in, (0,) if reads_out else (), True
 
     def _traced_slots(self, inputs: Sequence) -> tuple:
         """Read the tape: which tensors the rules will read (input positions and output
