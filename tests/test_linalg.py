@@ -88,6 +88,29 @@ def test_matmul_gradient_of_a_transposed_weight_is_row_major():
     assert np.asarray(g).flags.c_contiguous
 
 
+def test_addmm_adds_in_place_only_where_that_is_the_same():
+    """addmm adds ``c`` into its fresh product when ``c`` broadcasts to it and keeps its
+    dtype: bit for bit ``c + x @ y``, never writing into an input; otherwise numpy's add
+    (promotion, or add's own broadcast error)."""
+    from funcgrad.primitives.linalg import addmm
+    rng = np.random.RandomState(2)
+    x, y = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((3, 5))
+    y = y.astype(np.float32)
+    for c in (rng.standard_normal(5).astype(np.float32), np.float32(2.0), 1.5,
+              rng.standard_normal((4, 1)).astype(np.float32)):
+        before = np.array(c)
+        out = np.asarray(addmm(c, x, y))
+        np.testing.assert_array_equal(out, c + x @ y)
+        assert out.dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(c), before)
+    wide = rng.standard_normal(5)  # float64: the result widens, as c + x @ y does
+    assert np.asarray(addmm(wide, x, y)).dtype == np.float64
+    np.testing.assert_allclose(np.asarray(addmm(wide, x, y)), wide + x @ y, rtol=1e-6)
+    assert np.asarray(addmm(np.ones((2, 4, 5), np.float32), x, y)).shape == (2, 4, 5)
+    with pytest.raises(ValueError, match="broadcast"):
+        addmm(np.ones(3, np.float32), x, y)
+
+
 def test_matmul_error_names_both_shapes():
     with pytest.raises(ValueError, match=r"\(2, 3\) and \(4, 5\)"):
         fnp.matmul(np.ones((2, 3)), np.ones((4, 5)))

@@ -7,8 +7,9 @@ runs the tape's backward pass, so every derivative comes from the primitive regi
 rules. The tape says exactly which values the rules read (each record's ``saved``/``out``):
 those that are the op's tensor inputs or outputs become the node's saved tensors,
 version-checked on use and freed after backward. An op that is exactly one primitive
-(`PrimCall`: most elementwise and shape ops) skips the trace: its one-record tape is built
-directly (`record_call`), the tape tracing would have given.
+(`PrimCall`: elementwise, shape and reduction ops, addmm, log_softmax, nll_loss) skips the
+trace: its one-record tape is built directly (`record_call`), the tape tracing would have
+given, and the rules' residuals are read off that record.
 
 Double backward (``create_graph=True``) records the backward of a node as a new facade op
 on tensors, so it gets a node of its own:

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
+import funcgrad.numpy as fnp
 import funcgrad.torch as torch
 import funcgrad.torch.nn.functional as F
 
@@ -459,11 +460,12 @@ def _tape_of(t):
 
 
 @pytest.mark.parametrize("case", ["mul", "mul const", "mul scalar", "add", "exp", "sigmoid",
-                                  "t", "reshape", "sum", "log_softmax", "where"])
+                                  "t", "reshape", "sum", "log_softmax", "where", "addmm",
+                                  "nll_loss", "nll_loss weighted"])
 def test_one_primitive_ops_record_what_tracing_records(case):
     """A `PrimCall` op builds its one-record tape directly; it must be the tape tracing the
     same call gives (same residuals), with the same gradients, double backward included."""
-    from funcgrad.primitives import binary, elementwise, reductions, shape, special
+    from funcgrad.primitives import binary, elementwise, linalg, reductions, shape, special
     from funcgrad.torch._dispatch import PrimCall, apply
     rng = np.random.RandomState(0)
     a = leaf(rng.randn(3, 4))
@@ -479,9 +481,16 @@ def test_one_primitive_ops_record_what_tracing_records(case):
         "sum": (reductions.reduce_sum, {"axis": (1,), "keepdims": False}, [a]),
         "log_softmax": (reductions.log_softmax, {"axis": (1,)}, [a]),
         "where": (binary.where, {}, [cond, a, c]),
+        "addmm": (linalg.addmm, {}, [b[0], a, leaf(rng.randn(4, 4))]),
+        "nll_loss": (reductions.nll_loss, {"axis": 1, "reduction": "mean"}, [a]),
+        "nll_loss weighted": (reductions.nll_loss, {"axis": 1, "reduction": "sum"}, [a]),
     }[case]
-    direct = apply("X", PrimCall(prim, params), inputs)
-    traced = apply("X", lambda *xs: prim(*xs, **params), inputs)
+    consts = ()  # arrays passed after the op's inputs (labels and weights)
+    if case.startswith("nll_loss"):
+        labels = fnp.asarray(np.array([3, 0, 2]))
+        consts = (labels, 1.0 if case == "nll_loss" else fnp.asarray(rng.rand(3) + 0.5))
+    direct = apply("X", PrimCall(prim, params, consts=consts), inputs)
+    traced = apply("X", lambda *xs: prim(*xs, *consts, **params), inputs)
     assert _tape_of(direct) == _tape_of(traced)
     np.testing.assert_array_equal(direct.detach().numpy(), traced.detach().numpy())
     first, second = [], []
