@@ -212,27 +212,8 @@ class RevTrace(Trace):
             var_avals.append((shape, dtype))
         else:
             result, var = out, -1
-        n = len(primals)
-        ins, reads_out = prim._needs.get((mask, n)) or prim.needs(mask, n)
-        if ins:
-            saved = [None] * n
-            for i in ins:
-                p = primals[i]
-                saved[i] = np.array(p) if type(p) is np.ndarray else p  # an owned copy
-            saved = tuple(saved)
-        else:
-            saved = (None,) * n
-        rec = _new(Record)
-        rec.prim = prim
-        rec.params = params
-        rec.in_vars = tuple(in_vars)
-        rec.in_avals = (tuple([aval_of(p) for p in primals]) if prim.reads_avals else None)
-        rec.out_vars = (var,)
-        rec.saved = saved
-        rec.out = out if reads_out else None
-        rec.phase = "backward" if _phase.backward_depth else "forward"
-        rec.source = rec.sub = None
-        self.records.append(rec)
+        self.records.append(_one_output_record(prim, params, primals, in_vars, mask, var,
+                                               out))
         return result
 
     def record(self, prim: Primitive, params: dict, primals: list, in_vars: list, mask: int,
@@ -314,26 +295,35 @@ def record_call(prim: Primitive, params: dict, args: Sequence, traced: Sequence[
         return [], var_avals, -1, out  # nothing differentiable: what a trace would return
     var = len(var_avals)
     var_avals.append((raw.shape, raw.dtype))
+    return [_one_output_record(prim, params, args, in_vars, mask, var, out)], var_avals, var, out
+
+
+def _one_output_record(prim: Primitive, params: dict, primals: Sequence, in_vars: list,
+                       mask: int, var: int, out: Any) -> Record:
+    """The record of a one-output primitive (output variable ``var``) keeping just what the
+    rules of the inputs in ``mask`` read, filled in directly: `_record_plain` and
+    `record_call` make one per primitive call."""
+    n = len(primals)
     ins, reads_out = prim._needs.get((mask, n)) or prim.needs(mask, n)
     if ins:
         saved = [None] * n
         for i in ins:
-            a = args[i]
-            saved[i] = np.array(a) if type(a) is np.ndarray else a  # an owned copy
+            p = primals[i]
+            saved[i] = np.array(p) if type(p) is np.ndarray else p  # an owned copy
         saved = tuple(saved)
     else:
         saved = (None,) * n
-    rec = _new(Record)  # filled in directly, as `_record_plain` does
+    rec = _new(Record)
     rec.prim = prim
     rec.params = params
     rec.in_vars = tuple(in_vars)
-    rec.in_avals = tuple([aval_of(a) for a in args]) if prim.reads_avals else None
+    rec.in_avals = tuple([aval_of(p) for p in primals]) if prim.reads_avals else None
     rec.out_vars = (var,)
     rec.saved = saved
     rec.out = out if reads_out else None
     rec.phase = "backward" if _phase.backward_depth else "forward"
     rec.source = rec.sub = None
-    return [rec], var_avals, var, out
+    return rec
 
 
 # ---------------------------------------------------------------------------------------

@@ -209,9 +209,6 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
                  side[0] if multi else None)
 
 
-_OP_NODES: dict = {}  # node name -> its OpNode class (`node_class`, looked up by name only)
-
-
 def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
           tape: OpTape, outs: tuple, target: Tensor | None, all_outs: Any,
           one_record: bool = False) -> Any:
@@ -222,10 +219,7 @@ def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, mul
         return make(outs[0])
     if not outs:
         return tuple([make(o) for o in all_outs])
-    cls = _OP_NODES.get(name)
-    if cls is None:
-        cls = _OP_NODES[name] = node_class(name, OpNode)
-    node = cls(inputs, datas, diff, f, multi, tape, outs)
+    node = node_class(name, OpNode)(inputs, datas, diff, f, multi, tape, outs)
     tensors = ([make(outs[0], False, node, 0)] if len(outs) == 1 else
                [make(o, False, node, k) for k, o in enumerate(outs)])
     if one_record:
