@@ -442,10 +442,14 @@ class Tensor:
 
     def _inplace_accumulate(self, other: "Tensor") -> None:
         """``self += other`` without graph (gradient accumulation)."""
-        o = other._st.a
-        if o.dtype != self._st.a.dtype:
-            o = o.astype(self._st.a.dtype)
-        self._st.a = self._st.a + o
+        self._assign_array(self._st.a + other._st.a)
+
+    def _assign_array(self, a: Any) -> None:
+        """Hold funcgrad array ``a`` (cast to this tensor's dtype) from now on and bump the
+        version: an in-place update that records nothing, for the engine's gradient
+        accumulation and the optimizers' updates, which run without graph."""
+        dtype = self._st.a.dtype
+        self._st.a = a if a.dtype == dtype else a.astype(dtype)
         self._vc.v += 1
 
     # -- device and dtype -------------------------------------------------------------------

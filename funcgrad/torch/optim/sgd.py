@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from funcgrad.torch._tensor import make
 from funcgrad.torch.optim.optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -33,19 +34,26 @@ class SGD(Optimizer):
                                       differentiable=differentiable, fused=fused))
 
     def _step_group(self, group: dict) -> None:
+        """The update equations on the parameters' arrays (no graph is recorded under
+        no_grad, so tensor ops would only add dispatch), rebinding each parameter and
+        momentum buffer in place with a version bump, as PyTorch's in-place update does."""
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov, maximize = (group["weight_decay"], group["nesterov"],
+                                            group["maximize"])
         for p in group["params"]:
-            if p.grad is None:
+            if p._grad is None:
                 continue
-            g = p.grad if not group["maximize"] else -p.grad
-            if group["weight_decay"] != 0:
-                g = g.add(p, alpha=group["weight_decay"])
+            g = p._grad._st.a
+            if maximize:
+                g = -g
+            if weight_decay != 0:
+                g = g + weight_decay * p._st.a
             if momentum != 0:
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = g.clone().detach()
+                if buf is None:  # arrays are immutable: the buffer can start as g itself
+                    buf = state["momentum_buffer"] = make(g)
                 else:
-                    buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
-            p.add_(g, alpha=-lr)
+                    buf._assign_array(momentum * buf._st.a + (1 - dampening) * g)
+                g = g + momentum * buf._st.a if nesterov else buf._st.a
+            p._assign_array(p._st.a - lr * g)
