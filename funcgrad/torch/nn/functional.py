@@ -152,21 +152,21 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """Negative log-likelihood of class indices ``target`` under log-probabilities
     ``input`` of shape (N, C, ...) or (C,): one `nll_loss` primitive, with the labels and
     the per-target weights (0 for ignored targets) as host-checked constants."""
-    if target.dtype.is_floating_point:
+    if target._st.a.dtype.kind in "fc":
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name}")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     t = target._host()
-    cls_axis = 1 if input.ndim >= 2 else 0
-    n_cls = input.shape[cls_axis]
-    expected = input.shape[:cls_axis] + input.shape[cls_axis + 1:]
-    if t.shape != expected:
-        if input.ndim >= 2 and t.ndim and t.shape[0] != input.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+    shape = input._st.a.shape  # a plain tuple: read once
+    cls_axis = 1 if len(shape) >= 2 else 0
+    n_cls = shape[cls_axis]
+    if t.shape != shape[:cls_axis] + shape[cls_axis + 1:]:
+        if len(shape) >= 2 and t.ndim and t.shape[0] != shape[0]:
+            raise ValueError(f"Expected input batch_size ({shape[0]}) to match target "
                              f"batch_size ({t.shape[0]}).")
-        if input.ndim <= 2 and t.ndim > 1:
+        if len(shape) <= 2 and t.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
+        raise RuntimeError(f"size mismatch (got input: {list(shape)} , target: "
                            f"{list(t.shape)})")
     lo, hi = (int(t.min()), int(t.max())) if t.size else (0, 0)
     all_valid = not lo <= ignore_index <= hi
