@@ -23,7 +23,7 @@ from funcgrad.primitives.reductions import reduce_sum
 from funcgrad.primitives.shape import reshape
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Tape", "make_tape", "backward_pass",
-           "fit_cotangent", "record_call", "short_dtype"]
+           "fit_cotangent", "one_output_record", "short_dtype"]
 
 
 _new = object.__new__
@@ -212,7 +212,7 @@ class RevTrace(Trace):
             var_avals.append((shape, dtype))
         else:
             result, var = out, -1
-        self.records.append(_one_output_record(prim, params, primals, in_vars, mask, var,
+        self.records.append(one_output_record(prim, params, primals, in_vars, mask, var,
                                                out))
         return result
 
@@ -272,37 +272,11 @@ class RevTrace(Trace):
                           for s, v in zip(rec.saved, rec.in_vars))
 
 
-def record_call(prim: Primitive, params: dict, args: Sequence, traced: Sequence[int]
-                ) -> tuple[list[Record], list[tuple], int, Any]:
-    """``prim(*args, **params)`` on concrete arguments, recorded as tracing a function that
-    is exactly this call would record it, with ``args[i]`` for i in ``traced`` as the
-    variables 0, 1, ... of a fresh tape; but without a trace. Returns (records, variable
-    avals, the output's variable or -1, the output). The facade's one-primitive ops use it:
-    most tensor ops are one primitive, and a trace per op costs more than the op."""
-    out = prim.apply(args, params)
-    n = len(args)
-    in_vars = [-1] * n
-    var_avals = []
-    mask = 0
-    for k, i in enumerate(traced):
-        raw = args[i]._value  # a traced argument is an Array
-        var_avals.append((raw.shape, raw.dtype))
-        in_vars[i] = k
-        if raw.dtype.kind in "fc":
-            mask |= 1 << i
-    raw = out._value
-    if mask == 0 or not prim.differentiable or raw.dtype.kind not in "fc":
-        return [], var_avals, -1, out  # nothing differentiable: what a trace would return
-    var = len(var_avals)
-    var_avals.append((raw.shape, raw.dtype))
-    return [_one_output_record(prim, params, args, in_vars, mask, var, out)], var_avals, var, out
-
-
-def _one_output_record(prim: Primitive, params: dict, primals: Sequence, in_vars: list,
+def one_output_record(prim: Primitive, params: dict, primals: Sequence, in_vars: list,
                        mask: int, var: int, out: Any) -> Record:
     """The record of a one-output primitive (output variable ``var``) keeping just what the
-    rules of the inputs in ``mask`` read, filled in directly: `_record_plain` and
-    `record_call` make one per primitive call."""
+    rules of the inputs in ``mask`` read, filled in directly: the tracer's plain path
+    (`RevTrace._record_plain`) and the torch facade's one-primitive ops make one per call."""
     n = len(primals)
     ins, reads_out = prim._needs.get((mask, n)) or prim.needs(mask, n)
     if ins:

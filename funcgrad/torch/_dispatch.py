@@ -8,8 +8,8 @@ rules. The tape says exactly which values the rules read (each record's ``saved`
 those that are the op's tensor inputs or outputs become the node's saved tensors,
 version-checked on use and freed after backward. An op that is exactly one primitive
 (`PrimCall`: elementwise, shape and reduction ops, addmm, log_softmax, nll_loss) skips the
-trace: its one-record tape is built directly (`record_call`), the tape tracing would have
-given, and the rules' residuals are read off that record.
+trace: `_record_primitive` builds the one-record tape tracing would have given, and its
+node, a `PrimNode`, reads the rules' residuals off that record.
 
 Double backward (``create_graph=True``) records the backward of a node as a new facade op
 on tensors, so it gets a node of its own:
@@ -31,14 +31,15 @@ import numpy as np
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.core import Primitive, Tracer, new_trace
-from funcgrad.transforms.tape import Record, RevTrace, RevTracer, backward_pass, record_call
+from funcgrad.transforms.tape import (Record, RevTrace, RevTracer, backward_pass,
+                                      one_output_record)
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode, graph
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 
-__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "OpTape", "PrimCall", "zeros_of",
-           "proxy", "const_like"]
+__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "PrimNode", "OpTape", "PrimCall",
+           "zeros_of", "proxy", "const_like"]
 
 _NO_EDGE = (None, 0)
 _INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
@@ -89,8 +90,8 @@ class PrimCall:
     """An op function that is exactly one primitive on the op's arrays, followed by
     constant arguments ``consts`` (arrays that are no tensor input of the op, such as class
     labels): ``prim(*arrays, *consts, **params)``. `apply` records it without tracing
-    (`record_call`); any other function is traced. ``fn``, if given, is the same call made
-    faster (the primitive's `as_function`), for the untraced path."""
+    (`_record_primitive`); any other function is traced. ``fn``, if given, is the same call
+    made faster (the primitive's `as_function`), for the untraced path."""
 
     __slots__ = ("prim", "params", "fn", "consts")
 
@@ -185,11 +186,7 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
             if isinstance(d, Tracer):  # under a funcgrad transform: trace it like the rest
                 break
         else:
-            records, var_avals, var, out = record_call(
-                f.prim, f.params, datas + list(f.consts) if f.consts else datas, diff)
-            return _node(name, f, inputs, datas, diff, False,
-                         OpTape(records, var_avals, len(diff), [var]), (out,), target, None,
-                         one_record=True)
+            return _record_primitive(name, f, inputs, datas, diff)
     if multi or len(diff) < len(datas):
         side: list = []
 
@@ -210,26 +207,77 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
 
 
 def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
-          tape: OpTape, outs: tuple, target: Tensor | None, all_outs: Any,
-          one_record: bool = False) -> Any:
-    """The output tensor(s) of an op, with its node unless nothing differentiable came out
-    (``all_outs``: every output of a ``multi`` op, differentiable or not). ``one_record``:
-    the tape is one primitive's record on the op's own inputs and output."""
+          tape: OpTape, outs: tuple, target: Tensor | None, all_outs: Any) -> Any:
+    """The output tensor(s) of a traced op, with its node unless nothing differentiable
+    came out (``all_outs``: every output of a ``multi`` op, differentiable or not)."""
     if not multi and outs[0].dtype.kind not in "fc":
         return make(outs[0])
     if not outs:
         return tuple([make(o) for o in all_outs])
-    node = node_class(name, OpNode)(inputs, datas, diff, f, multi, tape, outs)
+    meta = [meta_of(o) for o in outs]
+    # PyTorch's convention differs from funcgrad's only where a differentiated input or
+    # an output is complex (a real function of real inputs has a real Jacobian)
+    is_complex = any(m[1].kind == "c" for m in meta) or any(
+        dtype.kind == "c" for _, dtype in tape.var_avals[:tape.n_in])
+    node = node_class(name, OpNode)(_edges(inputs, diff), meta, is_complex, tape, f, datas,
+                                    diff, multi)
     tensors = ([make(outs[0], False, node, 0)] if len(outs) == 1 else
                [make(o, False, node, k) for k, o in enumerate(outs)])
-    if one_record:
-        node._keep_saved(inputs, tensors, target, *node._record_slots(inputs))
-    else:
-        node._keep_saved(inputs, tensors, target, *node._traced_slots(inputs))
+    node._keep_saved(inputs, tensors, target, *node._traced_slots(inputs))
     if multi:
         it = iter(tensors)
         return tuple([next(it) if o.dtype.kind in "fc" else make(o) for o in all_outs])
     return tensors[0]
+
+
+def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
+                      diff: list) -> Tensor:
+    """`_record` of a `PrimCall` on concrete arrays: run the primitive and build, without a
+    trace, the one-record tape a trace of the op would give (the differentiated inputs are
+    its variables 0, 1, ..., the output the next), and a `PrimNode` holding it. Written
+    flat, for speed: most tensor ops come this way."""
+    prim = call.prim
+    args = datas + list(call.consts) if call.consts else datas
+    out = prim.apply(args, call.params)
+    raw = out._value  # numpy or cupy: C attributes, faster than the Array's properties
+    if raw.dtype.kind not in "fc":
+        return make(out)
+    in_vars = [-1] * len(args)
+    var_avals = []
+    mask = 0
+    is_complex = raw.dtype.kind == "c"
+    for k, i in enumerate(diff):
+        a = args[i]._value  # a differentiated input is a tensor's Array
+        dtype = a.dtype
+        var_avals.append((a.shape, dtype))
+        in_vars[i] = k
+        if dtype.kind in "fc":
+            mask |= 1 << i
+            is_complex = is_complex or dtype.kind == "c"
+    var = len(var_avals)
+    var_avals.append((raw.shape, raw.dtype))
+    if mask and prim.differentiable:
+        records = [one_output_record(prim, call.params, args, in_vars, mask, var, out)]
+    else:
+        records = []  # nothing to differentiate: the node gives zero gradients
+    tape = OpTape(records, var_avals, len(diff), [var])
+    device = "cpu" if type(raw) is np.ndarray else out.device
+    node = node_class(name, PrimNode)(_edges(inputs, diff), [(raw.shape, raw.dtype, device)],
+                                      is_complex, tape, None, None, diff, False)
+    result = make(out, False, node, 0)
+    node._keep_record_saved(inputs, result)
+    return result
+
+
+def _edges(inputs: Sequence, diff: list) -> tuple:
+    """The ``next_functions`` of an op: one edge per input, ``(None, 0)`` if not
+    differentiated."""
+    edges = [_NO_EDGE] * len(inputs)
+    for i in diff:
+        x = inputs[i]
+        fn = x._grad_fn
+        edges[i] = (fn, x._output_nr) if fn is not None else x._edge()
+    return tuple(edges)
 
 
 def inplace(target: Tensor, name: str, f: Callable, others: Sequence = ()) -> Tensor:
@@ -275,28 +323,9 @@ class OpNode(Node):
     __slots__ = ("_vjp", "_fn", "_datas", "_diff", "_multi", "_saved", "_has_saved",
                  "_replay", "_packed", "_complex")
 
-    def __init__(self, inputs: Sequence, datas: list, diff: list, f: Callable, multi: bool,
-                 tape: OpTape, outs: Sequence):
-        edges = [_NO_EDGE] * len(inputs)
-        for i in diff:
-            x = inputs[i]
-            fn = x._grad_fn
-            edges[i] = (fn, x._output_nr) if fn is not None else x._edge()
-        # PyTorch's convention differs from funcgrad's only where a differentiated input or
-        # an output is complex (a real function of real inputs has a real Jacobian)
-        is_complex = False
-        meta = []
-        for o in outs:
-            m = meta_of(o)
-            meta.append(m)
-            is_complex = is_complex or m[1].kind == "c"
-        if not is_complex:
-            var_avals = tape.var_avals
-            for v in range(tape.n_in):
-                if var_avals[v][1].kind == "c":
-                    is_complex = True
-                    break
-        super().__init__(tuple(edges), meta=meta)
+    def __init__(self, edges: tuple, meta: list, is_complex: bool, tape: OpTape,
+                 f: Callable | None, datas: list | None, diff: list, multi: bool):
+        super().__init__(edges, meta=meta)
         self._vjp = tape
         self._fn = f
         self._datas = datas
@@ -304,25 +333,10 @@ class OpNode(Node):
         self._multi = multi
         self._saved: list = []
         self._packed = None
+        # PyTorch's gradients differ from funcgrad's cotangents where a differentiated input
+        # or an output is complex
         self._complex = is_complex
         self._replay = True  # until the tape shows a residual that is not an input/output
-
-    def _record_slots(self, inputs: Sequence) -> tuple:
-        """`_traced_slots` of a one-primitive tape (`record_call`'s): the residuals are the
-        op's own inputs and output, so the record says directly which are read."""
-        if not self._vjp.records:
-            return (), (), False
-        rec = self._vjp.records[0]
-        saved = rec.saved
-        reads_out = rec.out is not None
-        for s in saved:
-            if s is not None:
-                break
-        else:  # the rules read no input (shape ops, sums...)
-            return (), (0,) if reads_out else (), reads_out
-        saved_in = [i for i, s in enumerate(saved[:len(inputs)])  # not the constants
-                    if s is not None and isinstance(inputs[i], Tensor)]
-        return saved_in, (0,) if reads_out else (), True
 
     def _traced_slots(self, inputs: Sequence) -> tuple:
         """Read the tape: which tensors the rules will read (input positions and output
@@ -561,3 +575,27 @@ class OpNode(Node):
             tape, _ = OpTape.run(g, args[:n])
             return tuple(tape(list(args[n:])))
         return backward_op
+
+
+class PrimNode(OpNode):
+    """The node of an op that is one primitive call on the op's own arrays (a `PrimCall`):
+    its tape is that call's one record, built by `_record_primitive` without a trace. The
+    record's residuals are the op's input and output tensors (or constants), so it replays
+    them for double backward and says directly which tensors to version-check."""
+
+    __slots__ = ()
+
+    def _keep_record_saved(self, inputs: Sequence, result: Tensor) -> None:
+        """`_keep_saved`, with what the rules read taken off the record: the tensor inputs
+        it saved (not the constants after them) and the output if it kept it."""
+        records = self._vjp.records
+        if not records:
+            return self._keep_saved(inputs, [result], None, (), (), False)
+        rec = records[0]
+        saved = rec.saved
+        saved_in = [i for i, s in enumerate(saved[:len(inputs)])
+                    if s is not None and isinstance(inputs[i], Tensor)]
+        reads_out = rec.out is not None
+        has_saved = reads_out or any(s is not None for s in saved)
+        self._keep_saved(inputs, [result], None, saved_in, (0,) if reads_out else (),
+                         has_saved)
