@@ -261,9 +261,8 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     else:
         records = []  # nothing to differentiate: the node gives zero gradients
     tape = OpTape(records, var_avals, len(diff), [var])
-    device = "cpu" if type(raw) is np.ndarray else out.device
-    node = node_class(name, PrimNode)(_edges(inputs, diff), [(raw.shape, raw.dtype, device)],
-                                      is_complex, tape, None, None, diff, False)
+    node = node_class(name, PrimNode)(_edges(inputs, diff), [meta_of(out)], is_complex, tape,
+                                      None, None, diff, False)
     result = make(out, False, node, 0)
     node._keep_record_saved(inputs, result)
     return result
