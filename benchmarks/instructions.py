@@ -1,0 +1,118 @@
+"""``python -m benchmarks.instructions [--calls 100] [name ...]``: instructions per call of
+funcgrad's hot paths, counted by valgrind's callgrind.
+
+Wall-clock timings on a shared machine move by more than the effects this is meant to
+see; instruction counts do not (about 1%). Each workload runs twice under callgrind, with
+0 and with ``--calls`` calls after the same set-up, and the difference divided by the calls
+is the count per call: set-up, imports and interpreter start cancel out.
+
+Workloads: the small-op chain's gradient (functional and through the facade), and the
+small MLP training step (functional and facade). They are the paths whose eager speed the
+core must not lose.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from . import chain, mlp
+
+WORKLOADS = ("chain", "chain_facade", "mlp", "mlp_facade")
+
+
+def _chain_functional(x, ws, bs):
+    import funcgrad
+    import funcgrad.numpy as fnp
+    grad = funcgrad.grad(chain._loss(fnp))
+    fx, fws, fbs = fnp.asarray(x), [fnp.asarray(w) for w in ws], [fnp.asarray(b) for b in bs]
+    return lambda: grad(fx, fws, fbs)
+
+
+def _chain_facade(x, ws, bs):
+    import funcgrad.torch as torch
+    tx = torch.from_numpy(x)
+    tws, tbs = [torch.from_numpy(w) for w in ws], [torch.from_numpy(b) for b in bs]
+
+    def step():
+        xt = tx.detach().requires_grad_(True)
+        h = xt
+        for w, b in zip(tws, tbs):
+            h = torch.tanh(h * w + b)
+        h.sum().backward()
+        return xt.grad
+    return step
+
+
+def _mlp_step(facade: bool):
+    """The small MLP's step, funcgrad's alone (no peer is imported: under valgrind their
+    imports alone would take minutes)."""
+    import funcgrad
+    import funcgrad.numpy as fnp
+    from funcgrad.scipy.special import logsumexp
+    p = mlp.make(mlp.QUICK_SIZES, mlp.QUICK_BATCH)
+    if facade:
+        import funcgrad.torch as torch
+        return mlp._torch_like(torch, p).step
+    vg = funcgrad.value_and_grad(mlp._loss(fnp, logsumexp))
+    return mlp._functional(vg, [fnp.asarray(a) for a in p.params], fnp.asarray(p.x),
+                           fnp.asarray(p.onehot)).step
+
+
+def build(name: str):
+    """The zero-argument step of workload ``name``, set up and run once."""
+    if name.startswith("chain"):
+        x, ws, bs = chain.make(10, 100)
+        if name == "chain":
+            fn = _chain_functional(x, ws, bs)
+        else:
+            fn = _chain_facade(x, ws, bs)
+    else:
+        fn = _mlp_step(name == "mlp_facade")
+    fn()
+    return fn
+
+
+def _child(name: str, calls: int) -> None:
+    fn = build(name)
+    for _ in range(calls):
+        fn()
+
+
+def _count(name: str, calls: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+               sys.executable, "-m", "benchmarks.instructions", "--child", name,
+               "--calls", str(calls)]
+        env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
+                   OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        run = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        match = re.search(r"Collected : (\d+)", run.stderr)
+        if run.returncode or not match:
+            raise RuntimeError(f"callgrind failed for {name}:\n{run.stderr[-2000:]}")
+        return int(match.group(1))
+
+
+def per_call(name: str, calls: int) -> float:
+    return (_count(name, calls) - _count(name, 0)) / calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.instructions")
+    parser.add_argument("names", nargs="*", default=list(WORKLOADS))
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--child")
+    args = parser.parse_args()
+    if args.child:
+        return _child(args.child, args.calls)
+    for name in args.names:
+        print(f"{name:14s} {per_call(name, args.calls) / 1e6:8.3f}M instructions per call",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
