@@ -5,7 +5,8 @@ immutable Arrays, and `funcgrad.torch`, a PyTorch-style facade on the same rules
 """
 from funcgrad.array import Array
 from funcgrad import tree_util
-from funcgrad.backend import device_put, devices
+from funcgrad.backend import devices
+from funcgrad.primitives.control import device_put
 from funcgrad import numpy
 from funcgrad import primitives
 from funcgrad import scipy
@@ -16,6 +17,7 @@ from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, flo
                                  checkpoint_name, checkpoint_sequential, saved_residuals,
                                  print_saved_residuals)
 from funcgrad.core import EscapedTracerError
+from funcgrad import viz  # installs the notebook reprs (graphviz is imported only to draw)
 
 __version__ = "0.1.0"
 

@@ -4,8 +4,10 @@ An Array wraps one backend array (a numpy or a cupy ndarray) that nobody mutates
 operations are new Arrays, item assignment raises, and ``np.asarray(a)`` gives a read-only
 view. Functional updates go through ``a.at[idx].set(v)`` (and ``add``, ``multiply``, ...).
 
-The arithmetic operators and numpy-style methods are installed by `funcgrad.numpy` (they are
-its functions), which keeps this module free of any derivative logic.
+This is the bottom layer with `funcgrad.backend`: the arithmetic operators, the numpy-style
+methods and ``.at[]``'s updates are installed by `funcgrad.numpy` (they are its functions),
+and the notebook reprs by `funcgrad.viz`, which keeps this module free of any derivative
+logic and of everything above it.
 """
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Array", "new_array", "to_raw"]
+from funcgrad.backend import backend_of, device_of, on_device_of
+
+__all__ = ["Array", "new_array", "to_raw", "as_array", "zeros_on"]
 
 _SCALARS = (int, float, complex, bool, np.generic)
 
@@ -30,7 +34,6 @@ class Array:
     __hash__ = None  # type: ignore[assignment]  # == is elementwise, as in numpy
 
     def __init__(self, value: Any, dtype: Any = None):
-        from funcgrad.backend import backend_of
         if isinstance(value, Array):
             value = value.concrete()._value
         raw = to_raw(value)
@@ -65,7 +68,6 @@ class Array:
     def device(self) -> str:
         if type(self._value) is np.ndarray:
             return "cpu"
-        from funcgrad.backend import device_of
         return device_of(self._value)
 
     def concrete(self) -> "Array":
@@ -162,10 +164,6 @@ class Array:
     def __str__(self) -> str:
         return str(self.to_numpy())
 
-    def _repr_html_(self) -> str:
-        from funcgrad.viz.html import array_html
-        return array_html(self)
-
 
 def new_array(raw: Any) -> Array:
     """Wrap a backend array (or numpy scalar) that no one else holds, without copying."""
@@ -176,6 +174,20 @@ def new_array(raw: Any) -> Array:
     return a
 
 
+def as_array(x: Any) -> Array:
+    """``x`` as an Array without a copy: Arrays (tracers too) as they are, backend arrays
+    and scalars wrapped. For values funcgrad made itself (a rule's result); user input goes
+    through `funcgrad.numpy.asarray`, which copies numpy arrays."""
+    if isinstance(x, Array):
+        return x
+    return new_array(to_raw(x))
+
+
+def zeros_on(shape: tuple, dtype: Any, device: str) -> Array:
+    """A constant Array of zeros on ``device``."""
+    return new_array(on_device_of(np.zeros(shape, dtype), device))
+
+
 def to_raw(x: Any) -> Any:
     """The backend value of a non-Array argument: ndarrays and scalars pass through, nested
     lists become numpy arrays."""
@@ -183,8 +195,10 @@ def to_raw(x: Any) -> Any:
         return x
     if isinstance(x, (list, tuple)):
         return np.asarray(x)
-    if isinstance(x, Array):  # a Tracer reaching the backend means a bug in a trace
-        raise TypeError(f"internal error: {type(x).__name__} reached a backend kernel")
+    if type(x) is Array:
+        return x._value
+    if isinstance(x, Array):  # a tracer where the backend needs a concrete value
+        raise x._conversion_error("a concrete array (this argument is not differentiable)")
     raise TypeError(f"funcgrad cannot use a value of type {type(x).__name__!r} as an "
                     "array; pass an Array, a numpy array, a Python scalar or a nested list")
 
@@ -204,9 +218,11 @@ class _IndexUpdateHelper:
 
 class _IndexUpdateRef:
     """``x.at[idx]``: each method returns a new Array; all are differentiable. With
-    repeated indices ``add`` accumulates every update (scatter-add)."""
+    repeated indices ``add`` accumulates every update (scatter-add). ``update(array, index,
+    values, mode)`` is funcgrad.numpy's, installed when it is imported."""
 
     __slots__ = ("array", "index")
+    update: Any = None
 
     def __init__(self, array: Array, index: Any):
         self.array = array
@@ -216,8 +232,7 @@ class _IndexUpdateRef:
         return self.array[self.index]
 
     def _update(self, values: Any, mode: str) -> Array:
-        from funcgrad.numpy import _indexing
-        return _indexing.index_update(self.array, self.index, values, mode)
+        return _IndexUpdateRef.update(self.array, self.index, values, mode)
 
     def set(self, values: Any) -> Array:
         return self._update(values, "set")

@@ -1,8 +1,10 @@
 """Backends: numpy on the CPU, cupy on NVIDIA GPUs, behind one small interface.
 
-Primitive implementations are written with numpy's functions; cupy arrays take them over
-through numpy's dispatch protocols, so the backend is picked by the inputs' array types and
-never by a global switch. Moving data between devices is always explicit (`device_put`).
+This is the bottom layer: it deals in raw backend arrays only and knows nothing of funcgrad's
+Arrays. Primitive implementations are written with numpy's functions; cupy arrays take them
+over through numpy's dispatch protocols, so the backend is picked by the inputs' array types
+and never by a global switch. Moving data between devices is always explicit
+(`funcgrad.device_put`).
 """
 from __future__ import annotations
 
@@ -11,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.array import Array, new_array, to_raw
-
-__all__ = ["Backend", "backend_of", "device_of", "device_put", "devices", "cupy_available"]
+__all__ = ["Backend", "backend_of", "device_of", "devices", "cupy_available", "to_device",
+           "on_device_of", "check_device"]
 
 
 class Backend:
@@ -33,7 +34,7 @@ NUMPY = Backend("cpu", np)
 @functools.lru_cache(maxsize=None)
 def _cupy() -> Any:
     try:
-        import cupy
+        import cupy  # optional: the `cuda` extra
         if cupy.cuda.runtime.getDeviceCount() < 1:
             return None
         return cupy
@@ -72,25 +73,21 @@ def devices() -> list[str]:
     return ["cpu"] + [f"gpu:{i}" for i in range(n)]
 
 
-def device_put(x: Any, device: str = "cpu") -> Any:
-    """Copy an Array (or pytree of arrays) to ``device``: 'cpu', 'gpu' or 'gpu:N'.
-
-    Differentiable: the cotangent is moved back to the input's device."""
-    from funcgrad import tree_util
-    from funcgrad.numpy._creation import device_put_p
-    kind, _, index = device.partition(":")
+def check_device(device: str) -> str:
+    """The canonical name ('cpu' or 'gpu:N') of a device given as 'cpu', 'gpu' or 'gpu:N',
+    or a clear error when there is no such device."""
+    kind, _, index = str(device).partition(":")
     if kind not in ("cpu", "gpu"):
         raise ValueError(f"unknown device {device!r}; use 'cpu', 'gpu' or 'gpu:N' "
                          f"(available: {', '.join(devices())})")
     if kind == "gpu" and _cupy() is None:
         raise RuntimeError("device 'gpu' requested but cupy with a visible GPU is not "
                            "available; install funcgrad[cuda] on a machine with a GPU")
-    target = "cpu" if kind == "cpu" else f"gpu:{index or 0}"
-    return tree_util.tree_map(lambda leaf: device_put_p(leaf, device=target), x)
+    return "cpu" if kind == "cpu" else f"gpu:{index or 0}"
 
 
 def to_device(raw: Any, device: str) -> Any:
-    """Backend copy of a raw value onto ``device`` (used by the device_put primitive)."""
+    """Backend copy of a raw value onto ``device`` ('cpu' or 'gpu:N')."""
     if device == "cpu":
         return raw.get() if hasattr(raw, "__cuda_array_interface__") else np.array(raw)
     cp = _cupy()
@@ -98,6 +95,6 @@ def to_device(raw: Any, device: str) -> Any:
         return cp.asarray(raw)
 
 
-def wrap_on(raw: Any, like: Any) -> Array:
-    """A new Array holding ``raw`` on the same backend as ``like`` (creation helpers)."""
-    return new_array(backend_of(to_raw(like)).xp.asarray(raw))
+def on_device_of(raw: Any, device: str) -> Any:
+    """A host constant ``raw`` placed on ``device`` (itself on the CPU, no copy)."""
+    return raw if device == "cpu" else to_device(raw, device)

@@ -1,18 +1,25 @@
 """The core of funcgrad: primitives, tracers and the trace stack.
 
-Everything differentiable in funcgrad is a call of a `Primitive`. A primitive call with no
-tracer among its arguments goes straight to the backend (numpy or cupy) and wraps the result
-in an `Array`: code outside any transform pays nothing for tracing.
+Everything differentiable in funcgrad is a call of a `Primitive`, and every call goes
+through `Primitive.bind`::
 
-A transform (grad, jvp, make_tape, ...) pushes a `Trace` on this thread's trace stack and
-wraps its inputs in `Tracer`s of that trace. When a primitive sees tracers among its
-arguments it hands the call to the trace of the highest level among them; that trace
-computes the primal by calling the primitive again on the tracers' primals (which may be
-tracers of lower levels) and adds what it needs (a tape record, a tangent). Acting only for
-the highest level is what prevents perturbation confusion between nested transforms.
+    def bind(self, *args, **params):
+        top = find_top_trace(args)
+        if top is None:
+            return self.apply(args, params)       # no transform: straight to the backend
+        return top.process(self, args, params)    # the innermost transform takes the call
+
+A transform (grad, jvp, vmap, jit, make_tape, ...) pushes a `Trace` on this thread's trace
+stack and wraps its inputs in `Tracer`s of that trace. When a primitive sees tracers among
+its arguments it hands the call to the trace of the highest level among them; that trace
+computes the primal by binding the primitive again on the tracers' primals (which may be
+tracers of lower levels) and adds what it needs (a tape record, a tangent, a batch axis).
+Acting only for the highest level is what prevents perturbation confusion between nested
+transforms.
 
 Rules are plain functions written in funcgrad ops, so the values they compute are traced by
-any outer transform: derivatives of derivatives come for free.
+any outer transform: derivatives of derivatives come for free. They are pure functions of
+what they declare (no branching on data or memory layout; that is a kernel's business).
 """
 from __future__ import annotations
 
@@ -23,13 +30,20 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.array import Array, new_array, to_raw
+from funcgrad.backend import device_of
 
-__all__ = ["Primitive", "Trace", "Tracer", "TraceCall", "ZERO", "registry",
-           "EscapedTracerError", "new_trace", "find_top_trace", "is_inexact"]
+__all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry",
+           "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
+           "is_inexact", "wrap_raw"]
 
 
 class EscapedTracerError(RuntimeError):
     """A tracer was used after the transform that created it had finished."""
+
+
+class ConcretizationTypeError(TypeError):
+    """Python needed the value of an array that a transform (``jit``) only knows abstractly:
+    ``if x > 0``, ``float(x)``, ``range(n)`` on a traced value."""
 
 
 class _Zero:
@@ -72,67 +86,59 @@ class Rule:
     exactly the residuals the backward pass will read and nothing else.
     """
 
-    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals", "apply")
+    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals")
 
     def __init__(self, prim: "Primitive", fn: Callable, kind: str):
         names = list(inspect.signature(fn).parameters)[1:]
-        sources = []
-        for n in names:
-            sources.append(prim.source_of(n, fn, kind))
         self.fn = fn
-        self.sources = tuple(sources)
-        self.inputs_read = frozenset(s[1] for s in sources if s[0] == "in") | (
-            frozenset(["all"]) if ("xs",) in sources else frozenset())
-        self.reads_out = ("out",) in sources
-        self.reads_avals = any(s[0] in ("shape", "dtype", "shapes", "dtypes") for s in sources)
-        self.apply = self._specialized()
+        self.sources = tuple(prim.source_of(n, fn, kind) for n in names)
+        self.inputs_read = frozenset(s[1] for s in self.sources if s[0] == "in") | (
+            frozenset(["all"]) if ("xs",) in self.sources else frozenset())
+        self.reads_out = ("out",) in self.sources
+        self.reads_avals = any(s[0] in ("shape", "dtype", "shapes", "dtypes")
+                               for s in self.sources)
 
-    def _specialized(self) -> Callable:
-        """``apply(ct, argnum, ins, out, avals, params)``: the rule with what it reads. The
-        common shapes (nothing, one input, the output) get a direct closure."""
-        fn, sources = self.fn, self.sources
-        if not sources:
-            return lambda ct, argnum, ins, out, avals, params: fn(ct)
-        if len(sources) == 1 and sources[0][0] == "in":
-            k = sources[0][1]
-            return lambda ct, argnum, ins, out, avals, params: fn(ct, ins[k])
-        if sources == (("out",),):
-            return lambda ct, argnum, ins, out, avals, params: fn(ct, out)
-        return self._general
-
-    def _general(self, ct: Any, argnum: int, ins: Sequence[Any], out: Any,
-                 avals: Sequence[tuple], params: dict) -> Any:
+    def apply(self, ct: Any, argnum: int, ins: Sequence[Any], out: Any,
+              avals: Sequence[tuple] | None, params: dict) -> Any:
+        """The rule on cotangent (or tangent) ``ct``, given the inputs, the output, the
+        inputs' (shape, dtype) and the params, of which it is handed what it declared."""
         args = [ct]
         for s in self.sources:
-            k = s[0]
-            if k == "in":
+            kind = s[0]
+            if kind == "in":
                 args.append(ins[s[1]])
-            elif k == "out":
+            elif kind == "out":
                 args.append(out)
-            elif k == "param":
+            elif kind == "param":
                 args.append(params[s[1]])
-            elif k == "shape":
-                args.append(avals[s[1]][0])
-            elif k == "dtype":
-                args.append(avals[s[1]][1])
-            elif k == "xs":
-                args.append(tuple(ins))
-            elif k == "shapes":
-                args.append(tuple(a[0] for a in avals))
-            elif k == "dtypes":
-                args.append(tuple(a[1] for a in avals))
-            else:  # argnum
-                args.append(argnum)
+            else:
+                args.append(_aval_source(s, argnum, ins, avals))
         return self.fn(*args)
 
 
+def _aval_source(source: tuple, argnum: int, ins: Sequence, avals: Sequence) -> Any:
+    kind = source[0]
+    if kind == "shape":
+        return avals[source[1]][0]
+    if kind == "dtype":
+        return avals[source[1]][1]
+    if kind == "xs":
+        return tuple(ins)
+    if kind == "shapes":
+        return tuple(a[0] for a in avals)
+    if kind == "dtypes":
+        return tuple(a[1] for a in avals)
+    return argnum
+
+
 class Primitive:
-    """One differentiable operation: its backend implementation and derivative rules.
+    """One differentiable operation: its backend implementation and its rules.
 
     ``impl(*raw_inputs, **params)`` computes on numpy or cupy arrays (numpy functions
     dispatch to cupy through ``__array_function__``/``__array_ufunc__``). ``inputs`` names
     the array arguments (``None`` for a variadic primitive such as concatenate); ``params``
-    names the static, hashable keyword parameters. Declare rules with `defvjp` / `defjvp`.
+    names the static, hashable keyword parameters. Declare rules with `defvjp` / `defjvp` /
+    `defbatch`. ``view``: the result may share memory with an input (reshape, real...).
     """
 
     def __init__(self, name: str, impl: Callable, inputs: Sequence[str] | None = ("x",),
@@ -151,12 +157,12 @@ class Primitive:
         self.multiple_results = multiple_results
         self.differentiable = differentiable
         self.view = view
-        self.simple = not (multiple_results or view)  # impl's result is the Array's value
         self.sample = sample
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None
         self.reads_avals = False  # whether a VJP rule reads input shapes or dtypes
         self.jvp_rules: list = []
+        self.batch_rule: Callable | None = None
         self._needs: dict[tuple, tuple] = {}
         self.__name__ = name
         self.__doc__ = doc or getattr(impl, "__doc__", None)
@@ -171,6 +177,7 @@ class Primitive:
 
     # -- declaring rules --------------------------------------------------------------
     def source_of(self, name: str, fn: Callable, kind: str) -> tuple:
+        """Where a rule's parameter ``name`` comes from (see `Rule`)."""
         if self.inputs is None:
             if name in ("xs", "shapes", "dtypes", "argnum"):
                 return (name,)
@@ -208,6 +215,7 @@ class Primitive:
         broadcast shape or another dtype: the tape sums and casts them to the input's.
         """
         self.vjp_rules = self._rules(rules, "VJP")
+        self.vjp_all = None
         self._rules_changed()
         return self
 
@@ -231,6 +239,14 @@ class Primitive:
         self.jvp_rules = self._rules(rules, "JVP")
         return self
 
+    def defbatch(self, rule: Callable) -> "Primitive":
+        """Declare the batching rule ``rule(args, dims, **params) -> (out, out_dim)``:
+        ``args`` hold a batch axis at ``dims[i]`` (``None``: not batched); the rule computes
+        the batched result with funcgrad ops (moving axes, not looping) and says where its
+        batch axis is (a tuple of axes for a primitive with several results)."""
+        self.batch_rule = rule
+        return self
+
     @property
     def jvp_source(self) -> str:
         """Where forward mode comes from: 'jvp rules', 'derived from vjp' or 'none'."""
@@ -238,13 +254,13 @@ class Primitive:
             return "jvp rules"
         return "derived from vjp" if self.vjp_rules else "none"
 
-    def jvp_rule(self, argnum: int):
+    def jvp_rule(self, argnum: int) -> Any:
         rules = self.jvp_rules
         if not rules:
             return None
         return rules[0] if self.inputs is None else rules[argnum]
 
-    def vjp_rule(self, argnum: int):
+    def vjp_rule(self, argnum: int) -> Any:
         rules = self.vjp_rules
         if not rules:
             return None
@@ -252,122 +268,54 @@ class Primitive:
 
     def needs(self, mask: int, n: int) -> tuple:
         """(input positions whose values the VJP rules of the inputs in ``mask`` read,
-        whether they read the output)."""
+        whether they read the output), for a call with ``n`` inputs."""
         key = (mask, n)  # variadic primitives are called with varying numbers of inputs
         got = self._needs.get(key)
         if got is None:
             ins: set = set()
             reads_out = False
             for i in range(n):
-                if mask >> i & 1:
-                    r = self.vjp_rule(i)
-                    if isinstance(r, Rule):
-                        if "all" in r.inputs_read:
-                            ins.update(range(n))
-                        ins.update(x for x in r.inputs_read if x != "all")
-                        reads_out = reads_out or r.reads_out
+                rule = self.vjp_rule(i) if mask >> i & 1 else None
+                if isinstance(rule, Rule):
+                    ins.update(range(n) if "all" in rule.inputs_read else rule.inputs_read)
+                    reads_out = reads_out or rule.reads_out
             got = self._needs[key] = (frozenset(ins), reads_out)
         return got
 
     # -- calling -------------------------------------------------------------------------
-    def __call__(self, *args: Any, **params: Any) -> Any:
-        top = None  # find_top_trace, inlined: this is the hottest loop in funcgrad
-        for a in args:
-            if isinstance(a, Tracer):
-                t = a._trace
-                if top is None or t.level > top.level:
-                    top = t
+    def bind(self, *args: Any, **params: Any) -> Any:
+        """Apply the primitive: on the backend, or through the innermost transform whose
+        tracers are among the arguments."""
+        top = find_top_trace(args)
         if top is None:
             return self.apply(args, params)
         if not top.alive:
             raise escaped_error(top, self)
         return top.process(self, args, params)
 
+    __call__ = bind
+
     def apply(self, args: Sequence, params: dict) -> Any:
-        """The backend implementation on arguments holding no tracer, wrapped in Arrays.
-        (Traces call this directly once they have lowered their tracers.)"""
-        raw = []
+        """The backend implementation on arguments holding no tracer, as Arrays."""
+        raws = []
         for a in args:
-            raw.append(a._value if type(a) is Array else to_raw(a))
+            raws.append(a._value if type(a) is Array else to_raw(a))
         try:
-            out = self.impl(*raw, **params) if params else self.impl(*raw)
-        except Exception as e:  # give mixed devices a clear error
-            check_same_device(self, raw)
-            raise e
+            out = self.impl(*raws, **params)
+        except Exception:
+            check_same_device(self, raws)  # mixed devices get a clear error
+            raise
         if self.multiple_results:
-            return tuple(new_array(o) for o in out)
+            return tuple([new_array(o) for o in out])
         if self.view:
-            for a in args:
-                if isinstance(a, np.ndarray) and np.may_share_memory(a, out):
-                    out = out.copy()
+            for a in raws:
+                if type(a) is np.ndarray and np.may_share_memory(a, out):
+                    out = out.copy()  # a user's numpy array may change; Arrays may not
                     break
         return wrap_raw(out)
 
-    @property
-    def plain(self) -> bool:
-        """One or two array inputs, no params, one output that is not a view: the
-        primitives `as_function` serves."""
-        return (self.inputs is not None and len(self.inputs) in (1, 2) and not self.params
-                and not self.view and not self.multiple_results)
-
-    def as_function(self, reflected: bool = False, operands: tuple | None = None) -> Callable:
-        """This primitive as a plain function, for the numpy namespace and the operators.
-
-        Calling a function costs less than calling an object, and the common case (concrete
-        Arrays and Python numbers, nothing to trace) goes straight to the backend; anything
-        else takes the general path, `Primitive.__call__`. For an operator, ``reflected``
-        swaps the operands and ``operands`` lists the types it accepts (others get
-        NotImplemented, so that Python tries the other operand's method)."""
-        if not self.plain:
-            raise ValueError(f"{self.name}: as_function is for plain unary and binary "
-                             "primitives without params")
-        impl, prim = self.impl, self
-        if len(self.inputs) == 1:
-            def unary(x: Any) -> Any:
-                if type(x) is Array:
-                    try:
-                        return wrap_raw(impl(x._value))
-                    except Exception:  # let the general path raise its clear error
-                        pass
-                elif isinstance(x, Tracer):
-                    if not x._trace.alive:
-                        raise escaped_error(x._trace, prim)
-                    return x._trace.process(prim, (x,), _NO_PARAMS)
-                return prim.apply((x,), _NO_PARAMS)
-            unary.__name__ = unary.__qualname__ = self.name
-            unary.__doc__ = self.__doc__
-            unary.primitive = self  # type: ignore[attr-defined]
-            return unary
-
-        def binary(x: Any, y: Any) -> Any:
-            if reflected:
-                x, y = y, x
-            tx, ty = type(x), type(y)
-            if (tx is Array or tx is float or tx is int) and \
-                    (ty is Array or ty is float or ty is int):
-                try:
-                    return wrap_raw(impl(x._value if tx is Array else x,
-                                      y._value if ty is Array else y))
-                except Exception:  # let the general path raise its clear error
-                    pass
-            if operands is not None and not isinstance(x if reflected else y, operands):
-                return NotImplemented
-            top = x._trace if isinstance(x, Tracer) else None  # Primitive.__call__, inlined
-            if isinstance(y, Tracer) and (top is None or y._trace.level > top.level):
-                top = y._trace
-            if top is None:
-                return prim.apply((x, y), _NO_PARAMS)
-            if not top.alive:
-                raise escaped_error(top, prim)
-            return top.process(prim, (x, y), _NO_PARAMS)
-        binary.__name__ = binary.__qualname__ = self.name
-        binary.__doc__ = self.__doc__
-        binary.primitive = self  # type: ignore[attr-defined]
-        return binary
-
 
 _new = object.__new__
-_NO_PARAMS: dict = {}  # shared by every call without params; never written to
 
 
 def wrap_raw(out: Any) -> Array:
@@ -380,7 +328,6 @@ def wrap_raw(out: Any) -> Array:
 
 
 def check_same_device(prim: Primitive, raw: Sequence) -> None:
-    from funcgrad.backend import device_of
     devices = {device_of(r) for r in raw if hasattr(r, "shape")}
     if len(devices) > 1:
         raise ValueError(f"primitive {prim.name!r} got arrays on different devices: "
@@ -411,7 +358,9 @@ _state = _ThreadState()
 
 
 class Trace:
-    """One activation of a transform. ``level`` is its depth in this thread's stack."""
+    """One activation of a transform. ``level`` is its depth in this thread's stack;
+    ``mode`` names the kind of transform ("rev", "jvp", "batch", "jit"), which is how a
+    `TraceCall` picks its handling."""
 
     name = "trace"
     mode = "none"
@@ -421,13 +370,18 @@ class Trace:
         self.alive = True
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
+        """A call of ``prim`` with tracers of this trace among ``args``."""
         raise NotImplementedError
 
     def process_call(self, call: "TraceCall", args: Sequence) -> Any:
-        """Handle a `TraceCall` (custom_vjp, custom_jvp, checkpoint) whose arguments hold
-        tracers of this trace. The call decides: it has one ``process_<mode>`` method per
-        trace mode ("rev", "jvp"), so each call's logic stays in its own module."""
-        return getattr(call, f"process_{self.mode}")(self, args)
+        """Handle a `TraceCall` (custom_vjp, custom_jvp, checkpoint, jit, control flow)
+        whose arguments hold tracers of this trace. The call decides: it has one
+        ``process_<mode>`` method per trace mode, so each call's logic stays in its own
+        module; a call without one for this mode runs its function on the tracers."""
+        handler = getattr(call, f"process_{self.mode}", None)
+        if handler is None:
+            return call.fun(*args)
+        return handler(self, args)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(level={self.level})"
@@ -454,6 +408,7 @@ class new_trace:
 
 
 def find_top_trace(values: Sequence) -> Trace | None:
+    """The trace of the highest level among the tracers in ``values`` (None: none)."""
     top = None
     for a in values:
         if isinstance(a, Tracer):
@@ -465,9 +420,10 @@ def find_top_trace(values: Sequence) -> Trace | None:
 
 class TraceCall:
     """A call that transforms must see whole rather than primitive by primitive: a function
-    with custom derivative rules, or a checkpointed function. Subclasses implement
-    ``process_rev(trace, args)`` and ``process_jvp(trace, args)``; with no tracer among the
-    (flattened) arguments the call simply runs ``fun``."""
+    with custom derivative rules, a checkpointed or jitted function, a control-flow
+    construct. Subclasses implement ``process_<mode>(trace, args)`` for the trace modes
+    that treat it specially; with no tracer among the (flattened) arguments the call simply
+    runs ``fun``."""
 
     def __init__(self, fun: Callable, name: str | None = None):
         self.fun = fun
@@ -484,7 +440,7 @@ class TraceCall:
 
 
 class Tracer(Array):
-    """An Array standing for a value inside a transform. It holds the concrete primal
+    """An Array standing for a value inside a transform. It holds a concrete primal
     (transforms are eager), so shapes, dtypes and Python control flow on comparisons work;
     conversions that would silently drop the derivative raise instead."""
 
@@ -521,7 +477,7 @@ class Tracer(Array):
     def __int__(self) -> int:
         if is_inexact(self.dtype):
             raise self._conversion_error("a Python int")
-        return int(self.concrete())
+        return int(self._primal)
 
     def __complex__(self) -> complex:
         raise self._conversion_error("a Python complex")
@@ -530,12 +486,12 @@ class Tracer(Array):
         return self.__int__()
 
     def __bool__(self) -> bool:
-        return bool(self.concrete())
+        return bool(self._primal)
 
     def item(self, *args: Any) -> Any:
         if is_inexact(self.dtype):
             raise self._conversion_error("a Python scalar")
-        return self.concrete().item(*args)
+        return self._primal.item(*args)
 
     def tolist(self) -> Any:
         raise self._conversion_error("a Python list")

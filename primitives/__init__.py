@@ -2,8 +2,10 @@
 
 A primitive is its backend implementation plus its derivative rules, written in funcgrad
 ops (so rules are differentiable again). The families live one per module, each a readable
-table: `elementwise`, `binary`, `special`, `reductions`, `shape`, `indexing`, `linalg`,
-`fft`, `control`.
+table: `select` (where), `elementwise`, `binary`, `special`, `reductions`, `shape`,
+`indexing`, `linalg`, `decompositions`, `fft`, `control`. Implementations that look at data
+or memory layout live in `kernels`, test-input samplers in `samplers`, and `constants` makes
+the shape-only constants rules need.
 
 Declaring your own (the same API funcgrad uses)::
 
@@ -25,8 +27,9 @@ tape knows which residuals to keep.
 from funcgrad.core import ZERO, Primitive, registry
 
 from . import sampling
-from . import (control, elementwise, binary, special, reductions, shape, indexing, linalg,
-               decompositions, fft)
+from . import (control, select, elementwise, binary, special, reductions, shape, indexing,
+               linalg, decompositions, fft)
 
-__all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "elementwise", "binary",
-           "special", "reductions", "shape", "indexing", "linalg", "decompositions", "fft"]
+__all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "select", "elementwise",
+           "binary", "special", "reductions", "shape", "indexing", "linalg",
+           "decompositions", "fft"]

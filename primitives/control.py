@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import tree_util
+from funcgrad.backend import check_device, device_of, to_device
 from funcgrad.core import Primitive
 from . import sampling
 
@@ -43,15 +45,22 @@ convert_element_type.defjvp(lambda t, new_dtype: convert_element_type(t, new_dty
 
 
 def _device_put(x: Any, device: str) -> Any:
-    from funcgrad.backend import device_of, to_device
     return x if device_of(x) == device else to_device(x, device)
 
 
-device_put = Primitive(
+device_put_p = Primitive(
     "device_put", _device_put, params=("device",),
     sample=sampling.custom(lambda rng, draw: [sampling.Case(
-        lambda x: device_put(x, device="cpu"),
+        lambda x: device_put_p(x, device="cpu"),
         (sampling.values(rng, sampling.draw_shape(draw)),), "cpu -> cpu")]),
     doc="x copied to device ('cpu' or 'gpu:N').")
-device_put.defvjp(lambda g, x: device_put(g, device=x.device))
-device_put.defjvp(lambda t, device: device_put(t, device=device))
+device_put_p.defvjp(lambda g, x: device_put_p(g, device=x.device))
+device_put_p.defjvp(lambda t, device: device_put_p(t, device=device))
+
+
+def device_put(x: Any, device: str = "cpu") -> Any:
+    """Copy an Array (or pytree of arrays) to ``device``: 'cpu', 'gpu' or 'gpu:N'.
+
+    Differentiable: the cotangent is moved back to the input's device."""
+    target = check_device(device)
+    return tree_util.tree_map(lambda leaf: device_put_p(leaf, device=target), x)

@@ -23,13 +23,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-import funcgrad.numpy as fnp
 from funcgrad.core import Primitive
-from . import sampling
-from .sampling import Case
-from .linalg import (H, abs2, conj, constant, diag, diagonal_of, draw_batch, draw_bool,
-                     draw_int, expand, eye_like, matmul, mT, real, solve, spd, spread,
-                     unitary, well_conditioned)
+from .linalg import (H, abs2, conj, constant, diag, diagonal_of, expand, eye_like, matmul, mT,
+                     real, solve)
+from .samplers import linalg as samplers
+from .select import where
+from .shape import concatenate
 
 
 def _phi(x: Any) -> Any:
@@ -54,32 +53,6 @@ def _solve_right(a: Any, b: Any) -> Any:
     return mT(solve(mT(a), mT(b)))
 
 
-def _hermitian_cases(fun: Callable) -> Callable:
-    def cases(rng: np.random.RandomState, draw: Callable) -> list:
-        batch, n, cplx = draw_batch(draw), draw_int(draw, 0, 3), draw_bool(draw)
-        return [Case(fun, (spd(rng, batch, n, cplx),), f"{batch} n={n} complex={cplx}")]
-    return sampling.custom(cases)
-
-
-def _rectangular(rng: np.random.RandomState, draw: Callable, distinct: bool) -> tuple:
-    """(m, n) matrices: with ``distinct``, singular values at least 1 apart."""
-    batch, m, n, cplx = (draw_batch(draw), draw_int(draw, 0, 3), draw_int(draw, 0, 3),
-                         draw_bool(draw))
-    if not distinct:
-        return well_conditioned(rng, (*batch, m, n), cplx), f"{batch} {m}x{n} {cplx}"
-    k = min(m, n)
-    u, v = unitary(rng, (*batch, m, k), cplx), unitary(rng, (*batch, n, k), cplx)
-    s = spread(rng, batch, k)[..., ::-1]
-    return (u * s[..., None, :]) @ np.conj(np.swapaxes(v, -1, -2)), f"{batch} {m}x{n} {cplx}"
-
-
-def _rect_cases(fun: Callable, distinct: bool) -> Callable:
-    def cases(rng: np.random.RandomState, draw: Callable) -> list:
-        a, label = _rectangular(rng, draw, distinct)
-        return [Case(fun, (a,), label)]
-    return sampling.custom(cases)
-
-
 def _weights(x: Any) -> Any:
     """1, 2, ..., k along the last axis: weights that tell eigen/singular vectors apart."""
     return constant(x, np.arange(1.0, x.shape[-1] + 1, dtype=real(x).dtype))
@@ -101,7 +74,7 @@ def _cholesky_jvp(t: Any, out: Any) -> Any:
 
 
 cholesky = Primitive("cholesky", np.linalg.cholesky, ("a",),
-                     sample=_hermitian_cases(lambda a: cholesky(a)),
+                     sample=samplers.hermitian(lambda a: cholesky(a)),
                      doc="The lower Cholesky factor, read from the lower triangle of a.")
 cholesky.defvjp(_cholesky_vjp)
 cholesky.defjvp(_cholesky_jvp)
@@ -143,14 +116,14 @@ def _eigen_invariants(w: Any, v: Any) -> tuple:
 
 
 eigh = Primitive("eigh", lambda a: tuple(np.linalg.eigh(a)), ("a",), multiple_results=True,
-                 sample=_hermitian_cases(lambda a: _eigen_invariants(*eigh(a))),
+                 sample=samplers.hermitian(lambda a: _eigen_invariants(*eigh(a))),
                  doc="(eigenvalues, eigenvectors) of the Hermitian matrix in a's lower "
                      "triangle.")
 eigh.defvjp(_eigh_vjp)
 eigh.defjvp(_eigh_jvp)
 
 eigvalsh = Primitive("eigvalsh", np.linalg.eigvalsh, ("a",),
-                     sample=_hermitian_cases(lambda a: eigvalsh(a)),
+                     sample=samplers.hermitian(lambda a: eigvalsh(a)),
                      doc="The eigenvalues of the Hermitian matrix in a's lower triangle.")
 eigvalsh.defvjp(lambda g, a: _eigen_back(eigh(a)[1], diag(g)))
 eigvalsh.defjvp(lambda t, a: real(diagonal_of(_eigen_forward(t, eigh(a)[1]))))
@@ -225,7 +198,7 @@ def _singular_invariants(u: Any, s: Any, vt: Any) -> tuple:
 
 svd = Primitive("svd", lambda a, full_matrices: tuple(np.linalg.svd(a, full_matrices)),
                 ("a",), ("full_matrices",), multiple_results=True,
-                sample=_rect_cases(lambda a: _singular_invariants(
+                sample=samplers.rectangular(lambda a: _singular_invariants(
                     *svd(a, full_matrices=False)), True),
                 doc="(U, S, Vh) of numpy's svd.")
 svd.defvjp(_svd_vjp)
@@ -242,7 +215,7 @@ def _svdvals_jvp(t: Any, a: Any) -> Any:
 
 
 svdvals = Primitive("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), ("a",),
-                    sample=_rect_cases(lambda a: svdvals(a), True),
+                    sample=samplers.rectangular(lambda a: svdvals(a), True),
                     doc="The singular values, descending.")
 svdvals.defvjp(_svdvals_vjp)
 svdvals.defjvp(_svdvals_jvp)
@@ -257,11 +230,17 @@ def _imaginary_diagonal(x: Any) -> Any:
     return eye_like(x, x.shape[-1]) * (x - real(x))
 
 
+def _strictly_lower(x: Any) -> Any:
+    """x below its diagonal, zeros elsewhere."""
+    n, m = x.shape[-2:]
+    return where(constant(x, np.tri(n, m, -1, dtype=bool)), x, 0)
+
+
 def _qr_square_jvp(t: Any, q: Any, r: Any) -> tuple:
     """(dq, dr) for q (m, n), r (n, n), m >= n (j-towns.github.io/papers/qr-derivative)."""
     b = _solve_right(r, t)
     c = matmul(H(q), b)
-    low = fnp.tril(c, -1)
+    low = _strictly_lower(c)
     do = low - H(low) + _imaginary_diagonal(c)
     return matmul(q, do - c) + b, matmul(c - do, r)
 
@@ -269,7 +248,7 @@ def _qr_square_jvp(t: Any, q: Any, r: Any) -> tuple:
 def _qr_square_vjp(gq: Any, gr: Any, q: Any, r: Any) -> Any:
     gk = matmul(gr, mT(r))
     gdo = matmul(mT(q), gq) - gk
-    gc = -gdo + fnp.tril(gdo - H(gdo), -1) + _imaginary_diagonal(gdo)
+    gc = -gdo + _strictly_lower(gdo - H(gdo)) + _imaginary_diagonal(gdo)
     gb = gq + matmul(conj(q), gc)
     return mT(solve(r, mT(gb)))
 
@@ -291,7 +270,7 @@ def _qr_vjp(g: tuple, out: tuple, a_shape: tuple, full_matrices: bool) -> Any:
     y = matmul(q, r[..., m:])  # a = [x | y] with x = q r_x square and r_y = q^H y
     gry = gr[..., m:]
     gx = _qr_square_vjp(gq + matmul(conj(y), H(gry)), gr[..., :m], q, r[..., :m])
-    return fnp.concatenate([gx, matmul(conj(q), gry)], axis=-1)
+    return concatenate(gx, matmul(conj(q), gry), axis=gx.ndim - 1)
 
 
 def _qr_jvp(t: Any, out: tuple, a_shape: tuple, full_matrices: bool) -> tuple:
@@ -302,7 +281,7 @@ def _qr_jvp(t: Any, out: tuple, a_shape: tuple, full_matrices: bool) -> tuple:
         return _qr_square_jvp(t, q, r)
     dq, drx = _qr_square_jvp(t[..., :m], q, r[..., :m])
     dry = matmul(H(dq), matmul(q, r[..., m:])) + matmul(H(q), t[..., m:])
-    return dq, fnp.concatenate([drx, dry], axis=-1)
+    return dq, concatenate(drx, dry, axis=drx.ndim - 1)
 
 
 def _qr_impl(a: Any, full_matrices: bool) -> tuple:
@@ -310,7 +289,7 @@ def _qr_impl(a: Any, full_matrices: bool) -> tuple:
 
 
 qr = Primitive("qr", _qr_impl, ("a",), ("full_matrices",), multiple_results=True,
-               sample=_rect_cases(lambda a: qr(a, full_matrices=False), False),
+               sample=samplers.rectangular(lambda a: qr(a, full_matrices=False), False),
                doc="(Q, R) of numpy's qr, reduced (or complete with full_matrices).")
 qr.defvjp(_qr_vjp)
 qr.defjvp(_qr_jvp)
@@ -344,7 +323,7 @@ def _pinv_impl(a: Any, rcond: Any, hermitian: bool) -> Any:
 
 
 pinv = Primitive("pinv", _pinv_impl, ("a",), ("rcond", "hermitian"),
-                 sample=_rect_cases(lambda a: pinv(a, rcond=None, hermitian=False), False),
+                 sample=samplers.rectangular(lambda a: pinv(a, rcond=None, hermitian=False), False),
                  doc="The Moore-Penrose pseudo-inverse (numpy's pinv).")
 pinv.defvjp(_pinv_vjp)
 pinv.defjvp(_pinv_jvp)

@@ -13,7 +13,6 @@ differences agree. Predicates (isnan, ...) are not differentiable at all.
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, Callable
 
@@ -21,6 +20,9 @@ import numpy as np
 
 from funcgrad.core import ZERO, Primitive
 from . import sampling
+from .kernels import elementwise as kernels
+from .samplers import elementwise as samplers
+from .select import nonzero_or_one
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
@@ -45,33 +47,8 @@ def predicate(name: str, impl: Callable, inputs: tuple = ("x",)) -> Primitive:
     return Primitive(name, impl, inputs, differentiable=False)
 
 
-def off_steps(rng: np.random.RandomState, shape: tuple, scale: float = 1.0) -> np.ndarray:
-    """Values ``scale * (k + u)`` with integer k and u in (0.1, 0.4) or (0.6, 0.9): at least
-    0.1 * scale from every integer and half-integer multiple of ``scale``, where floor,
-    round, mod... jump."""
-    k = rng.randint(-3, 3, shape)
-    u = rng.uniform(0.1, 0.4, shape) + 0.5 * rng.randint(0, 2, shape)
-    return scale * (k + u)
-
-
-def steps_sampler(params: dict | None = None, scale: float = 1.0) -> Callable:
-    """Sampler for a piecewise-constant unary primitive: values away from its jumps."""
-    def sample(prim: Primitive, draw: Any) -> list:
-        rng = sampling.draw_rng(draw)
-        shape = sampling.draw_shape(draw)
-        fun = functools.partial(prim, **params) if params else prim
-        return [sampling.Case(fun, (off_steps(rng, shape, scale),), f"{shape}")]
-    return sample
-
-
 def is_complex(x: Any) -> bool:
     return np.iscomplexobj(x)
-
-
-def nonzero_or_one(a: Any) -> Any:
-    """``a`` with its zeros replaced by ones (a safe divisor; JAX's ``_replace_zero``)."""
-    from .binary import where
-    return where(a == 0, 1, a)
 
 
 # -- abs, whose complex derivative is not holomorphic -----------------------------------
@@ -88,51 +65,10 @@ def _abs_jvp(t: Any, x: Any) -> Any:
     return real(_abs_vjp(t, x)) if is_complex(x) else _abs_vjp(t, x)
 
 
-# -- sinc and its derivatives of every order --------------------------------------------
-
-def _sinc_derivative(x: Any, order: int) -> Any:
-    """The ``order``-th derivative of numpy's sinc(x) = sin(pi x)/(pi x): pi**order times
-    that of sin(u)/u at u = pi x, summed from its Taylor series for |u| < 3 (no
-    cancellation near 0) and by Leibniz' rule on sin(u) * u**-1 elsewhere."""
-    if order == 0:
-        return np.sinc(x)
-    u = np.pi * x
-    near = np.abs(u) < 3.0
-    un = np.where(near, u, 0)
-    uf = np.where(near, 3.0, u)
-    # Taylor: sum_n (-1)^n (2n)!/((2n-k)! (2n+1)!) u^(2n-k), Horner in u^2 from n = 30 down
-    first = (order + 1) // 2
-    series = 0 * un
-    for n in range(30, first - 1, -1):
-        c = (-1) ** n * math.factorial(2 * n) / (
-            math.factorial(2 * n - order) * math.factorial(2 * n + 1))
-        series = series * un * un + c
-    series = series * un ** (order % 2)
-    leibniz = sum(math.comb(order, j) * (-1) ** j * math.factorial(j)
-                  * np.sin(uf + (order - j) * np.pi / 2) / uf ** (j + 1)
-                  for j in range(order + 1))
-    return np.pi ** order * np.where(near, series, leibniz)
-
-
-# -- tanh's derivative as one primitive ---------------------------------------------------
-
-def _tanh_backward_impl(g: Any, out: Any) -> Any:
-    """``g * (1 - out**2)``. From 4096 elements up with one fresh array instead of three:
-    the passes after the first write into the temporary, as numpy's temporary elision does
-    for the same expression (below that, the ``out=`` calls cost more than they save).
-    What PyTorch's tanh_backward computes."""
-    d = np.multiply(out, out)
-    if type(d) is not np.ndarray or d.size < 4096:
-        return g * (1 - d)
-    np.subtract(1, d, out=d)
-    if type(g) is np.ndarray and g.shape == d.shape and g.dtype == d.dtype:
-        return np.multiply(g, d, out=d)
-    return np.multiply(g, d)
-
-
 # the derivative of tanh, declared as a primitive so that tanh's VJP computes it in one
-# fused call; its own rules (in funcgrad ops, like every rule) make it differentiable again
-tanh_backward = Primitive("tanh_backward", _tanh_backward_impl, ("g", "out"),
+# fused call (a kernel); its own rules (in funcgrad ops, like every rule) make it
+# differentiable again
+tanh_backward = Primitive("tanh_backward", kernels.tanh_backward, ("g", "out"),
                           sample=sampling.elementwise(2, (-1.2, 1.2), complex_=True),
                           doc="g * (1 - out**2): the cotangent of tanh's input.")
 tanh_backward.defvjp(lambda ct, out: tanh_backward(ct, out),
@@ -172,7 +108,7 @@ cbrt = unary("cbrt", np.cbrt, lambda g, out: g / (3 * out * out), domain=(0.2, 2
 square = unary("square", np.square, lambda g, x: g * (2 * x))
 reciprocal = unary("reciprocal", np.reciprocal, lambda g, out: -g * out * out,
                    domain=(0.3, 2.0), signed=True)
-sinc = unary("sinc", _sinc_derivative,
+sinc = unary("sinc", kernels.sinc_derivative,
              lambda g, x, order: g * sinc(x, order=order + 1), domain=(-1.0, 1.0),
              params={"order": 0})
 abs = unary("abs", np.abs, _abs_vjp, jvp=_abs_jvp, domain=(0.2, 2.0), signed=True)
@@ -181,12 +117,12 @@ imag = unary("imag", np.imag, lambda g: g * -1j, jvp=lambda t: imag(t), view=Tru
 conj = unary("conj", np.conjugate, lambda g: conj(g))
 
 sign = unary("sign", np.sign, ZERO, domain=(0.2, 2.0), signed=True, complex_=False)
-floor = unary("floor", np.floor, ZERO, sample=steps_sampler())
-ceil = unary("ceil", np.ceil, ZERO, sample=steps_sampler())
-trunc = unary("trunc", np.trunc, ZERO, sample=steps_sampler())
-rint = unary("rint", np.rint, ZERO, sample=steps_sampler())
+floor = unary("floor", np.floor, ZERO, sample=samplers.steps())
+ceil = unary("ceil", np.ceil, ZERO, sample=samplers.steps())
+trunc = unary("trunc", np.trunc, ZERO, sample=samplers.steps())
+rint = unary("rint", np.rint, ZERO, sample=samplers.steps())
 round = unary("round", lambda x, decimals: np.round(x, decimals), ZERO,
-              params={"decimals": 1}, sample=steps_sampler({"decimals": 1}, 0.1))
+              params={"decimals": 1}, sample=samplers.steps({"decimals": 1}, 0.1))
 
 isfinite = predicate("isfinite", np.isfinite)
 isnan = predicate("isnan", np.isnan)

@@ -19,35 +19,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-import funcgrad.numpy as fnp
 from funcgrad.core import Primitive
-from . import sampling
-from .linalg import constant, draw_bool, draw_int
+from .linalg import conj, constant
+from .samplers import linalg as samplers
+from .shape import pad
 
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
-
-
-def _cases(transform: Callable, real_input: bool = False, half: bool = False) -> Callable:
-    """Sampler: arrays of 1 to 3 axes (other axes may have size 0), a random axis and
-    norm; ``half`` draws the n // 2 + 1 input of irfft for an output length n."""
-    def cases(rng: np.random.RandomState, draw: Callable) -> list:
-        from hypothesis import strategies as st
-        shape = list(sampling.draw_shape(draw, 1, 3, 0, 3))
-        axis = draw_int(draw, 0, len(shape) - 1)
-        n = draw_int(draw, 1, 6)
-        shape[axis] = n // 2 + 1 if half else n
-        norm = draw(st.sampled_from(["backward", "ortho", "forward"]))
-        cplx = not real_input and draw_bool(draw)
-        kw = dict(axis=axis, norm=norm, **({"n": n} if half else {}))
-        x = sampling.values(rng, tuple(shape), complex_=cplx or half)
-        return [sampling.Case(lambda x: transform(x, **kw), (x,), f"{shape} {kw}")]
-    return sampling.custom(cases)
 
 
 def _transform(name: str, np_fn: Callable, **kwargs: Any) -> Primitive:
     p = Primitive(name, lambda x, axis, norm: np_fn(x, axis=axis, norm=norm), ("x",),
                   ("axis", "norm"), **kwargs)
-    p.sample = _cases(p, **({"real_input": True} if name == "rfft" else {}))
+    p.sample = samplers.fourier(real_input=name == "rfft")
     p.defjvp(lambda t, axis, norm: p(t, axis=axis, norm=norm))
     return p
 
@@ -60,9 +43,9 @@ ifft.defvjp(lambda g, axis, norm: ifft(g, axis=axis, norm=norm))
 
 
 def _rfft_vjp(g: Any, x_shape: tuple, axis: int, norm: str) -> Any:
-    pad = [(0, 0)] * g.ndim
-    pad[axis] = (0, x_shape[axis] - g.shape[axis])
-    return fft(fnp.pad(g, pad), axis=axis, norm=norm)
+    widths = [(0, 0)] * g.ndim
+    widths[axis] = (0, x_shape[axis] - g.shape[axis])
+    return fft(pad(g, pad_width=tuple(widths), constant_values=0), axis=axis, norm=norm)
 
 
 def _irfft_vjp(g: Any, n: int, axis: int, norm: str) -> Any:
@@ -72,14 +55,13 @@ def _irfft_vjp(g: Any, n: int, axis: int, norm: str) -> Any:
     if n % 2 == 0:
         mask[-1] = 1.0
     mask = constant(g, mask.reshape((half,) + (1,) * (g.ndim - axis - 1)).astype(g.dtype))
-    return fnp.conj(mask * rfft(g, axis=axis, norm=_DUAL[norm]))
+    return conj(mask * rfft(g, axis=axis, norm=_DUAL[norm]))
 
 
 rfft.defvjp(_rfft_vjp)
 
 irfft = Primitive("irfft", lambda x, n, axis, norm: np.fft.irfft(x, n, axis, norm), ("x",),
-                  ("n", "axis", "norm"), sample=_cases(lambda x, **kw: irfft(x, **kw),
-                                                       half=True),
+                  ("n", "axis", "norm"), sample=samplers.fourier(half=True),
                   doc="The real signal of length n from its n // 2 + 1 DFT terms.")
 irfft.defvjp(_irfft_vjp)
 irfft.defjvp(lambda t, n, axis, norm: irfft(t, n=n, axis=axis, norm=norm))

@@ -26,7 +26,8 @@ import numpy as np
 
 from funcgrad.array import new_array
 from funcgrad.core import ZERO, Primitive
-from . import sampling
+from .constants import zeros_like
+from .samplers import indexing as samplers
 
 
 class Slice(NamedTuple):
@@ -102,63 +103,16 @@ def _set_winners(idx: Any, index: Index, shape: tuple) -> Any:
     return owner[where] == ids
 
 
-# -- samplers ------------------------------------------------------------------------------
-
-def _draw_index(draw: Any, rng: np.random.RandomState, shape: tuple) -> tuple:
-    """(Index, idx) for ``shape``: basic, or integer arrays with repeats (and negative
-    entries) on a random set of axes with reversed slices on the others."""
-    from hypothesis import strategies as st
-    from hypothesis.extra import numpy as hnp
-    if not shape or draw(st.booleans()):
-        basic = draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
-        basic = basic if isinstance(basic, tuple) else (basic,)
-        return Index(Slice(e.start, e.stop, e.step) if isinstance(e, slice) else e
-                     for e in basic), NO_INDEX
-    axes = sorted(draw(st.sets(st.sampled_from(range(len(shape))), min_size=1)))
-    count = draw(st.integers(0, 4)) if all(shape[a] for a in axes) else 0
-    rows = np.stack([rng.randint(-shape[a], max(shape[a], 1), size=count) for a in axes])
-    entries = [Slice(None, None, -1)] * len(shape)
-    for row, a in enumerate(axes):
-        entries[a] = Ref(row)
-    return Index(entries), new_array(rows.astype(np.intp))
-
-
-def _gather_cases(rng: np.random.RandomState, draw: Any) -> list:
-    shape = sampling.draw_shape(draw)
-    index, idx = _draw_index(draw, rng, shape)
-    return [sampling.Case(lambda x: getitem(x, idx, index=index),
-                          (sampling.values(rng, shape),), f"{shape}{index!r}")]
-
-
-def _indexed_shape(shape: tuple, index: Index, idx: Any) -> tuple:
-    return np.empty(shape, dtype=[])[index.build(idx.to_numpy())].shape
-
-
-def _update_cases(rng: np.random.RandomState, draw: Any, prim: Primitive) -> list:
-    """scatter_add or index_set of updates shaped like x[index], or broadcast to it."""
-    from hypothesis import strategies as st
-    shape = sampling.draw_shape(draw)
-    index, idx = _draw_index(draw, rng, shape)
-    target = _indexed_shape(shape, index, idx)
-    updates = sampling.values(rng, target[draw(st.integers(0, len(target))):])
-    if prim is scatter_add:
-        return [sampling.Case(lambda u: scatter_add(u, idx, index=index, shape=shape),
-                              (updates,), f"{shape}{index!r} updates {updates.shape}")]
-    return [sampling.Case(lambda x, v: index_set(x, v, idx, index=index),
-                          (sampling.values(rng, shape), updates),
-                          f"{shape}{index!r} values {updates.shape}")]
-
-
 # -- primitives ----------------------------------------------------------------------------
 
 getitem = Primitive("getitem", _gather, ("x", "idx"), ("index",), view=True,
-                    sample=sampling.custom(_gather_cases),
+                    sample=samplers.gather,
                     doc="x[index] with idx's rows in place of the Ref entries.")
 scatter_add = Primitive("scatter_add", _scatter_add, ("updates", "idx"), ("index", "shape"),
-                        sample=sampling.custom(lambda r, d: _update_cases(r, d, scatter_add)),
+                        sample=samplers.update,
                         doc="zeros(shape) with updates added at index (repeats accumulate).")
 index_set = Primitive("index_set", _index_set, ("x", "values", "idx"), ("index",),
-                      sample=sampling.custom(lambda r, d: _update_cases(r, d, index_set)),
+                      sample=samplers.update,
                       doc="a copy of x with x[index] = values.")
 argsort = Primitive("argsort", lambda x, axis, kind: np.argsort(x, axis=axis, kind=kind),
                    params=("axis", "kind"), differentiable=False)
@@ -175,8 +129,7 @@ def _set_values_vjp(g: Any, x_shape: tuple, idx: Any, index: Index) -> Any:
 
 
 def _set_values_jvp(t: Any, x_shape: tuple, idx: Any, index: Index) -> Any:
-    import funcgrad.numpy as fnp
-    return index_set(fnp.zeros_like(t, shape=x_shape), t, idx, index=index)
+    return index_set(zeros_like(t, shape=x_shape), t, idx, index=index)
 
 
 getitem.defvjp(lambda g, x_shape, idx, index: scatter_add(g, idx, index=index, shape=x_shape),

@@ -37,10 +37,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from funcgrad.backend import wrap_on
 from funcgrad.core import Primitive
 from . import sampling
 from .binary import equal
+from .constants import constant
+from .kernels import reductions as kernels
+from .samplers import reductions as samplers
 from .elementwise import exp
 from .indexing import slice_axis
 from .shape import broadcast_to, pad, reshape, transpose
@@ -107,99 +109,32 @@ def _size(shape: tuple) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
-# -- implementations ----------------------------------------------------------------------
-
-def _tie_weights(x: Any, out: Any, axis: tuple) -> Any:
-    hit = x == out
-    return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
-
-
-def _linear_recurrence(a: Any, b: Any, axis: int) -> Any:
-    dtype = np.result_type(a.dtype, b.dtype)
-    h = np.moveaxis(b, axis, 0).astype(dtype, copy=True)
-    a = np.moveaxis(a, axis, 0)
-    for k in range(1, h.shape[0]):
-        h[k] += a[k] * h[k - 1]
-    return np.moveaxis(h, 0, axis)
-
-
-# -- samplers ------------------------------------------------------------------------------
-
-def _distinct(rng: np.random.RandomState, shape: tuple) -> np.ndarray:
-    """Values at least 0.08 apart (no ties within a finite-difference step)."""
-    n = _size(shape)
-    return (rng.permutation(n) * 0.1 - 0.1 * n / 2 + rng.uniform(0, 0.02, n)).reshape(shape)
-
-
-def _with_zeros(rng: np.random.RandomState, shape: tuple) -> np.ndarray:
-    """Values in ±(0.5, 1.5) with about a quarter of them exactly zero."""
-    x = sampling.values(rng, shape, (0.5, 1.5), signed=True)
-    return np.where(rng.uniform(size=shape) < 0.25, 0.0, x)
-
-
-def _axes_case(prim: Primitive, values: Callable = sampling.values,
-               nonempty: bool = False, keepdims: bool = True) -> Any:
-    """Sampler: a random array, a random subset of its axes and, when the primitive takes
-    one, keepdims (``nonempty``: only axes of non-zero length, for reductions without an
-    identity)."""
-    def cases(rng: np.random.RandomState, draw: Any) -> list:
-        from hypothesis import strategies as st
-        shape = sampling.draw_shape(draw)
-        axes = tuple(i for i, n in enumerate(shape)
-                     if (n or not nonempty) and draw(st.booleans()))
-        params = {"axis": axes}
-        if keepdims:
-            params["keepdims"] = draw(st.booleans())
-        return [sampling.Case(lambda x: prim(x, **params), (values(rng, shape),),
-                              f"{shape} {params}")]
-    return sampling.custom(cases)
-
-
-def _scan_case(fun: Callable, values: Callable, nargs: int = 1) -> Any:
-    """Sampler: arrays of one random shape (ndim >= 1) scanned along a random axis."""
-    def cases(rng: np.random.RandomState, draw: Any) -> list:
-        from hypothesis import strategies as st
-        shape = sampling.draw_shape(draw, min_dims=1, max_side=4)
-        axis = draw(st.integers(0, len(shape) - 1))
-        return [sampling.Case(lambda *xs: fun(*xs, axis=axis),
-                              tuple(values(rng, shape) for _ in range(nargs)),
-                              f"{shape} axis={axis}")]
-    return sampling.custom(cases)
-
-
 # -- primitives ----------------------------------------------------------------------------
 
 def _reduction(name: str, impl: Callable, values: Callable = sampling.values,
                nonempty: bool = False, differentiable: bool = True,
                ufunc: np.ufunc | None = None) -> Primitive:
-    """A reduction over static axes. ``ufunc``, when given, reduces numpy arrays directly
-    (``np.sum`` and its kin are Python wrappers around it: same result, less overhead);
-    other arrays (cupy) go through ``impl``."""
-    def reduce(x: Any, axis: Any, keepdims: bool) -> Any:
-        if ufunc is not None and type(x) is np.ndarray:
-            return ufunc.reduce(x, axis=axis, keepdims=keepdims)
-        return impl(x, axis=axis, keepdims=keepdims)
-    p = Primitive(name, reduce, params=("axis", "keepdims"), differentiable=differentiable)
-    if differentiable:
-        p.sample = _axes_case(p, values, nonempty)
-    return p
+    """A reduction over static axes (see `kernels.reductions.reduce_with`)."""
+    return Primitive(name, kernels.reduce_with(impl, ufunc), params=("axis", "keepdims"),
+                     differentiable=differentiable,
+                     sample=samplers.axes(values, nonempty) if differentiable else None)
 
 
 reduce_sum = _reduction("reduce_sum", np.sum, ufunc=np.add)
-reduce_max = _reduction("reduce_max", np.max, _distinct, nonempty=True, ufunc=np.maximum)
-reduce_min = _reduction("reduce_min", np.min, _distinct, nonempty=True, ufunc=np.minimum)
-reduce_prod = _reduction("reduce_prod", np.prod, _with_zeros, ufunc=np.multiply)
-cumsum = Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis), params=("axis",))
-cumsum.sample = _scan_case(cumsum, sampling.values)
-cumprod = Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis), params=("axis",))
-cumprod.sample = _scan_case(cumprod, _with_zeros)
+reduce_max = _reduction("reduce_max", np.max, samplers.distinct, nonempty=True, ufunc=np.maximum)
+reduce_min = _reduction("reduce_min", np.min, samplers.distinct, nonempty=True, ufunc=np.minimum)
+reduce_prod = _reduction("reduce_prod", np.prod, samplers.with_zeros, ufunc=np.multiply)
+cumsum = Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis), params=("axis",),
+                   sample=samplers.scan(sampling.values))
+cumprod = Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis), params=("axis",),
+                    sample=samplers.scan(samplers.with_zeros))
 linear_recurrence = Primitive(
-    "linear_recurrence", _linear_recurrence, ("a", "b"), ("axis",),
+    "linear_recurrence", kernels.linear_recurrence, ("a", "b"), ("axis",),
+    sample=samplers.scan(samplers.with_zeros, nargs=2),
     doc="h with h[k] = a[k] h[k-1] + b[k] along axis (h[-1] = 0; a[0] is not used); "
     "a and b have one shape.")
-linear_recurrence.sample = _scan_case(linear_recurrence, _with_zeros, nargs=2)
 
-tie_weights = Primitive("tie_weights", _tie_weights, ("x", "out"), ("axis",),
+tie_weights = Primitive("tie_weights", kernels.tie_weights, ("x", "out"), ("axis",),
                         differentiable=False,
                         doc="(x == out) / count over axis: where a max or min is attained.")
 argmax = _reduction("argmax", np.argmax, differentiable=False)  # axis: None or one int
@@ -208,30 +143,13 @@ reduce_all = _reduction("reduce_all", np.all, differentiable=False, ufunc=np.log
 reduce_any = _reduction("reduce_any", np.any, differentiable=False, ufunc=np.logical_or)
 
 
-def _logsumexp_impl(x: Any, axis: tuple, keepdims: bool) -> Any:
-    if x.size:  # the reductions' own implementations (ufunc.reduce on numpy arrays)
-        peak = reduce_max.impl(x, axis, True)
-        peak = np.where(np.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
-        terms = x - peak
-        # exp in place on the fresh difference (a 0-d one comes back as a numpy scalar)
-        in_place = type(terms) is np.ndarray and terms.dtype.kind in "fc"
-        terms = np.exp(terms, out=terms) if in_place else np.exp(terms)
-    else:
-        peak, terms = 0, np.exp(x)  # an empty sum is 0 whatever the shift
-    out = np.log(reduce_sum.impl(terms, axis, True)) + peak
-    return out if keepdims else np.squeeze(out, axis)
-
-
-def _log_softmax_impl(x: Any, axis: tuple) -> Any:
-    return x - _logsumexp_impl(x, axis, True)
-
-
-logsumexp = Primitive("logsumexp", _logsumexp_impl, params=("axis", "keepdims"),
+# an empty sum is -inf, without a derivative: the sampler draws non-empty axes
+logsumexp = Primitive("logsumexp", kernels.logsumexp, params=("axis", "keepdims"),
+                      sample=samplers.axes(nonempty=True),
                       doc="log(sum(exp(x))) over axis, without overflow.")
-logsumexp.sample = _axes_case(logsumexp, nonempty=True)  # an empty sum: -inf, no derivative
-log_softmax = Primitive("log_softmax", _log_softmax_impl, params=("axis",),
+log_softmax = Primitive("log_softmax", kernels.log_softmax, params=("axis",),
+                        sample=samplers.axes(keepdims=False),
                         doc="x - logsumexp(x) over axis (keeping its dimensions).")
-log_softmax.sample = _axes_case(log_softmax, keepdims=False)
 
 
 def _softmax_of(x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
@@ -279,63 +197,31 @@ linear_recurrence.defjvp(
 
 # -- the negative log-likelihood of class labels ----------------------------------------------
 
-def _nll_loss_impl(logp: Any, target: Any, weight: Any, axis: int, reduction: str) -> Any:
-    if type(logp) is np.ndarray and logp.ndim <= 2:  # (C,) or (N, C): one fancy index
-        picked = logp[target] if logp.ndim == 1 else logp[np.arange(len(target)), target]
-    else:
-        picked = np.squeeze(np.take_along_axis(logp, np.expand_dims(target, axis), axis),
-                            axis)
-    if not _unweighted(weight):
-        picked = picked * weight
-    if reduction == "none":
-        return -picked
-    total = -picked.sum()
-    return total if reduction == "sum" else total / _total_weight(target, weight, np)
-
-
-def _unweighted(weight: Any) -> bool:
-    return type(weight) in (int, float) and weight == 1
-
-
-def _total_weight(target: Any, weight: Any, xp: Any) -> Any:
+def _total_weight(target: Any, weight: Any) -> Any:
     """What a mean divides by: the sum of the weights of all targets."""
-    size = math.prod(target.shape)
-    return weight * size if type(weight) in (int, float) else xp.sum(weight)
+    if type(weight) in (int, float):
+        return weight * math.prod(target.shape)
+    return reduce_sum(weight, axis=tuple(range(weight.ndim)), keepdims=False)
 
 
 def _nll_loss_vjp(g: Any, target: Any, weight: Any, logp_shape: tuple, axis: int,
                   reduction: str) -> Any:
     """-g (times the weight, over the total for a mean) at each target's class, 0 at the
     other classes: g, shaped like the target, times the one-hot of the target along axis."""
-    import funcgrad.numpy as fnp
-    coeff = -g if reduction != "mean" else -g / _total_weight(target, weight, fnp)
-    if not _unweighted(weight):
+    coeff = -g if reduction != "mean" else -g / _total_weight(target, weight)
+    if not kernels.unweighted(weight):
         coeff = coeff * weight
     if coeff.ndim:  # shaped like the target: re-insert the class axis
         coeff = reshape(coeff, shape=coeff.shape[:axis] + (1,) + coeff.shape[axis:])
     classes = np.arange(logp_shape[axis]).reshape((-1,) + (1,) * (len(logp_shape) - axis - 1))
     target = reshape(target, shape=target.shape[:axis] + (1,) + target.shape[axis:])
-    return coeff * equal(target, wrap_on(classes, target.concrete()._value))
-
-
-def _nll_loss_cases(rng: np.random.RandomState, draw: Callable) -> list:
-    from hypothesis import strategies as st
-    lead = sampling.draw_shape(draw, max_dims=2)  # (N, d...) around the class axis, or ()
-    n_cls = draw(st.integers(1, 4))
-    shape = lead[:1] + (n_cls,) + lead[1:]
-    axis = 1 if lead else 0
-    target = rng.randint(n_cls, size=lead)
-    weight = 1.0 if draw(st.booleans()) else rng.uniform(0.5, 2.0, lead)
-    reduction = draw(st.sampled_from(["none", "sum", "mean"] if np.prod(lead) else ["none", "sum"]))
-    return [sampling.Case(lambda x: nll_loss(x, target, weight, axis=axis, reduction=reduction),
-                          (sampling.values(rng, shape, (-3.0, -0.1)),),
-                          f"{shape} target {lead} axis {axis} {reduction}")]
+    return coeff * equal(target, constant(target, classes))
 
 
 # -logp[target] along the class axis, times per-target weights (a Python 1.0 for none, or an
 # array shaped like the target); "mean" divides by the total weight, as PyTorch's nll_loss
-nll_loss = Primitive("nll_loss", _nll_loss_impl, ("logp", "target", "weight"),
-                     params=("axis", "reduction"), sample=sampling.custom(_nll_loss_cases),
+nll_loss = Primitive("nll_loss", kernels.nll_loss, ("logp", "target", "weight"),
+                     params=("axis", "reduction"), sample=samplers.nll_loss,
                      doc="negative log-likelihood of class labels (PyTorch's nll_loss).")
 nll_loss.defvjp(_nll_loss_vjp)
 nll_loss.defjvp(lambda t, target, weight, axis, reduction: nll_loss(

@@ -14,7 +14,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-__all__ = ["Case", "elementwise", "custom", "draw_shape", "draw_rng", "values"]
+__all__ = ["Case", "elementwise", "custom", "sampler", "draw_shape", "draw_rng", "draw_int",
+           "draw_bool", "values"]
 
 
 class Case(NamedTuple):
@@ -87,3 +88,24 @@ def custom(fn: Callable[[np.random.RandomState, Callable], list[Case]]) -> Calla
         return fn(draw_rng(draw), draw)
 
     return sample
+
+
+def sampler(fn: Callable[[Any, np.random.RandomState, Callable], list[Case]]) -> Callable:
+    """A sampler from ``fn(prim, rng, draw) -> [Case]``: the family samplers in
+    `funcgrad.primitives.samplers` take the primitive they test as an argument (they do
+    not import the rule modules, which import them)."""
+
+    def sample(prim: Any, draw: Callable) -> list[Case]:
+        return fn(prim, draw_rng(draw), draw)
+
+    return sample
+
+
+def draw_int(draw: Callable, lo: int, hi: int) -> int:
+    from hypothesis import strategies as st
+    return draw(st.integers(lo, hi))
+
+
+def draw_bool(draw: Callable) -> bool:
+    from hypothesis import strategies as st
+    return draw(st.booleans())

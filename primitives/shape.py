@@ -19,47 +19,13 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core import Primitive
-from . import sampling
+from .indexing import NO_INDEX, Index, Slice, getitem
+from .samplers import shape as samplers
 
 
 def _slice(x: Any, starts: tuple, stops: tuple) -> Any:
     """x[starts[0]:stops[0], starts[1]:stops[1], ...] (basic slicing, via getitem)."""
-    from .indexing import NO_INDEX, Index, Slice, getitem
     return getitem(x, NO_INDEX, index=Index(Slice(a, b, None) for a, b in zip(starts, stops)))
-
-
-# -- samplers ------------------------------------------------------------------------------
-
-def _case(fun_of_shape: Any, min_dims: int = 0) -> Any:
-    def cases(rng: np.random.RandomState, draw: Any) -> list:
-        shape = sampling.draw_shape(draw, min_dims=min_dims)
-        fun = fun_of_shape(shape, draw)
-        return [sampling.Case(fun, (sampling.values(rng, shape),), f"{shape}")]
-    return sampling.custom(cases)
-
-
-def _transpose_case(s: tuple, draw: Any) -> Any:
-    from hypothesis import strategies as st
-    axes = tuple(draw(st.permutations(range(len(s)))))
-    return lambda x: transpose(x, axes=axes)
-
-
-def _concatenate_cases(rng: np.random.RandomState, draw: Any) -> list:
-    from hypothesis import strategies as st
-    shape = sampling.draw_shape(draw, min_dims=1)
-    axis = draw(st.integers(0, len(shape) - 1))
-    sizes = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
-    shapes = [shape[:axis] + (n,) + shape[axis + 1:] for n in sizes]
-    return [sampling.Case(lambda *xs: concatenate(*xs, axis=axis),
-                          tuple(sampling.values(rng, s) for s in shapes),
-                          f"{shapes} axis={axis}")]
-
-
-def _pad_case(s: tuple, draw: Any) -> Any:
-    from hypothesis import strategies as st
-    widths = tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in s)
-    value = draw(st.sampled_from([0.0, 1.5]))
-    return lambda x: pad(x, pad_width=widths, constant_values=value)
 
 
 # -- primitives ----------------------------------------------------------------------------
@@ -74,15 +40,12 @@ def _transpose(x: Any, axes: tuple) -> Any:
 
 
 reshape = Primitive("reshape", _reshape, params=("shape",),
-                    view=True, sample=_case(lambda s, draw: lambda x: reshape(
-                        x, shape=(int(np.prod(s)),))))
+                    view=True, sample=samplers.reshape_flat)
 reshape.defvjp(lambda g, x_shape: reshape(g, shape=x_shape))
 reshape.defjvp(lambda t, shape: reshape(t, shape=shape))
 
 broadcast_to = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
-                         params=("shape",), view=True,
-                         sample=_case(lambda s, draw: lambda x: broadcast_to(
-                             x, shape=(2,) + s)))
+                         params=("shape",), view=True, sample=samplers.broadcast_lead)
 broadcast_to.defvjp(lambda g: g)
 broadcast_to.defjvp(lambda t, shape: broadcast_to(t, shape=shape))
 
@@ -95,7 +58,7 @@ def _inverse_permutation(axes: tuple) -> tuple:
 
 
 transpose = Primitive("transpose", _transpose, params=("axes",),
-                      view=True, sample=_case(_transpose_case))
+                      view=True, sample=samplers.permutation)
 transpose.defvjp(lambda g, axes: transpose(g, axes=_inverse_permutation(axes)))
 transpose.defjvp(lambda t, axes: transpose(t, axes=axes))
 
@@ -118,8 +81,7 @@ def _concat_jvp(t: Any, argnum: int, shapes: tuple, axis: int) -> Any:
 
 
 concatenate = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
-                        inputs=None, params=("axis",), sample=sampling.custom(
-                            _concatenate_cases))
+                        inputs=None, params=("axis",), sample=samplers.concatenate)
 concatenate.defvjp(_concat_vjp)
 concatenate.defjvp(_concat_jvp)
 
@@ -128,7 +90,7 @@ def _pad(x: Any, pad_width: tuple, constant_values: Any) -> Any:
 
 
 pad = Primitive(
-    "pad", _pad, params=("pad_width", "constant_values"), sample=_case(_pad_case),
+    "pad", _pad, params=("pad_width", "constant_values"), sample=samplers.pad,
     doc="x with pad_width=((before, after), ...) entries of constant_values added per axis.")
 pad.defvjp(lambda g, x_shape, pad_width: _slice(
     g, tuple(b for b, _ in pad_width), tuple(b + n for (b, _), n in zip(pad_width, x_shape))))

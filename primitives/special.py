@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from funcgrad.core import ZERO, Primitive
-from . import sampling
+from .samplers import elementwise as samplers
 from .elementwise import exp, unary
 
 try:
@@ -149,16 +149,8 @@ digamma = unary("digamma", _impl("digamma"), lambda g, x: g * polygamma(1, x),
 expit = unary("expit", _impl("expit"), lambda g, out: g * out * (1 - out), complex_=False)
 
 
-def _polygamma_cases(rng: np.random.RandomState, draw: Any) -> list:
-    from hypothesis import strategies as st
-    n = draw(st.integers(0, 3))
-    shape = sampling.draw_shape(draw)
-    return [sampling.Case(lambda x: polygamma(n, x),
-                          (sampling.values(rng, shape, (0.3, 3.0)),), f"n={n} {shape}")]
-
-
 polygamma = Primitive("polygamma", _impl("polygamma"), ("n", "x"),
-                      sample=sampling.custom(_polygamma_cases),
+                      sample=samplers.orders(0, 3, (0.3, 3.0)),
                       doc="The n-th derivative of digamma (integer n >= 0).")
 polygamma.defvjp(ZERO, lambda g, n, x: g * polygamma(n + 1, x))
 polygamma.defjvp(ZERO, lambda t, n, x: t * polygamma(n + 1, x))

@@ -198,7 +198,7 @@ def test_where_against_a_zero_gives_numpys_exact_bits(shape, dtype, zero, seed):
     2048 elements or more) must equal np.where bit for bit: +0.0 where not selected, infs
     and nans kept where selected. Checked on the select itself and through where, on the
     drawn shape and on it repeated up to the size where the select takes over."""
-    from funcgrad.primitives.binary import _bit_select, _where_impl
+    from funcgrad.primitives.kernels.elementwise import _bit_select, where as _where_impl
     rng = np.random.RandomState(seed)
     c = np.asarray(rng.uniform(size=shape) < 0.5)
     x = np.asarray(rng.choice([-1.5, -0.0, 2.0, np.inf, -np.inf, np.nan], size=shape), dtype)

@@ -17,12 +17,14 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, TraceCall, is_inexact, new_trace
 from funcgrad.primitives import sampling
-from .tape import (RevTrace, RevTracer, Record, Tape, keeps_out, backward_pass,
-                   short_dtype)
+from .grad import _as_array
+from .tape import RevTrace, RevTracer, Record, Tape, backward_pass
+from .tape_text import short_dtype
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "Residual",
@@ -119,7 +121,6 @@ checkpoint_call.defvjp_all(lambda g, xs, call: call.vjp(xs, g))
 
 def _sample_checkpoint(rng: Any, draw: Callable) -> list:
     """Registry test cases: a checkpointed function under each kind of policy."""
-    import funcgrad.numpy as fnp
 
     def body(x: Any, y: Any) -> Any:
         return fnp.sin(checkpoint_name(x * y, "xy")) * fnp.exp(y)
@@ -147,7 +148,6 @@ class _CheckpointCall(TraceCall):
         return self.fun(*leaves)  # forward mode stores nothing: nothing to rematerialise
 
     def process_rev(self, trace: RevTrace, leaves: Sequence) -> list:
-        import funcgrad.numpy as fnp
         primals, in_vars, mask = trace.lower(leaves)
         primals = [p if isinstance(p, Array) else fnp.asarray(p) for p in primals]
         sub = RevTrace("checkpoint", sources=trace.sources, policy=self.policy)
@@ -164,9 +164,8 @@ class _CheckpointCall(TraceCall):
             if rec.out is not None and not any(v in needed for v in rec.out_vars):
                 rec.out = None
         self.sub = Tape(sub.records, sub.var_avals, [v for v in self.in_vars if v >= 0],
-                        tree_util.tree_structure(tuple(v for v in self.in_vars if v >= 0)),
                         out_vars, [None if v >= 0 else o for v, o in zip(out_vars, outs)],
-                        tree_util.tree_structure(tuple(outs)), self.name)
+                        name=self.name)
         outs = [o if isinstance(o, Array) else fnp.asarray(o) for o in outs]
         result = trace.record(checkpoint_call, {"call": self}, primals, in_vars, mask,
                               tuple(outs))
@@ -243,11 +242,12 @@ def _needed_vars(records: list[Record]) -> tuple[set, set]:
 def _with_residuals(rec: Record, env: list, outs: Any) -> Record:
     """A copy of ``rec`` with its residuals filled in from the replayed values."""
     ins, reads_out = _reads(rec)
-    saved = tuple(env[v] if (v >= 0 and i in ins) else (s if v < 0 else None)
-                  for i, (s, v) in enumerate(zip(rec.saved, rec.in_vars)))
-    return Record(rec.prim, rec.params, rec.in_vars, rec.in_avals, rec.out_vars, saved,
-                  outs if keeps_out(rec.prim, reads_out, rec.out_vars) else None, rec.phase,
-                  rec.source)
+    new = rec.copy()
+    new.saved = tuple(env[v] if (v >= 0 and i in ins) else (s if v < 0 else None)
+                      for i, (s, v) in enumerate(zip(rec.saved, rec.in_vars)))
+    keeps_out = reads_out or (rec.prim.multiple_results and -1 in rec.out_vars)
+    new.out = outs if keeps_out else None
+    return new
 
 
 def checkpoint(fun: Callable | None = None, *, policy: Any = None,
@@ -346,10 +346,6 @@ class ResidualReport(list):
     def __str__(self) -> str:
         return self.table()
 
-    def _repr_html_(self) -> str:
-        from funcgrad.viz.html import residuals_html
-        return residuals_html(self)
-
 
 def _collect(tape_records: list[Record], producers: dict, seen: set, out: list) -> None:
     for rec in tape_records:
@@ -374,7 +370,6 @@ def saved_residuals(fun: Callable, *args: Any) -> ResidualReport:
     """What ``vjp(fun, *args)`` keeps alive for its backward pass: one `Residual` per
     distinct array (checkpoint sub-tapes included), with the primitive and the source
     line that produced it. Constants captured from outside are listed as 'constant'."""
-    from .grad import _as_array
     leaves, in_tree = tree_util.tree_flatten(args)
     trace = RevTrace("saved_residuals", sources=True)
     with new_trace(trace):

@@ -16,17 +16,18 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
+import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.array import new_array
 from funcgrad.core import Primitive, TraceCall
 from funcgrad.primitives import sampling
+from .grad import vjp
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
 
 def _zeros_like(x: Any) -> Array:
-    import funcgrad.numpy as fnp
     return fnp.zeros_like(x)
 
 
@@ -73,7 +74,6 @@ custom_vjp_call = _rule_call("custom_vjp_call", lambda g, shapes, call: call.vjp
 def _sample_custom(rng: Any, draw: Callable) -> list:
     """Registry test cases: a custom_jvp and a custom_vjp function (x*sin(y) with its
     rules written out), so the rule machinery itself is checked against differences."""
-    import funcgrad.numpy as fnp
 
     @custom_jvp
     def f_jvp(x: Any, y: Any) -> Any:
@@ -95,7 +95,6 @@ custom_jvp_call.sample = custom_vjp_call.sample = sampling.custom(_sample_custom
 
 def _transpose(linear: Callable, zeros_in: list, cts: Sequence) -> list:
     """Apply the transpose of a linear funcgrad map (given its input shapes) to ``cts``."""
-    from .grad import vjp
     _, f = vjp(linear, *zeros_in)
     return list(f(list(cts)))
 
@@ -144,7 +143,6 @@ class _Call(TraceCall):
     def record(self, trace: Any, leaves: Sequence, prim: Primitive, primals: list,
                outs: list) -> list:
         _, in_vars, mask = trace.lower(leaves)
-        import funcgrad.numpy as fnp
         outs = [o if isinstance(o, Array) else fnp.asarray(o) for o in outs]
         return list(trace.record(prim, {"call": self}, primals, in_vars, mask, tuple(outs)))
 

@@ -15,7 +15,7 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.core import Tracer, new_trace
-from .tape import RevTrace, RevTracer, backward_pass, short_dtype
+from .tape import Aux, Tape, trace_flat
 
 __all__ = ["vjp", "grad", "value_and_grad", "float0", "VJPFunction"]
 
@@ -27,65 +27,60 @@ def _as_array(x: Any) -> Array:
     return x if isinstance(x, Array) else fnp.asarray(x)
 
 
-def _lower(x: Any, trace: RevTrace) -> Any:
-    """The primal of a tracer of ``trace``; anything else unchanged."""
-    return x._primal if isinstance(x, RevTracer) and x._trace is trace else x
-
-
-def _aval_str(x: Any) -> str:
-    return f"{short_dtype(x.dtype)}{list(x.shape)}".replace(" ", "")
-
-
 class VJPFunction:
     """The backward half of `vjp`: call it with a cotangent shaped like the output.
 
     It owns the tape; dropping it frees every residual (no reference cycles)."""
 
-    def __init__(self, name: str, trace: RevTrace, in_vars: list[int], in_leaves: list,
-                 in_tree: tree_util.PyTreeDef, out_vars: list[int], out_leaves: list,
-                 out_tree: tree_util.PyTreeDef, consume: bool):
+    def __init__(self, name: str, tape: Tape, in_leaves: list, out_leaves: list,
+                 consume: bool):
         self.name = name
-        self.records = trace.records
-        self.var_avals = trace.var_avals
-        self.in_vars = in_vars
-        self.in_avals = [(x.shape, x.dtype) for x in in_leaves]
+        self.tape = tape
+        self.in_avals = [(tuple(x.shape), x.dtype) for x in in_leaves]
         self.in_devices = [x.device for x in in_leaves]
-        self.in_tree = in_tree
-        self.out_vars = out_vars
-        self.out_avals = [(x.shape, x.dtype) for x in out_leaves]
-        self.out_tree = out_tree
+        self.out_avals = [(tuple(x.shape), x.dtype) for x in out_leaves]
         self.consume = consume
         self.used = False
 
-    def __call__(self, cotangent: Any) -> tuple:
+    def _cotangents(self, cotangent: Any) -> list:
+        """The flat output cotangents, checked against the outputs and cast to their dtype
+        (float0 cotangents of integer outputs become None)."""
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
-        if ct_tree != self.out_tree:
+        if ct_tree != self.tape.out_tree:
             raise TypeError(f"{self.name}: the cotangent has tree structure {ct_tree}, but "
-                            f"the function's output has {self.out_tree}")
+                            f"the function's output has {self.tape.out_tree}")
         cts = []
         for k, (c, (shape, dtype)) in enumerate(zip(ct_leaves, self.out_avals)):
             c = _as_array(c)
             if tuple(c.shape) != tuple(shape):
                 raise ValueError(f"{self.name}: cotangent leaf {k} has shape "
                                  f"{tuple(c.shape)}, but the output has shape {tuple(shape)}")
-            cts.append(c if c.dtype == dtype or c.dtype == float0 else c.astype(dtype))
+            if c.dtype.kind == "c" and dtype.kind != "c":
+                raise TypeError(f"{self.name}: cotangent leaf {k} has complex dtype "
+                                f"{c.dtype}, but the output is real ({dtype}); a real "
+                                "output's cotangent must be real")
+            if c.dtype == float0 or dtype.kind not in "fc":
+                cts.append(None)
+            else:
+                cts.append(c if c.dtype == dtype else c.astype(dtype))
+        return cts
+
+    def __call__(self, cotangent: Any) -> tuple:
+        cts = self._cotangents(cotangent)
         if self.consume and self.used:
             raise RuntimeError(f"{self.name}: this backward function has already run and "
                                "its residuals were freed")
         self.used = True
-        seeds = [(v, c) for v, c in zip(self.out_vars, cts) if v >= 0 and c.dtype.kind in "fc"]
-        grads = backward_pass(self.records, self.var_avals, seeds, consume=self.consume)
-        if self.consume:
-            self.records = []
+        grads = self.tape.backward(cts, consume=self.consume)
         out = []
-        for v, (shape, dtype), device in zip(self.in_vars, self.in_avals, self.in_devices):
+        for g, (shape, dtype), device in zip(grads, self.in_avals, self.in_devices):
             if dtype.kind not in "fc":
                 out.append(np.zeros(shape, dtype=float0))
-            elif grads[v] is None:
+            elif g is None:
                 out.append(fnp.zeros(shape, dtype, device=device))
             else:
-                out.append(grads[v])
-        return self.in_tree.unflatten(out)
+                out.append(g)
+        return self.tape.in_tree.unflatten(out)
 
 
 def _vjp(fun: Callable, primals: Sequence, has_aux: bool, name: str, consume: bool,
@@ -94,23 +89,28 @@ def _vjp(fun: Callable, primals: Sequence, has_aux: bool, name: str, consume: bo
     leaves = [_as_array(x) for x in leaves]
     if check is not None:
         check(leaves)
-    trace = RevTrace(name)
-    with new_trace(trace):
-        tracers = [trace.new_var(x) for x in leaves]
+    out_tree: list = []
+
+    def flat(*tracers: Any) -> list:
         out = fun(*in_tree.unflatten(tracers))
-        aux = None
         if has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(f"{name} with has_aux=True expects the function to return a "
                                 f"pair (output, auxiliary data); it returned {type(out)}")
-            out, aux = out
-            aux = tree_util.tree_map(lambda x: _lower(x, trace), aux)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        out_vars = [trace.var_of(o) for o in out_leaves]
-        out_leaves = [_as_array(_lower(o, trace)) for o in out_leaves]
-    vjp_fn = VJPFunction(name, trace, [t._var for t in tracers], leaves, in_tree, out_vars,
-                         out_leaves, out_tree, consume)
-    return out_tree.unflatten(out_leaves), vjp_fn, aux
+            out, a = out
+            out_leaves, tree = tree_util.tree_flatten(out)
+            out_tree.append(tree)
+            return out_leaves, Aux(a)
+        out_leaves, tree = tree_util.tree_flatten(out)
+        out_tree.append(tree)
+        return out_leaves
+
+    tape, out_leaves, *aux = trace_flat(flat, leaves, name)
+    tape.in_tree, tape.out_tree = in_tree, out_tree[0]
+    out_leaves = [_as_array(o) for o in out_leaves]
+    aux_value = aux[0] if aux else None
+    vjp_fn = VJPFunction(name, tape, leaves, out_leaves, consume)
+    return out_tree[0].unflatten(out_leaves), vjp_fn, aux_value
 
 
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:

@@ -11,16 +11,16 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
+import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from .grad import _check_argnums, _check_inputs, _vjp
-from .jvp import linearize
+from .jvp import JVPTracer, linearize
 
 __all__ = ["jacrev", "jacobian", "jacfwd", "hessian"]
 
 
 def _basis(leaves: Sequence, k: int, j: int) -> list:
     """Zeros like ``leaves`` except a one at flat position ``j`` of leaf ``k``."""
-    import funcgrad.numpy as fnp
     out = [fnp.zeros_like(x) for x in leaves]
     target = out[k]
     out[k] = fnp.reshape(fnp.reshape(target, (-1,)).at[j].set(1), target.shape)
@@ -30,7 +30,6 @@ def _basis(leaves: Sequence, k: int, j: int) -> list:
 def _stack_rows(rows: list, lead_shape: tuple, tail_shape: tuple, rows_last: bool) -> Any:
     """Stack per-basis results into an array of shape lead + tail (rows_last: the basis
     index runs over ``tail_shape``, otherwise over ``lead_shape``)."""
-    import funcgrad.numpy as fnp
     if not rows:
         return fnp.zeros(lead_shape + tail_shape)
     stacked = fnp.stack(rows, axis=-1 if rows_last else 0)
@@ -126,7 +125,6 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
 
 def _concrete_or_self(x: Any) -> Any:
-    from .jvp import JVPTracer
     while isinstance(x, JVPTracer):
         x = x._primal
     return x

@@ -15,10 +15,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.core import ZERO, Primitive, Trace, Tracer, is_inexact, new_trace
-from .tape import RevTrace, Tape, aval_of, fit_cotangent, short_dtype
+from .grad import float0, vjp
+from .tape import Tape, aval_of, fit_cotangent, trace_flat
+from .tape_text import short_dtype
 
 __all__ = ["jvp", "linearize", "JVPTrace", "JVPTracer", "fit_tangent", "primitive_jvp"]
 
@@ -31,7 +34,6 @@ class JVPTracer(Tracer):
 
 def fit_tangent(t: Any, shape: tuple, dtype: Any) -> Array:
     """Broadcast a tangent contribution to the output's shape and cast it to its dtype."""
-    import funcgrad.numpy as fnp
     if not isinstance(t, Array):
         t = fnp.asarray(t)
     if t.shape != tuple(shape):
@@ -46,8 +48,6 @@ def fit_tangent(t: Any, shape: tuple, dtype: Any) -> Array:
 def _derived_jvp(prim: Primitive, primals: list, tangents: list, out: Any,
                  avals: list, params: dict) -> Any:
     """J t for a primitive with VJP rules only: the VJP of the (linear) VJP map."""
-    import funcgrad.numpy as fnp
-    from .grad import vjp
     traced = [i for i, t in enumerate(tangents) if t is not None]
 
     def vjp_map(g: Any) -> list:
@@ -148,8 +148,6 @@ class JVPTrace(Trace):
 
 
 def _check_jvp_args(primals: Any, tangents: Any) -> tuple[list, list, Any]:
-    import funcgrad.numpy as fnp
-    from .grad import float0
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primal and tangent arguments must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
@@ -188,7 +186,6 @@ def _check_jvp_args(primals: Any, tangents: Any) -> tuple[list, list, Any]:
 
 
 def _run_jvp(fun: Callable, ps: list, ts: list, tree: Any, has_aux: bool) -> tuple:
-    import funcgrad.numpy as fnp
     trace = JVPTrace()
     with new_trace(trace):
         ins = [p if t is None else trace.new(p, t) for p, t in zip(ps, ts)]
@@ -224,28 +221,29 @@ def linearize(fun: Callable, *primals: Any) -> tuple[Any, Callable]:
 
     The primal computation runs once; ``f_jvp`` replays only the recorded tangent
     operations, so repeated JVPs at the same point are cheap."""
-    import funcgrad.numpy as fnp
     p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
     ps = [p if isinstance(p, Array) else fnp.asarray(p) for p in p_leaves]
-    tape_trace = RevTrace("linearize", keep_all=True)
-    with new_trace(tape_trace):
-        t_vars = [tape_trace.new_var(fnp.zeros_like(p)) if is_inexact(p.dtype) else None
-                  for p in ps]
-        out, t_out, _ = _run_jvp(fun, ps, t_vars, p_tree, False)
+    inexact = [is_inexact(p.dtype) for p in ps]
+    result: list = []
+
+    def tangent_map(*t_vars: Any) -> list:
+        ts = iter(t_vars)
+        out, t_out, _ = _run_jvp(fun, ps, [next(ts) if i else None for i in inexact],
+                                 p_tree, False)
         t_leaves, t_tree = tree_util.tree_flatten(t_out)
-    out_vars = [tape_trace.var_of(t) for t in t_leaves]
-    consts = [None if v >= 0 else t for v, t in zip(out_vars, t_leaves)]
-    in_vars = [t._var for t in t_vars if t is not None]
-    tape = Tape(tape_trace.records, tape_trace.var_avals, in_vars,
-                tree_util.tree_structure(tuple(range(len(in_vars)))), out_vars, consts, t_tree,
-                "linearized")
+        result.append((out, t_tree))
+        return t_leaves
+
+    tape, _ = trace_flat(tangent_map, [fnp.zeros_like(p) for p, i in zip(ps, inexact) if i],
+                         "linearized", keep_all=True)
+    out, tape.out_tree = result[0]
 
     def f_jvp(*tangents: Any) -> Any:
         t_in, tree = tree_util.tree_flatten(tuple(tangents))
         if tree != p_tree:
             raise TypeError(f"f_jvp expects tangents with the structure {p_tree} of the "
                             f"primals, got {tree}")
-        return tape(*[t for t, v in zip(t_in, t_vars) if v is not None])
+        return tape(*[t for t, i in zip(t_in, inexact) if i])
 
     f_jvp.tape = tape
     return out, f_jvp

@@ -9,7 +9,7 @@ import numpy as np
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.backend import backend_of
 from funcgrad.core import Tracer
-from funcgrad.primitives.control import convert_element_type, device_put as device_put_p
+from funcgrad.primitives.control import convert_element_type, device_put
 
 __all__ = ["asarray", "array", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
            "empty_like", "full_like", "arange", "linspace", "logspace", "eye", "identity",
@@ -17,7 +17,7 @@ __all__ = ["asarray", "array", "zeros", "ones", "empty", "full", "zeros_like", "
            "bool_", "float16", "uint8", "int8", "int16", "dtype", "finfo", "iinfo",
            "result_type", "pi", "e", "inf", "nan", "newaxis", "ndim", "shape", "size",
            "issubdtype", "floating", "integer", "inexact", "complexfloating", "number",
-           "signedinteger", "unsignedinteger", "device_put_p"]
+           "signedinteger", "unsignedinteger"]
 
 from numpy import (float16, float32, float64, complex64, complex128, int8, int16, int32,
                    int64, uint8, bool_, dtype, finfo, iinfo, result_type, pi, e, inf, nan,
@@ -74,7 +74,6 @@ def _placed(raw: np.ndarray, device: str | None) -> Array:
     """A new Array of ``raw`` on ``device`` (None or 'cpu': stays in host memory)."""
     if device is None or device == "cpu":
         return new_array(raw)
-    from funcgrad.backend import device_put
     return device_put(new_array(raw), device)
 
 

@@ -1,7 +1,7 @@
 """Elementwise functions of funcgrad.numpy under numpy's names and signatures.
 
 Most are primitives exported as they are (no wrapper on the hot path: ``fnp.add`` *is* the
-primitive). The rest are composed from primitives, so they are differentiable to any order:
+primitive, and calling it is `Primitive.bind`). The rest are composed from primitives, so they are differentiable to any order:
 clip (maximum/minimum, so ties split the gradient as in JAX), fmax/fmin, float_power,
 angle, deg2rad, fabs, divmod. Wrappers exist only where numpy's signature needs work
 (keyword arguments, real-input shortcuts for real/imag/conj).
@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 
 from funcgrad.array import Array
-from funcgrad.core import Primitive
 from funcgrad.numpy._creation import asarray, astype, zeros_like
-from funcgrad.primitives import binary as B, elementwise as E
+from funcgrad.primitives import elementwise as E, select
 from funcgrad.primitives.elementwise import (
     neg as negative, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh,
     arccosh, arctanh, exp, exp2, expm1, log, log2, log10, log1p, sqrt, cbrt, square,
@@ -159,7 +158,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None or y is None:
         raise ValueError("where takes either only the condition or all of condition, x "
                          "and y")
-    return B.where(condition, x, y)
+    return select.where(condition, x, y)
 
 
 _UNSET: Any = object()
@@ -177,15 +176,3 @@ def clip(a: Any, a_min: Any = _UNSET, a_max: Any = _UNSET, *, min: Any = None,
     if hi is not None:
         out = minimum(hi, out)
     return out
-
-
-def _as_functions(namespace: dict) -> None:
-    """Export each plain primitive of ``__all__`` as a function (`Primitive.as_function`):
-    cheaper to call than the Primitive object, with a direct path for concrete Arrays."""
-    for name in __all__:
-        obj = namespace[name]
-        if isinstance(obj, Primitive) and obj.plain:
-            namespace[name] = obj.as_function()
-
-
-_as_functions(globals())

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.array import Array
+from funcgrad.array import Array, _IndexUpdateRef
 
 # method name -> funcgrad.numpy function called with the array first
 _METHODS = {
@@ -40,16 +40,15 @@ _OPERANDS = (Array, float, int, np.ndarray, np.generic, complex, list)
 
 def _binary(f: Any, reflected: bool) -> Any:
     """An operator method; other operand types get NotImplemented, so that Python tries
-    their reflected method (as it does for numpy arrays)."""
-    prim = getattr(f, "primitive", None)
-    if prim is not None:
-        return prim.as_function(reflected, _OPERANDS)
+    their reflected method (as it does for numpy arrays). A primitive is called through its
+    bound `bind` (one call less than through the object)."""
+    call = getattr(f, "bind", f)
     if reflected:
         def op(x: Array, y: Any) -> Any:
-            return f(y, x) if isinstance(y, _OPERANDS) else NotImplemented
+            return call(y, x) if isinstance(y, _OPERANDS) else NotImplemented
     else:
         def op(x: Array, y: Any) -> Any:
-            return f(x, y) if isinstance(y, _OPERANDS) else NotImplemented
+            return call(x, y) if isinstance(y, _OPERANDS) else NotImplemented
     return op
 
 
@@ -86,6 +85,7 @@ def install(ns: Any) -> None:
     Array.reshape = reshape
     Array.transpose = transpose
     Array.__getitem__ = ns.getitem
+    _IndexUpdateRef.update = staticmethod(ns.index_update)
     Array.copy = lambda self: self
     Array.__array_ufunc__ = _array_ufunc(ns)
 

@@ -1,15 +1,15 @@
 """Running funcgrad functions as tensor ops, and `OpNode`, the node that differentiates them.
 
 Every facade op is a funcgrad function ``f`` (Arrays in, Array or tuple out). When grad mode
-is on and an input requires grad, `apply` runs ``f`` under a reverse-mode trace (what
-`funcgrad.vjp` does, minus pytrees: `OpTape`) and keeps the tape in an `OpNode`: backward
-runs the tape's backward pass, so every derivative comes from the primitive registry's
-rules. The tape says exactly which values the rules read (each record's ``saved``/``out``):
-those that are the op's tensor inputs or outputs become the node's saved tensors,
-version-checked on use and freed after backward. An op that is exactly one primitive
-(`PrimCall`: elementwise, shape and reduction ops, addmm, log_softmax, nll_loss) skips the
-trace: `_record_primitive` builds the one-record tape tracing would have given, and its
-node, a `PrimNode`, reads the rules' residuals off that record.
+is on and an input requires grad, `apply` runs ``f`` under a reverse-mode trace
+(`funcgrad.transforms.tape.trace_flat`, what `funcgrad.vjp` does minus pytrees) and keeps
+the `Tape` in an `OpNode`: backward is the tape's backward pass, so every derivative comes
+from the primitive registry's rules. The tape says exactly which values the rules read
+(`Tape.residuals`): those that are the op's tensor inputs or outputs become the node's saved
+tensors, version-checked on use and freed after backward. An op that is exactly one
+primitive (`PrimCall`: elementwise, shape and reduction ops, addmm, log_softmax, nll_loss)
+skips the trace: `record_primitive` builds the one-record tape tracing would have given,
+and its node is a `PrimNode`. Only the tape's public API is used here.
 
 Double backward (``create_graph=True``) records the backward of a node as a new facade op
 on tensors, so it gets a node of its own:
@@ -30,16 +30,16 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.core import Primitive, Tracer, new_trace
-from funcgrad.transforms.tape import (Record, RevTrace, RevTracer, backward_pass,
-                                      one_output_record)
+from funcgrad.array import zeros_on
+from funcgrad.core import Primitive, Tracer
+from funcgrad.transforms.tape import Residual, Tape, record_primitive, trace_flat
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode, graph
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 
-__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "PrimNode", "OpTape", "PrimCall",
-           "zeros_of", "proxy", "const_like"]
+__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "PrimNode", "PrimCall",
+           "zeros_of", "proxy", "const_like", "pull_back"]
 
 _NO_EDGE = (None, 0)
 _INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
@@ -90,24 +90,19 @@ class PrimCall:
     """An op function that is exactly one primitive on the op's arrays, followed by
     constant arguments ``consts`` (arrays that are no tensor input of the op, such as class
     labels): ``prim(*arrays, *consts, **params)``. `apply` records it without tracing
-    (`_record_primitive`); any other function is traced. ``fn``, if given, is the same call
-    made faster (the primitive's `as_function`), for the untraced path."""
+    (`_record_primitive`); any other function is traced."""
 
-    __slots__ = ("prim", "params", "fn", "consts")
+    __slots__ = ("prim", "params", "consts")
 
-    def __init__(self, prim: Primitive, params: dict | None = None,
-                 fn: Callable | None = None, consts: tuple = ()):
+    def __init__(self, prim: Primitive, params: dict | None = None, consts: tuple = ()):
         if prim.multiple_results:
             raise ValueError(f"PrimCall: {prim.name} has several results; use a function")
         self.prim = prim
         self.params = params or {}
-        self.fn = fn
         self.consts = consts
 
     def __call__(self, *args: Any) -> Any:
-        if self.fn is not None:
-            return self.fn(*args)
-        return self.prim(*args, *self.consts, **self.params)
+        return self.prim.bind(*args, *self.consts, **self.params)
 
     def __repr__(self) -> str:
         params = "".join(f", {k}={v!r}" for k, v in self.params.items())
@@ -138,45 +133,19 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     return tuple([make(o) for o in out]) if multi else make(out)
 
 
-class OpTape:
-    """What `funcgrad.vjp` keeps, without its pytree handling (one op has a flat list of
-    array inputs and outputs): the records, the variables' avals and the outputs'
-    variables, and the backward pass as a call ``tape(cotangents) -> input cotangents``.
-    The tape's variables 0..n-1 are the op's n differentiated inputs, in order."""
+def pull_back(tape: Tape, cotangents: Sequence) -> list:
+    """The cotangents of a tape's inputs, with zeros (on the cotangents' device) for the
+    inputs the outputs do not depend on."""
+    cts = tape.backward(cotangents)
+    device = next(c.device for c in cotangents if c is not None)
+    return [zeros_on(*tape.var_avals[v], device) if c is None else c
+            for c, v in zip(cts, tape.in_vars)]
 
-    __slots__ = ("records", "var_avals", "n_in", "out_vars")
 
-    def __init__(self, records: list, var_avals: list, n_in: int, out_vars: list):
-        self.records = records
-        self.var_avals = var_avals
-        self.n_in = n_in
-        self.out_vars = out_vars
-
-    @staticmethod
-    def run(fn: Callable, primals: Sequence) -> tuple["OpTape", tuple]:
-        """Run ``fn(*primals)`` under a reverse-mode trace: (its tape, its outputs)."""
-        trace = RevTrace("funcgrad.torch")
-        with new_trace(trace):
-            out = fn(*[trace.new_var(p) for p in primals])
-        out_vars = []
-        values = []
-        for o in (out if type(out) is tuple else (out,)):
-            if type(o) is RevTracer and o._trace is trace:
-                out_vars.append(o._var)
-                values.append(o._primal)
-            else:
-                out_vars.append(-1)
-                values.append(o)
-        return OpTape(trace.records, trace.var_avals, len(primals), out_vars), tuple(values)
-
-    def __call__(self, cotangents: Sequence) -> list:
-        cts = backward_pass(self.records, self.var_avals, zip(self.out_vars, cotangents))
-        del cts[self.n_in:]
-        for v, c in enumerate(cts):
-            if c is None:  # an input the outputs do not depend on
-                shape, dtype = self.var_avals[v]
-                cts[v] = fnp.zeros(shape, dtype, device=cotangents[0].device)
-        return cts
+def _trace_op(fn: Callable, primals: Sequence) -> tuple[Tape, tuple]:
+    """Run ``fn(*primals)`` under a reverse-mode trace: (its tape, its outputs)."""
+    tape, values = trace_flat(lambda *xs: fn(*xs), primals, "funcgrad.torch")
+    return tape, tuple(values)
 
 
 def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
@@ -201,13 +170,13 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
             return out
     else:
         g = f  # every input is differentiated: nothing to fill in
-    tape, outs = OpTape.run(g, [datas[i] for i in diff])
+    tape, outs = _trace_op(g, [datas[i] for i in diff])
     return _node(name, f, inputs, datas, diff, multi, tape, outs, target,
                  side[0] if multi else None)
 
 
 def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
-          tape: OpTape, outs: tuple, target: Tensor | None, all_outs: Any) -> Any:
+          tape: Tape, outs: tuple, target: Tensor | None, all_outs: Any) -> Any:
     """The output tensor(s) of a traced op, with its node unless nothing differentiable
     came out (``all_outs``: every output of a ``multi`` op, differentiable or not)."""
     if not multi and outs[0].dtype.kind not in "fc":
@@ -218,7 +187,7 @@ def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, mul
     # PyTorch's convention differs from funcgrad's only where a differentiated input or
     # an output is complex (a real function of real inputs has a real Jacobian)
     is_complex = any(m[1].kind == "c" for m in meta) or any(
-        dtype.kind == "c" for _, dtype in tape.var_avals[:tape.n_in])
+        tape.var_avals[v][1].kind == "c" for v in tape.in_vars)
     node = node_class(name, OpNode)(_edges(inputs, diff), meta, is_complex, tape, f, datas,
                                     diff, multi)
     tensors = ([make(outs[0], False, node, 0)] if len(outs) == 1 else
@@ -232,35 +201,15 @@ def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, mul
 
 def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
                       diff: list) -> Tensor:
-    """`_record` of a `PrimCall` on concrete arrays: run the primitive and build, without a
-    trace, the one-record tape a trace of the op would give (the differentiated inputs are
-    its variables 0, 1, ..., the output the next), and a `PrimNode` holding it. Written
-    flat, for speed: most tensor ops come this way."""
-    prim = call.prim
+    """`_record` of a `PrimCall` on concrete arrays: the one-record tape of the call
+    (`record_primitive`; the differentiated inputs are its variables 0, 1, ...) held by a
+    `PrimNode`. Most tensor ops come this way."""
     args = datas + list(call.consts) if call.consts else datas
-    out = prim.apply(args, call.params)
-    raw = out._value  # numpy or cupy: C attributes, faster than the Array's properties
-    if raw.dtype.kind not in "fc":
+    out, tape = record_primitive(call.prim, call.params, args, diff)
+    if tape.out_vars[0] < 0:  # not differentiable (an integer or boolean result)
         return make(out)
-    in_vars = [-1] * len(args)
-    var_avals = []
-    mask = 0
-    is_complex = raw.dtype.kind == "c"
-    for k, i in enumerate(diff):
-        a = args[i]._value  # a differentiated input is a tensor's Array
-        dtype = a.dtype
-        var_avals.append((a.shape, dtype))
-        in_vars[i] = k
-        if dtype.kind in "fc":
-            mask |= 1 << i
-            is_complex = is_complex or dtype.kind == "c"
-    var = len(var_avals)
-    var_avals.append((raw.shape, raw.dtype))
-    if mask and prim.differentiable:
-        records = [one_output_record(prim, call.params, args, in_vars, mask, var, out)]
-    else:
-        records = []  # nothing to differentiate: the node gives zero gradients
-    tape = OpTape(records, var_avals, len(diff), [var])
+    is_complex = out.dtype.kind == "c" or any(
+        tape.var_avals[v][1].kind == "c" for v in tape.in_vars)
     node = node_class(name, PrimNode)(_edges(inputs, diff), [meta_of(out)], is_complex, tape,
                                       None, None, diff, False)
     result = make(out, False, node, 0)
@@ -303,12 +252,6 @@ def _conj(x: Any) -> Any:
     return fnp.conj(x) if np.issubdtype(x.dtype, np.complexfloating) else x
 
 
-def _pytorch_convention(tape: Callable) -> Callable:
-    """PyTorch's gradients of complex values are the conjugates of funcgrad's (JAX's)
-    cotangents: ``vjp_torch(g) = conj(vjp(conj(g)))``."""
-    return lambda cts: [_conj(r) for r in tape([_conj(c) for c in cts])]
-
-
 def _conj_cotangents(backward_op: Callable, n_residuals: int) -> Callable:
     def converted(*args: Any) -> tuple:
         cts = [_conj(c) for c in args[n_residuals:]]
@@ -319,13 +262,13 @@ def _conj_cotangents(backward_op: Callable, n_residuals: int) -> Callable:
 class OpNode(Node):
     """The node of a facade op: its backward is the vjp of the op's funcgrad function."""
 
-    __slots__ = ("_vjp", "_fn", "_datas", "_diff", "_multi", "_saved", "_has_saved",
+    __slots__ = ("_tape", "_fn", "_datas", "_diff", "_multi", "_saved", "_has_saved",
                  "_replay", "_packed", "_complex")
 
-    def __init__(self, edges: tuple, meta: list, is_complex: bool, tape: OpTape,
+    def __init__(self, edges: tuple, meta: list, is_complex: bool, tape: Tape,
                  f: Callable | None, datas: list | None, diff: list, multi: bool):
         super().__init__(edges, meta=meta)
-        self._vjp = tape
+        self._tape = tape
         self._fn = f
         self._datas = datas
         self._diff = diff
@@ -337,47 +280,36 @@ class OpNode(Node):
         self._complex = is_complex
         self._replay = True  # until the tape shows a residual that is not an input/output
 
-    def _traced_slots(self, inputs: Sequence) -> tuple:
-        """Read the tape: which tensors the rules will read (input positions and output
-        numbers, to version-check them), whether the rules read anything, and whether
-        every traced residual is an op input or output (replay) or not. The tape's
-        variables 0..n-1 are the differentiated inputs, in order."""
-        tape = self._vjp
+    def _source(self, v: int) -> tuple | None:
+        """("in", input position) or ("out", output number) of a tape variable (None: an
+        intermediate of a composite op). The tape's variables 0..n-1 are the
+        differentiated inputs, in order."""
         diff = self._diff
-        n_in = len(diff)
+        if v < len(diff):
+            return ("in", diff[v])
+        k = self._output_nr(v)
+        return None if k is None else ("out", k)
+
+    def _traced_slots(self, inputs: Sequence) -> tuple:
+        """Read the tape's residuals: which tensors the rules will read (input positions
+        and output numbers, to version-check them), whether the rules read anything, and
+        whether every traced residual is an op input or output (replay) or not."""
         consts = None  # id(array) -> position, of the tensor inputs not differentiated
-        saved_in, saved_out, replay, has_saved = set(), set(), True, False
-        for rec in tape.records:
-            for s, v in zip(rec.saved, rec.in_vars):
-                if s is None:
-                    continue
-                has_saved = True
-                if v < 0:
-                    if consts is None:
-                        consts = self._constant_inputs(inputs)
-                    i = consts.get(id(s)) if consts else None
-                    if i is not None:
-                        saved_in.add(i)
-                elif v < n_in:
-                    saved_in.add(diff[v])
-                else:
-                    k = self._output_nr(v)
-                    if k is None:
-                        replay = False
-                    else:
-                        saved_out.add(k)
-            if rec.out is not None:
-                has_saved = True
-                for v in rec.out_vars:
-                    if v < 0:
-                        continue
-                    k = self._output_nr(v)
-                    if k is None:
-                        replay = False
-                    else:
-                        saved_out.add(k)
-        if not replay:
-            self._replay = False
+        saved_in, saved_out, has_saved = set(), set(), False
+        for r in self._tape.residuals():
+            has_saved = True
+            if r.var < 0:
+                if consts is None:
+                    consts = self._constant_inputs(inputs)
+                i = consts.get(id(r.value)) if consts else None
+                if i is not None:
+                    saved_in.add(i)
+                continue
+            source = self._source(r.var)
+            if source is None:
+                self._replay = False
+            else:
+                (saved_in if source[0] == "in" else saved_out).add(source[1])
         return sorted(saved_in), sorted(saved_out), has_saved
 
     def _keep_saved(self, inputs: Sequence, outs: list, target: Tensor | None,
@@ -404,7 +336,7 @@ class OpNode(Node):
         if hooks is not None:
             known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
             known.update({id(t._st.a): t for t in outs})
-            self._packed = graph.pack_records(self._vjp.records, hooks, known)
+            self._tape, self._packed = graph.pack_tape(self._tape, hooks, known)
 
     def _constant_inputs(self, inputs: Sequence) -> dict:
         """id(array) -> position, of the tensor inputs that are not differentiated (their
@@ -418,7 +350,7 @@ class OpNode(Node):
 
     def _output_nr(self, v: int) -> int | None:
         """Which output of the op tape variable ``v`` is (the last, if it is several)."""
-        out_vars = self._vjp.out_vars
+        out_vars = self._tape.out_vars
         for k in range(len(out_vars) - 1, -1, -1):
             if out_vars[k] == v:
                 return k
@@ -427,43 +359,32 @@ class OpNode(Node):
     def saved_refs(self) -> list:
         return self._saved
 
+    def saved_arrays(self) -> list:
+        """The arrays this node keeps for its backward (for memory reports)."""
+        found = [] if self._tape is None else [
+            r.value for r in self._tape.residuals() if hasattr(r.value, "nbytes")]
+        return found + [d for d in self._datas or () if hasattr(d, "nbytes")]
+
     def release(self) -> None:
         if self._has_saved:
-            self._vjp = None
+            self._tape = None
             self._datas = None
             self._packed = None
             self._saved = []  # the saved input tensors go now, as PyTorch frees them
 
     def apply(self, grads: list, create_graph: bool) -> list:
-        tape = self._vjp
-        if tape is None:
+        if self._tape is None:
             raise RuntimeError(FREED_ERROR)
         for s in self._saved:
             if s.vc.v != s.version:
                 s.check(self)  # raises PyTorch's in-place error
-        if len(grads) == 1 and not (create_graph or self._complex or self._packed):
-            # the common case, `_backward` and the tape's call inlined: one real output
-            g = grads[0]
-            if g is None:
-                return [None] * len(self._next)
-            c = g._st.a
-            dtype = self._meta[0][1]
-            res = tape([c if c.dtype == dtype else fnp.astype(c, dtype)])
-            out: list = [None] * len(self._next)
-            for i, r in zip(self._diff, res):
-                out[i] = make(r)
-            return out
         for g in grads:
             if g is not None:
                 break
         else:
             return [None] * len(self._next)
-        if self._packed is None:
-            res = self._backward(grads, create_graph)
-        else:
-            with graph.unpacked(self._packed):
-                res = self._backward(grads, create_graph)
-        out = [None] * len(self._next)
+        res = self._backward(grads, create_graph)
+        out: list = [None] * len(self._next)
         for i, r in zip(self._diff, res):
             out[i] = r
         return out
@@ -478,20 +399,25 @@ class OpNode(Node):
                 cts.append(zeros_of(meta))
             else:
                 c = g._st.a
-                cts.append(c if c._value.dtype == meta[1] else fnp.astype(c, meta[1]))
-        tape = self._vjp if not self._complex else _pytorch_convention(self._vjp)
-        return [make(r) for r in tape(cts)]
+                cts.append(c if c.dtype == meta[1] else fnp.astype(c, meta[1]))
+        tape = self._tape if self._packed is None else graph.unpacked(self._tape,
+                                                                        self._packed)
+        if self._complex:  # PyTorch's gradients are the conjugates of funcgrad's cotangents
+            return [make(_conj(r)) for r in pull_back(tape, [_conj(c) for c in cts])]
+        return [make(r) for r in pull_back(tape, cts)]
 
     def _apply_graph(self, grads: list) -> Sequence:
         """The backward of this node as a recorded facade op (for create_graph)."""
         grads = [g if g is not None else make(zeros_of(m)) for g, m in zip(grads, self._meta)]
         name = self.name() + "Backward"
+        tape = self._tape if self._packed is None else graph.unpacked(self._tape,
+                                                                        self._packed)
         if self._replay:
-            res_in, res_out = self._residual_slots()
-            args = ([proxy(self._residual_value(("in", i)), self._next[i]) for i in res_in]
-                    + [proxy(self._residual_value(("out", k)), (self, k)) for k in res_out]
-                    + grads)
-            fn, n = self._replay_fn(res_in, res_out), len(res_in) + len(res_out)
+            slots = sorted({self._source(r.var) for r in tape.residuals() if r.var >= 0})
+            args = [proxy(_residual_value(tape, self._source, key),
+                          self._next[key[1]] if key[0] == "in" else (self, key[1]))
+                    for key in slots] + grads
+            fn, n = _replay_fn(tape, self._source, slots), len(slots)
         else:
             args = [proxy(self._datas[i], self._next[i]) for i in self._diff] + grads
             fn, n = self._recompute_fn(), len(self._diff)
@@ -499,67 +425,9 @@ class OpNode(Node):
             fn = _conj_cotangents(fn, n)
         return apply(name, fn, args, multi=True)
 
-    # -- replay: the tape's rules on residual tensors ------------------------------------------
-    def _residual_slots(self) -> tuple:
-        ins, outs = set(), set()
-        for rec in self._vjp.records:
-            for s, v in zip(rec.saved, rec.in_vars):
-                if s is not None and v >= 0:
-                    kind, i = self._source(v)
-                    (ins if kind == "in" else outs).add(i)
-            if rec.out is not None:
-                outs.update(self._output_nr(v) for v in rec.out_vars if v >= 0)
-        return sorted(ins), sorted(outs)
-
-    def _residual_value(self, key: tuple) -> Any:
-        for rec in self._vjp.records:
-            for j, s in enumerate(rec.saved):
-                v = rec.in_vars[j]
-                if s is not None and v >= 0 and self._source(v) == key:
-                    return s
-            if rec.out is not None:
-                outs = rec.out if rec.prim.multiple_results else (rec.out,)
-                for v, o in zip(rec.out_vars, outs):
-                    if v >= 0 and self._source(v) == key:
-                        return o
-        raise AssertionError(f"residual {key} not found")
-
-    def _source(self, v: int) -> tuple:
-        """("in", input position) or ("out", output number) of a traced residual."""
-        diff = self._diff
-        return ("in", diff[v]) if v < len(diff) else ("out", self._output_nr(v))
-
-    def _replay_fn(self, res_in: list, res_out: list) -> Callable:
-        vjp_fn = self._vjp
-        records, var_avals = vjp_fn.records, vjp_fn.var_avals
-        source = self._source
-        n_in = len(res_in)
-        n_res = n_in + len(res_out)
-
-        def backward_op(*args: Any) -> tuple:
-            values = dict(zip([("in", i) for i in res_in] + [("out", k) for k in res_out],
-                              args[:n_res]))
-
-            def sub(s: Any, v: int) -> Any:
-                return s if s is None or v < 0 else values[source(v)]
-
-            new = []
-            for rec in records:
-                saved = tuple(sub(s, v) for s, v in zip(rec.saved, rec.in_vars))
-                out = rec.out
-                if out is not None:
-                    out = (tuple(sub(o, v) for o, v in zip(out, rec.out_vars))
-                           if rec.prim.multiple_results else sub(out, rec.out_vars[0]))
-                new.append(Record(rec.prim, rec.params, rec.in_vars, rec.in_avals,
-                                  rec.out_vars, saved, out, rec.phase, rec.source))
-            seeds = [(v, c) for v, c in zip(vjp_fn.out_vars, args[n_res:]) if v >= 0]
-            cts = backward_pass(new, var_avals, seeds)
-            return tuple(cts[v] if cts[v] is not None else fnp.zeros(*var_avals[v])
-                         for v in range(vjp_fn.n_in))
-        return backward_op
-
-    # -- recompute: differentiate the op again from its inputs --------------------------------
     def _recompute_fn(self) -> Callable:
+        """(inputs, grads) -> input cotangents, differentiating the op again from its
+        inputs: the backward of a composite op whose rules read intermediates."""
         f, datas, diff, multi = self._fn, list(self._datas), self._diff, self._multi
         n = len(diff)
 
@@ -571,14 +439,33 @@ class OpNode(Node):
             return tuple([o for o in out if o.dtype.kind in "fc"]) if multi else out
 
         def backward_op(*args: Any) -> tuple:
-            tape, _ = OpTape.run(g, args[:n])
-            return tuple(tape(list(args[n:])))
+            tape, _ = _trace_op(g, args[:n])
+            return tuple(pull_back(tape, list(args[n:])))
         return backward_op
+
+
+def _residual_value(tape: Tape, source: Callable, key: tuple) -> Any:
+    """The value the tape keeps for op input or output ``key`` (("in", i) or ("out", k))."""
+    return next(r.value for r in tape.residuals() if r.var >= 0 and source(r.var) == key)
+
+
+def _replay_fn(tape: Tape, source: Callable, slots: list) -> Callable:
+    """(residual tensors' arrays..., grads...) -> input cotangents: the tape's rules on new
+    residual values, so that an outer trace records the backward (double backward)."""
+    n_res = len(slots)
+
+    def backward_op(*args: Any) -> tuple:
+        values = dict(zip(slots, args[:n_res]))
+
+        def replace(r: Residual) -> Any:
+            return r.value if r.var < 0 else values[source(r.var)]
+        return tuple(pull_back(tape.with_residuals(replace), list(args[n_res:])))
+    return backward_op
 
 
 class PrimNode(OpNode):
     """The node of an op that is one primitive call on the op's own arrays (a `PrimCall`):
-    its tape is that call's one record, built by `_record_primitive` without a trace. The
+    its tape is that call's one record, built by `record_primitive` without a trace. The
     record's residuals are the op's input and output tensors (or constants), so it replays
     them for double backward and says directly which tensors to version-check."""
 
@@ -587,14 +474,13 @@ class PrimNode(OpNode):
     def _keep_record_saved(self, inputs: Sequence, result: Tensor) -> None:
         """`_keep_saved`, with what the rules read taken off the record: the tensor inputs
         it saved (not the constants after them) and the output if it kept it."""
-        records = self._vjp.records
-        if not records:
-            return self._keep_saved(inputs, [result], None, (), (), False)
-        rec = records[0]
-        saved = rec.saved
-        saved_in = [i for i, s in enumerate(saved[:len(inputs)])
-                    if s is not None and isinstance(inputs[i], Tensor)]
-        reads_out = rec.out is not None
-        has_saved = reads_out or any(s is not None for s in saved)
-        self._keep_saved(inputs, [result], None, saved_in, (0,) if reads_out else (),
+        n = len(inputs)
+        saved_in, reads_out, has_saved = set(), False, False
+        for r in self._tape.residuals():
+            has_saved = True
+            if r.kind == "out":
+                reads_out = True
+            elif r.slot < n and isinstance(inputs[r.slot], Tensor):
+                saved_in.add(r.slot)
+        self._keep_saved(inputs, [result], None, sorted(saved_in), (0,) if reads_out else (),
                          has_saved)

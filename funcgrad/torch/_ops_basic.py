@@ -89,10 +89,10 @@ def _direct(fn: Callable) -> Callable:
 
 
 def _make_direct(fn: Callable) -> Callable:
-    if isinstance(fn, funcgrad.primitives.Primitive) and fn.simple and not fn.params:
+    if isinstance(fn, funcgrad.primitives.Primitive) and not (fn.multiple_results or
+                                                               fn.params):
         return PrimCall(fn)
-    prim = getattr(fn, "primitive", None)  # a primitive's `as_function`
-    return fn if prim is None else PrimCall(prim, fn=fn)
+    return fn
 
 
 # -- operands and promotion -------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Rich HTML reprs for Jupyter: compact tables next to the text reprs.
 
-`Array`, `Tape`, the residual report of `saved_residuals` and facade tensors define
-``_repr_html_`` by calling these functions (imported lazily, so nothing here is loaded
-until a notebook asks). Only numpy and the standard library are used: no Graphviz needed.
+`install` gives `Array`, `Tape` and the residual report of `saved_residuals` their
+``_repr_html_`` (the facade's tensors call `tensor_html` themselves): the classes below
+know nothing of this module. Only numpy and the standard library are used: no Graphviz needed.
 """
 from __future__ import annotations
 
@@ -12,7 +12,12 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["array_html", "tensor_html", "tape_html", "residuals_html", "table"]
+from funcgrad.array import Array
+from funcgrad.transforms.checkpoint import ResidualReport
+from funcgrad.transforms.tape import Tape
+from funcgrad.transforms.tape_text import const_text, param_text, short_dtype, tape_var, var_name
+
+__all__ = ["array_html", "tensor_html", "tape_html", "residuals_html", "table", "install"]
 
 MAX_ROWS = 200          # records shown for a tape before "... more"
 _PREVIEW = dict(threshold=24, edgeitems=3, precision=4, separator=", ", max_line_width=72)
@@ -78,7 +83,6 @@ def tensor_html(t: Any) -> str:
 def tape_html(tape: Any) -> str:
     """A `Tape`: one row per record (sub-tapes indented below their record), backward-pass
     rows shaded."""
-    from funcgrad.transforms.tape import _show_param, _var_name
     rows: list = []
     styles: list = []
 
@@ -86,10 +90,10 @@ def tape_html(tape: Any) -> str:
         for rec in t.records:
             if len(rows) >= MAX_ROWS:
                 return
-            outs = " ".join(t.var(v) if v >= 0 else "_" for v in rec.out_vars)
-            ins = " ".join(_var_name(v) if v >= 0 else t._const(rec.saved[i])
+            outs = " ".join(tape_var(t, v) if v >= 0 else "_" for v in rec.out_vars)
+            ins = " ".join(var_name(v) if v >= 0 else const_text(rec.saved[i])
                            for i, v in enumerate(rec.in_vars))
-            params = " ".join(f"{k}={_show_param(p)}" for k, p in rec.params.items())
+            params = " ".join(f"{k}={param_text(p)}" for k, p in rec.params.items())
             name = _Raw("&nbsp;" * 4 * depth + f"<b>{html.escape(rec.prim.name)}</b>")
             rows.append((len(rows), rec.phase, outs, name, params, ins))
             styles.append(_SUB if depth else (_BACKWARD if rec.phase == "backward" else ""))
@@ -98,8 +102,8 @@ def tape_html(tape: Any) -> str:
 
     walk(tape, 0)
     total = _count(tape)
-    ins = " ".join(tape.var(v) for v in tape.in_vars)
-    outs = ", ".join(_var_name(v) if v >= 0 else repr(c)
+    ins = " ".join(tape_var(tape, v) for v in tape.in_vars)
+    outs = ", ".join(var_name(v) if v >= 0 else repr(c)
                      for v, c in zip(tape.out_vars, tape.out_consts))
     caption = (f"<b>Tape</b> <code>{html.escape(tape.name)}</code>: "
                f"inputs <code>{html.escape(ins)}</code>, outputs "
@@ -115,7 +119,6 @@ def _count(tape: Any) -> int:
 
 def residuals_html(report: Sequence) -> str:
     """The residuals a VJP keeps (`saved_residuals`) with their total size."""
-    from funcgrad.transforms.tape import short_dtype
     rows = [(str(r.shape), short_dtype(r.dtype), f"{r.nbytes:,}", r.primitive,
              _Raw(f'<span title="{html.escape(r.source)}">'
                   f"{html.escape(_short_source(r.source))}</span>")) for r in report]
@@ -128,3 +131,10 @@ def _short_source(source: str) -> str:
     """``file:line`` with the file's directories dropped (the full path is the tooltip)."""
     path, sep, line = source.rpartition(":")
     return f"{os.path.basename(path)}{sep}{line}" if sep else source
+
+
+def install() -> None:
+    """Give Array, Tape and ResidualReport their notebook reprs (``_repr_html_``)."""
+    Array._repr_html_ = array_html
+    Tape._repr_html_ = tape_html
+    ResidualReport._repr_html_ = residuals_html

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from funcgrad.transforms.tape import Record, Tape, _show_param, _var_name, short_dtype
+from funcgrad.transforms.tape import Record, Tape
+from funcgrad.transforms.tape_text import const_text, param_text, short_dtype, tape_var, var_name
 from .graph import label, new_graph
 
 __all__ = ["draw"]
@@ -59,7 +60,7 @@ class _Drawer:
     def const(self, where: Any, value: Any, dst: str, tape: Tape) -> None:
         if self.show_consts and value is not None:
             node = self.fresh("const")
-            where.node(node, label(tape._const(value)), fillcolor=CONST, shape="note",
+            where.node(node, label(const_text(value)), fillcolor=CONST, shape="note",
                        fontsize="8", height="0.1")
             self.graph.edge(node, dst, style="dashed", arrowsize="0.5")
 
@@ -68,7 +69,7 @@ class _Drawer:
         producer: dict[int, str] = {}
         for i, v in enumerate(tape.in_vars):
             node = producer[v] = f"in{i}"
-            self.graph.node(node, label(f"input {i}\n{tape.var(v)}"), fillcolor=INPUT,
+            self.graph.node(node, label(f"input {i}\n{tape_var(tape, v)}"), fillcolor=INPUT,
                             shape="ellipse")
         phases = {rec.phase for rec in tape.records}
         if len(phases) > 1:
@@ -84,11 +85,11 @@ class _Drawer:
                 self.record(self.graph, tape, rec, producer)
         for i, (v, c) in enumerate(zip(tape.out_vars, tape.out_consts)):
             node = f"out{i}"
-            text = tape.var(v) if v >= 0 else tape._const(c)
+            text = tape_var(tape, v) if v >= 0 else const_text(c)
             self.graph.node(node, label(f"output {i}\n{text}"), fillcolor=OUTPUT,
                             shape="ellipse")
             if v >= 0 and v in producer:
-                self.edge(producer[v], node, _var_name(v))
+                self.edge(producer[v], node, var_name(v))
 
     # -- one record: a box, or a cluster for a record holding a sub-tape --------------------
     def record(self, where: Any, tape: Tape, rec: Record, producer: dict) -> None:
@@ -96,9 +97,9 @@ class _Drawer:
             self.sub_tape(where, tape, rec, producer)
             return
         node = self.fresh("r")
-        params = " ".join(f"{k}={_show_param(p)}" for k, p in rec.params.items())
+        params = " ".join(f"{k}={param_text(p)}" for k, p in rec.params.items())
         ins = " ".join(_shape(a) for a in rec.in_avals)
-        outs = " ".join(tape.var(v) if v >= 0 else "_" for v in rec.out_vars)
+        outs = " ".join(tape_var(tape, v) if v >= 0 else "_" for v in rec.out_vars)
         text = "\n".join(s for s in (rec.prim.name, params, f"{ins} -> {outs}") if s)
         where.node(node, label(text),
                    fillcolor=BACKWARD if rec.phase == "backward" else FORWARD)
@@ -116,7 +117,7 @@ class _Drawer:
                 continue
             if v >= 0:
                 if v in producer:
-                    self.edge(producer[v], dst, _var_name(v))
+                    self.edge(producer[v], dst, var_name(v))
             else:
                 self.const(where, rec.saved[i], dst, tape)
 
@@ -139,7 +140,7 @@ class _Drawer:
                 targets.append(None)
                 continue
             node = inner[sv] = self.fresh("subin")
-            cluster.node(node, label(sub.var(sv)), fillcolor=INPUT, shape="ellipse",
+            cluster.node(node, label(tape_var(sub, sv)), fillcolor=INPUT, shape="ellipse",
                          fontsize="9")
             targets.append(node)
         self.inputs(where, tape, rec, targets, producer)

@@ -454,7 +454,7 @@ def test_complex_gradients_follow_pytorchs_convention():
 def _tape_of(t):
     """What the node of ``t`` recorded: per record (primitive, params, in_vars, which inputs
     are saved, whether the output is kept), and the variables' avals."""
-    tape = t.grad_fn._vjp
+    tape = t.grad_fn._tape
     return ([(r.prim.name, r.params, r.in_vars, [s is not None for s in r.saved],
               r.out is not None) for r in tape.records], tape.var_avals, tape.out_vars)
 
@@ -465,7 +465,8 @@ def _tape_of(t):
 def test_one_primitive_ops_record_what_tracing_records(case):
     """A `PrimCall` op builds its one-record tape directly; it must be the tape tracing the
     same call gives (same residuals), with the same gradients, double backward included."""
-    from funcgrad.primitives import binary, elementwise, linalg, reductions, shape, special
+    from funcgrad.primitives import (binary, elementwise, linalg, reductions, select, shape,
+                                     special)
     from funcgrad.torch._dispatch import PrimCall, apply
     rng = np.random.RandomState(0)
     a = leaf(rng.randn(3, 4))
@@ -480,7 +481,7 @@ def test_one_primitive_ops_record_what_tracing_records(case):
         "reshape": (shape.reshape, {"shape": (4, 3)}, [a]),
         "sum": (reductions.reduce_sum, {"axis": (1,), "keepdims": False}, [a]),
         "log_softmax": (reductions.log_softmax, {"axis": (1,)}, [a]),
-        "where": (binary.where, {}, [cond, a, c]),
+        "where": (select.where, {}, [cond, a, c]),
         "addmm": (linalg.addmm, {}, [b[0], a, leaf(rng.randn(4, 4))]),
         "nll_loss": (reductions.nll_loss, {"axis": 1, "reduction": "mean"}, [a]),
         "nll_loss weighted": (reductions.nll_loss, {"axis": 1, "reduction": "sum"}, [a]),

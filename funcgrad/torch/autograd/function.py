@@ -102,8 +102,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 out.append(entry[2])
         return tuple(out)
 
-    @property
-    def _ctx_saved(self) -> list:
+    def saved_arrays(self) -> list:
         """The arrays kept for backward (for memory reports)."""
         if not self._saved:
             return []

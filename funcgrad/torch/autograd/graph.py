@@ -92,16 +92,17 @@ class _Key(int):
     """A packed residual's key (other saved values, e.g. Python numbers, stay in place)."""
 
 
-def pack_records(records: list, hooks: tuple, known: dict) -> tuple:
-    """Replace every array residual in ``records`` by a key; return what `unpacked` needs.
-    ``known`` maps id(array) to the tensor the user knows it as (inputs, outputs)."""
+def pack_tape(tape: Any, hooks: tuple, known: dict) -> tuple:
+    """(the tape with every array residual replaced by a key, what `unpacked` needs).
+    Each array goes through the pack hook once; ``known`` maps id(array) to the tensor the
+    user knows it as (inputs, outputs), other arrays are wrapped in new tensors."""
     from funcgrad.array import Array
-    from funcgrad.torch._tensor import make
+    from funcgrad.torch._tensor import make  # the tensor module imports this one
     pack, unpack = hooks
     packed: dict = {}
-    layout = []
 
-    def key_of(a: Any) -> Any:
+    def key_of(r: Any) -> Any:
+        a = r.value
         if not isinstance(a, Array):
             return a
         k = _Key(id(a))
@@ -110,59 +111,22 @@ def pack_records(records: list, hooks: tuple, known: dict) -> tuple:
             packed[k] = pack(make(a) if t is None else t)
         return k
 
-    for rec in records:
-        saved = tuple(key_of(s) for s in rec.saved)
-        out = rec.out
-        if out is not None:
-            out = tuple(key_of(o) for o in out) if rec.prim.multiple_results else key_of(out)
-        layout.append((rec, saved, out))
-        rec.saved = tuple(None if isinstance(k, _Key) else k for k in saved)
-        rec.out = None
-    return (unpack, packed, layout)
+    return tape.with_residuals(key_of), (unpack, packed)
 
 
-@contextlib.contextmanager
-def unpacked(state: tuple | None) -> Iterator[None]:
-    """Put unpacked residuals back into the records for the duration of a backward."""
-    if state is None:
-        yield
-        return
-    unpack, packed, layout = state
+def unpacked(tape: Any, state: tuple) -> Any:
+    """The tape with its packed residuals unpacked (for one backward)."""
+    unpack, packed = state
     values = {k: unpack(p)._st.a for k, p in packed.items()}
-
-    def value(k: Any) -> Any:
-        return values[k] if isinstance(k, _Key) else k
-
-    for rec, saved, out in layout:
-        rec.saved = tuple(value(k) for k in saved)
-        if out is not None:
-            rec.out = tuple(value(k) for k in out) if isinstance(out, tuple) else value(out)
-    try:
-        yield
-    finally:
-        for rec, saved, _ in layout:
-            rec.saved = tuple(None if isinstance(k, _Key) else k for k in saved)
-            rec.out = None
+    return tape.with_residuals(lambda r: values[r.value] if isinstance(r.value, _Key)
+                               else r.value)
 
 
 # -- memory report -----------------------------------------------------------------------------
 
 def _node_arrays(node: Node) -> list:
     """The arrays a node keeps for its backward (residuals and held inputs)."""
-    out = []
-    vjp = getattr(node, "_vjp", None)
-    if vjp is not None:
-        for rec in vjp.records:
-            out.extend(s for s in rec.saved if s is not None and hasattr(s, "nbytes"))
-            if rec.out is not None:
-                out.extend(rec.out if isinstance(rec.out, tuple) else (rec.out,))
-    datas = getattr(node, "_datas", None)
-    if datas:
-        out.extend(d for d in datas if hasattr(d, "nbytes"))
-    saved = getattr(node, "_ctx_saved", None)
-    if saved:
-        out.extend(s for s in saved if hasattr(s, "nbytes"))
-    return out
+    return node.saved_arrays()
 
 
 def _walk(roots: Any) -> list:

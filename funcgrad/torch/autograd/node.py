@@ -139,6 +139,10 @@ class Node:
     def saved_refs(self) -> list:
         return []
 
+    def saved_arrays(self) -> list:
+        """The arrays this node keeps for its backward (for memory reports)."""
+        return []
+
 
 def meta_of(a: Any) -> tuple:
     """(shape, dtype, device) of a funcgrad array or tracer; a numpy-backed Array's are read

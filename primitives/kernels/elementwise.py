@@ -1,0 +1,86 @@
+"""Kernels of the elementwise families: numerical series, in-place passes on fresh
+temporaries, and the bit-select that ReLU gradients use."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["sinc_derivative", "tanh_backward", "where", "relu"]
+
+
+def sinc_derivative(x: Any, order: int) -> Any:
+    """The ``order``-th derivative of numpy's sinc(x) = sin(pi x)/(pi x): pi**order times
+    that of sin(u)/u at u = pi x, summed from its Taylor series for |u| < 3 (no
+    cancellation near 0) and by Leibniz' rule on sin(u) * u**-1 elsewhere."""
+    if order == 0:
+        return np.sinc(x)
+    u = np.pi * x
+    near = np.abs(u) < 3.0
+    un = np.where(near, u, 0)
+    uf = np.where(near, 3.0, u)
+    # Taylor: sum_n (-1)^n (2n)!/((2n-k)! (2n+1)!) u^(2n-k), Horner in u^2 from n = 30 down
+    first = (order + 1) // 2
+    series = 0 * un
+    for n in range(30, first - 1, -1):
+        c = (-1) ** n * math.factorial(2 * n) / (
+            math.factorial(2 * n - order) * math.factorial(2 * n + 1))
+        series = series * un * un + c
+    series = series * un ** (order % 2)
+    leibniz = sum(math.comb(order, j) * (-1) ** j * math.factorial(j)
+                  * np.sin(uf + (order - j) * np.pi / 2) / uf ** (j + 1)
+                  for j in range(order + 1))
+    return np.pi ** order * np.where(near, series, leibniz)
+
+
+def tanh_backward(g: Any, out: Any) -> Any:
+    """``g * (1 - out**2)``. From 4096 elements up with one fresh array instead of three:
+    the passes after the first write into the temporary, as numpy's temporary elision does
+    for the same expression (below that, the ``out=`` calls cost more than they save).
+    What PyTorch's tanh_backward computes."""
+    d = np.multiply(out, out)
+    if type(d) is not np.ndarray or d.size < 4096:
+        return g * (1 - d)
+    np.subtract(1, d, out=d)
+    if type(g) is np.ndarray and g.shape == d.shape and g.dtype == d.dtype:
+        return np.multiply(g, d, out=d)
+    return np.multiply(g, d)
+
+
+_SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    """np.where; selecting a real numpy array against a Python zero (what every VJP of a
+    select or a ReLU does) is a bitwise and with the condition instead: the same bits, +0.0
+    where not selected, and 2-4x faster than np.where, whose per-element branch stalls on
+    the random masks of ReLU gradients."""
+    if type(condition) is np.ndarray and condition.dtype == np.bool_:
+        if type(y) in (int, float) and y == 0 and _maskable(x, condition):
+            return _bit_select(condition, x, True)
+        if type(x) in (int, float) and x == 0 and _maskable(y, condition):
+            return _bit_select(condition, y, False)
+    return np.where(condition, x, y)
+
+
+def _maskable(a: Any, condition: np.ndarray) -> bool:
+    # below ~2000 elements np.where's single call costs less than the four of the and
+    return (type(a) is np.ndarray and a.size >= 2048 and a.dtype.kind == "f"
+            and a.shape == condition.shape and a.dtype.itemsize in _SAME_SIZE_INT)
+
+
+def _bit_select(condition: np.ndarray, a: np.ndarray, keep: bool) -> np.ndarray:
+    """``a`` where ``condition == keep``, else +0.0."""
+    bits = condition.view(np.int8).astype(_SAME_SIZE_INT[a.dtype.itemsize])
+    if keep:
+        np.negative(bits, out=bits)  # True -> all ones, False -> 0
+    else:
+        np.subtract(bits, 1, out=bits)  # False -> all ones, True -> 0
+    np.bitwise_and(bits, a.view(bits.dtype), out=bits)
+    return bits.view(a.dtype)
+
+
+def relu(x: Any) -> Any:
+    """``maximum(x, 0)``: NaN kept (one ufunc call: cheaper than the select it equals)."""
+    return np.maximum(x, 0)

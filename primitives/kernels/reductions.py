@@ -1,0 +1,81 @@
+"""Kernels of the reductions: implementations that reuse fresh temporaries in place or
+choose a faster indexing path for common shapes."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["reduce_with", "tie_weights", "linear_recurrence", "logsumexp", "log_softmax",
+           "nll_loss", "unweighted"]
+
+
+def reduce_with(impl: Any, ufunc: np.ufunc | None) -> Any:
+    """A reduction over static axes: ``ufunc.reduce`` on numpy arrays (``np.sum`` and its
+    kin are Python wrappers around it: same result, less overhead), ``impl`` on other
+    arrays (cupy)."""
+    def reduce(x: Any, axis: Any, keepdims: bool) -> Any:
+        if ufunc is not None and type(x) is np.ndarray:
+            return ufunc.reduce(x, axis=axis, keepdims=keepdims)
+        return impl(x, axis=axis, keepdims=keepdims)
+    reduce.__name__ = getattr(impl, "__name__", "reduce")
+    return reduce
+
+
+def tie_weights(x: Any, out: Any, axis: tuple) -> Any:
+    hit = x == out
+    return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+
+
+def linear_recurrence(a: Any, b: Any, axis: int) -> Any:
+    dtype = np.result_type(a.dtype, b.dtype)
+    h = np.moveaxis(b, axis, 0).astype(dtype, copy=True)
+    a = np.moveaxis(a, axis, 0)
+    for k in range(1, h.shape[0]):
+        h[k] += a[k] * h[k - 1]
+    return np.moveaxis(h, 0, axis)
+
+
+def logsumexp(x: Any, axis: tuple, keepdims: bool) -> Any:
+    """log(sum(exp(x))) shifted by the max (0 where it is not finite): no exp overflows."""
+    if x.size:
+        peak = np.max(x, axis=axis, keepdims=True)
+        peak = np.where(np.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
+        terms = x - peak
+        # exp in place on the fresh difference (a 0-d one comes back as a numpy scalar)
+        in_place = type(terms) is np.ndarray and terms.dtype.kind in "fc"
+        terms = np.exp(terms, out=terms) if in_place else np.exp(terms)
+    else:
+        peak, terms = 0, np.exp(x)  # an empty sum is 0 whatever the shift
+    with np.errstate(divide="ignore"):  # log(0) = -inf: a sum of exp(-inf)
+        out = np.log(np.sum(terms, axis=axis, keepdims=True)) + peak
+    return out if keepdims else np.squeeze(out, axis)
+
+
+def log_softmax(x: Any, axis: tuple) -> Any:
+    return x - logsumexp(x, axis, True)
+
+
+def unweighted(weight: Any) -> bool:
+    """Whether a loss weight is the Python number 1 (no weighting)."""
+    return type(weight) in (int, float) and weight == 1
+
+
+def nll_loss(logp: Any, target: Any, weight: Any, axis: int, reduction: str) -> Any:
+    """-logp at each target's class along ``axis``, weighted, reduced as PyTorch does;
+    (C,) and (N, C) inputs take one fancy index."""
+    if type(logp) is np.ndarray and logp.ndim <= 2:
+        picked = logp[target] if logp.ndim == 1 else logp[np.arange(len(target)), target]
+    else:
+        picked = np.squeeze(np.take_along_axis(logp, np.expand_dims(target, axis), axis),
+                            axis)
+    if not unweighted(weight):
+        picked = picked * weight
+    if reduction == "none":
+        return -picked
+    total = -picked.sum()
+    if reduction == "sum":
+        return total
+    size = math.prod(target.shape)
+    return total / (weight * size if type(weight) in (int, float) else np.sum(weight))
