@@ -17,6 +17,7 @@ from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, flo
                                  checkpoint_name, checkpoint_sequential, saved_residuals,
                                  print_saved_residuals)
 from funcgrad.core import EscapedTracerError
+from funcgrad import test_util
 from funcgrad import viz  # installs the notebook reprs (graphviz is imported only to draw)
 
 __version__ = "0.1.0"

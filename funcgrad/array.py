@@ -29,7 +29,9 @@ class Array:
     numpy arrays, Python scalars and nested lists and returns Arrays.
     """
 
-    __slots__ = ("_value", "__weakref__")
+    # shape, dtype and ndim are the backend array's, stored when the Array is made: they
+    # are read all the time (by every rule and wrapper), and a slot costs no Python call
+    __slots__ = ("_value", "shape", "dtype", "ndim", "__weakref__")
     __array_priority__ = 100.0
     __hash__ = None  # type: ignore[assignment]  # == is elementwise, as in numpy
 
@@ -37,21 +39,10 @@ class Array:
         if isinstance(value, Array):
             value = value.concrete()._value
         raw = to_raw(value)
-        self._value = backend_of(raw).xp.array(raw, dtype=dtype, copy=True)
+        self._value = v = backend_of(raw).xp.array(raw, dtype=dtype, copy=True)
+        self.shape, self.dtype, self.ndim = v.shape, v.dtype, v.ndim
 
     # -- metadata --------------------------------------------------------------------------
-    @property
-    def shape(self) -> tuple:
-        return self._value.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._value.dtype
-
-    @property
-    def ndim(self) -> int:
-        return self._value.ndim
-
     @property
     def size(self) -> int:
         return self._value.size
@@ -171,6 +162,7 @@ def new_array(raw: Any) -> Array:
         raw = np.asarray(raw)
     a = object.__new__(Array)
     a._value = raw
+    a.shape, a.dtype, a.ndim = raw.shape, raw.dtype, raw.ndim
     return a
 
 

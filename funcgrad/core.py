@@ -1,13 +1,13 @@
 """The core of funcgrad: primitives, tracers and the trace stack.
 
 Everything differentiable in funcgrad is a call of a `Primitive`, and every call goes
-through `Primitive.bind`::
+through `bind`::
 
-    def bind(self, *args, **params):
-        top = find_top_trace(args)
-        if top is None:
-            return self.apply(args, params)       # no transform: straight to the backend
-        return top.process(self, args, params)    # the innermost transform takes the call
+    def bind(prim, args, params):
+        top = <the trace of the highest level among the tracers in args>
+        if top is not None:
+            return top.process(prim, args, params)  # the innermost transform takes it
+        return <prim.impl on the raw arrays, as an Array>  # no transform: the backend
 
 A transform (grad, jvp, vmap, jit, make_tape, ...) pushes a `Trace` on this thread's trace
 stack and wraps its inputs in `Tracer`s of that trace. When a primitive sees tracers among
@@ -32,7 +32,7 @@ import numpy as np
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.backend import device_of
 
-__all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry",
+__all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry", "bind",
            "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
            "is_inexact", "wrap_raw"]
 
@@ -86,7 +86,7 @@ class Rule:
     exactly the residuals the backward pass will read and nothing else.
     """
 
-    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals")
+    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals", "apply")
 
     def __init__(self, prim: "Primitive", fn: Callable, kind: str):
         names = list(inspect.signature(fn).parameters)[1:]
@@ -97,9 +97,24 @@ class Rule:
         self.reads_out = ("out",) in self.sources
         self.reads_avals = any(s[0] in ("shape", "dtype", "shapes", "dtypes")
                                for s in self.sources)
+        self.apply = self._specialized()
 
-    def apply(self, ct: Any, argnum: int, ins: Sequence[Any], out: Any,
-              avals: Sequence[tuple] | None, params: dict) -> Any:
+    def _specialized(self) -> Callable:
+        """``apply(ct, argnum, ins, out, avals, params)``: the rule handed what it reads.
+        The rules reading nothing, one input or the output (most of them) get a direct
+        closure: the backward pass calls one per recorded input."""
+        fn, sources = self.fn, self.sources
+        if not sources:
+            return lambda ct, argnum, ins, out, avals, params: fn(ct)
+        if len(sources) == 1 and sources[0][0] == "in":
+            k = sources[0][1]
+            return lambda ct, argnum, ins, out, avals, params: fn(ct, ins[k])
+        if sources == (("out",),):
+            return lambda ct, argnum, ins, out, avals, params: fn(ct, out)
+        return self._general
+
+    def _general(self, ct: Any, argnum: int, ins: Sequence[Any], out: Any,
+                 avals: Sequence[tuple] | None, params: dict) -> Any:
         """The rule on cotangent (or tangent) ``ct``, given the inputs, the output, the
         inputs' (shape, dtype) and the params, of which it is handed what it declared."""
         args = [ct]
@@ -157,6 +172,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.differentiable = differentiable
         self.view = view
+        self.plain = not (multiple_results or view)  # impl's result is the Array's value
         self.sample = sample
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None
@@ -283,28 +299,16 @@ class Primitive:
         return got
 
     # -- calling -------------------------------------------------------------------------
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        return bind(self, args, params)
+
     def bind(self, *args: Any, **params: Any) -> Any:
-        """Apply the primitive: on the backend, or through the innermost transform whose
-        tracers are among the arguments."""
-        top = find_top_trace(args)
-        if top is None:
-            return self.apply(args, params)
-        if not top.alive:
-            raise escaped_error(top, self)
-        return top.process(self, args, params)
+        """Apply the primitive (`bind`): on the backend, or through the innermost
+        transform whose tracers are among the arguments."""
+        return bind(self, args, params)
 
-    __call__ = bind
-
-    def apply(self, args: Sequence, params: dict) -> Any:
-        """The backend implementation on arguments holding no tracer, as Arrays."""
-        raws = []
-        for a in args:
-            raws.append(a._value if type(a) is Array else to_raw(a))
-        try:
-            out = self.impl(*raws, **params)
-        except Exception:
-            check_same_device(self, raws)  # mixed devices get a clear error
-            raise
+    def wrap(self, out: Any, raws: Sequence) -> Any:
+        """The implementation's result ``out`` (on inputs ``raws``) as Array(s)."""
         if self.multiple_results:
             return tuple([new_array(o) for o in out])
         if self.view:
@@ -316,6 +320,39 @@ class Primitive:
 
 
 _new = object.__new__
+NO_PARAMS: dict = {}  # shared by every call without params; never written to
+
+
+def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
+    """The one path of every primitive call: to the trace of the highest level among the
+    tracers in ``args`` (`find_top_trace`, written out: this runs for every operation), or,
+    with no tracer, to the backend implementation, its result wrapped in an Array."""
+    top = None
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if top is None or t.level > top.level:
+                top = t
+    if top is not None:
+        if not top.alive:
+            raise escaped_error(top, prim)
+        return top.process(prim, args, params)
+    raws = []
+    for a in args:
+        raws.append(a._value if type(a) is Array else to_raw(a))
+    try:
+        out = prim.impl(*raws, **params) if params else prim.impl(*raws)
+    except Exception:
+        check_same_device(prim, raws)  # mixed devices get a clear error
+        raise
+    if prim.plain and type(out) is np.ndarray:  # `wrap` of the common case, written out
+        result = _new(Array)
+        result._value = out
+        result.shape = out.shape
+        result.dtype = out.dtype
+        result.ndim = out.ndim
+        return result
+    return prim.wrap(out, raws)
 
 
 def wrap_raw(out: Any) -> Array:
@@ -323,6 +360,9 @@ def wrap_raw(out: Any) -> Array:
     if type(out) is np.ndarray:
         result = _new(Array)
         result._value = out
+        result.shape = out.shape
+        result.dtype = out.dtype
+        result.ndim = out.ndim
         return result
     return new_array(out)
 
@@ -444,9 +484,8 @@ class Tracer(Array):
     (transforms are eager), so shapes, dtypes and Python control flow on comparisons work;
     conversions that would silently drop the derivative raise instead."""
 
-    # shape, dtype and ndim are the primal's, copied when the tracer is made: they are read
-    # all the time (by the numpy wrappers and the rules), and a slot costs no Python call
-    __slots__ = ("_trace", "_primal", "shape", "dtype", "ndim")
+    # shape, dtype and ndim (Array's slots) are the primal's, set when the tracer is made
+    __slots__ = ("_trace", "_primal")
 
     @property
     def size(self) -> int:

@@ -333,3 +333,57 @@ def test_every_array_method_in_the_table_is_installed():
     names += list(_methods._PROPERTIES.values()) + ["reshape", "transpose", "getitem"]
     missing = [n for n in names if not hasattr(fnp, n)]
     assert not missing, f"funcgrad.numpy lacks {missing} used by Array methods"
+
+
+def test_a_complex_cotangent_for_a_real_output_is_an_error():
+    """A real output's cotangent is real: its imaginary part would be lost silently."""
+    _, f_vjp = vjp(fnp.sin, fnp.asarray([1.0, 2.0]))
+    with pytest.raises(TypeError, match="cotangent leaf 0 has complex dtype complex128, "
+                                        "but the output is real"):
+        f_vjp(fnp.asarray([1.0 + 1j, 0.5j]))
+
+
+def test_a_replayed_gradient_tape_equals_grad_at_ties_of_maximum():
+    """Rules are pure functions of their inputs: the tape of grad(f) recorded away from a
+    tie of maximum, replayed at a tie, gives what grad gives there (half to each side)."""
+    def f(x, y):
+        return fnp.sum(fnp.maximum(x, y) * x)
+    g = funcgrad.grad(f, argnums=(0, 1))
+    tape = funcgrad.make_tape(g)(fnp.asarray([1.0, 3.0]), fnp.asarray([2.0, 0.5]))
+    at_tie = (fnp.asarray([2.0, 1.0]), fnp.asarray([2.0, 1.0]))
+    for got, want in zip(tape(*at_tie), g(*at_tie)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(g(*at_tie)[1]), [1.0, 0.5])
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "jacrev", "jacfwd"])
+def test_repeated_argnums_are_an_error(transform):
+    fn = getattr(funcgrad, transform)(lambda x: x * x, argnums=(0, 0))
+    with pytest.raises(ValueError, match=r"argnums=\(0, 0\) names an argument more than once"):
+        fn(2.0)
+
+
+def test_jacobians_of_python_numbers_and_dict_pytrees():
+    np.testing.assert_allclose(np.asarray(funcgrad.jacobian(lambda x: x * x)(0.5)), 1.0)
+    np.testing.assert_allclose(np.asarray(funcgrad.jacfwd(lambda x: x * x)(0.5)), 1.0)
+
+    def f(d, y):
+        return {"a": d["x"] * y, "b": fnp.sin(d["x"])}
+    d, y = {"x": fnp.asarray([1.0, 2.0])}, fnp.asarray(3.0)
+    for jac in (funcgrad.jacrev, funcgrad.jacfwd):
+        out = jac(f, argnums=(0, 1))(d, y)
+        np.testing.assert_allclose(np.asarray(out["a"][0]["x"]), 3 * np.eye(2))
+        np.testing.assert_allclose(np.asarray(out["a"][1]), [1.0, 2.0])
+        np.testing.assert_allclose(np.asarray(out["b"][0]["x"]), np.diag(np.cos([1.0, 2.0])),
+                                   atol=1e-15)
+
+
+def test_test_util_is_loaded_with_funcgrad_and_checks_pytrees():
+    check = funcgrad.test_util.check_grads
+    check(lambda d: fnp.sum(d["a"] * fnp.sin(d["b"][0])),
+          ({"a": fnp.ones(3), "b": [fnp.full(3, 0.3)]},), order=2)
+    check(fnp.abs, (fnp.asarray([3e-5, -2e-5]),), order=1)  # within one default step of 0
+    with pytest.raises(AssertionError, match="VJP dot-product test failed"):
+        wrong = funcgrad.custom_vjp(lambda x: x * x)
+        wrong.defvjp(lambda x: (x * x, x), lambda x, g: (3 * x * g,))
+        check(wrong, (fnp.asarray([0.5, 1.5]),), order=1, modes=("rev",))

@@ -191,3 +191,12 @@ def test_custom_jvp_used_in_forward_and_reverse_and_defjvps():
     assert float(grad(mul)(fnp.asarray(2.0), fnp.asarray(3.0))) == 30.0
     with pytest.raises(AttributeError, match="No JVP defined"):
         custom_jvp(lambda x: x)(fnp.asarray(1.0))
+
+
+def test_custom_vjp_bwd_returning_a_non_array_names_its_type():
+    @custom_vjp
+    def f(x):
+        return x * 2
+    f.defvjp(lambda x: (f(x), None), lambda r, g: ("bad",))
+    with pytest.raises(TypeError, match="leaf 0 is a str, not an array"):
+        grad(lambda x: fnp.sum(f(x)))(fnp.ones(2))

@@ -159,6 +159,10 @@ class _CheckpointCall(TraceCall):
             outs = [o._primal if v >= 0 else o for o, v in zip(outs, out_vars)]
         self.in_vars = [sub.var_of(x) for x in sub_in]
         _forget_excluded(sub.records, self.policy.excluded_names, set(self.in_vars))
+        inputs = {v for v in self.in_vars if v >= 0}
+        for rec in sub.records:  # the replay takes the inputs from the call's own record
+            rec.saved = tuple(None if v in inputs else s
+                              for s, v in zip(rec.saved, rec.in_vars))
         needed, _ = _needed_vars(sub.records)
         for rec in sub.records:  # saveable is not the same as needed: keep only the latter
             if rec.out is not None and not any(v in needed for v in rec.out_vars):

@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
@@ -47,6 +49,11 @@ def _leaves_matching(name: str, what: str, got: Any, tree: Any, like: Sequence) 
         raise TypeError(f"{what} of custom function {name!r} must have the structure "
                         f"{tree}, but it returned {got_tree}")
     for k, (g, e) in enumerate(zip(leaves, like)):
+        if g is not None and not isinstance(g, (Array, np.ndarray, np.generic, int, float,
+                                                 complex)):
+            raise TypeError(f"{what} of custom function {name!r}: leaf {k} is a "
+                            f"{type(g).__name__}, not an array; return arrays (or None for "
+                            "a zero cotangent)")
         shape = tuple(getattr(g, "shape", ()))
         if g is not None and shape != tuple(e.shape):
             raise ValueError(f"{what} of custom function {name!r}: leaf {k} has shape "
@@ -222,7 +229,7 @@ class _CustomJVPCall(_Call):
         return [trace.wrap(o, t) for o, t in zip(out, t_out)]
 
     def process_rev(self, trace: Any, leaves: Sequence) -> list:
-        primals, _, _ = trace.lower(leaves)
+        primals = trace.lower(leaves)[0]
         outs = self._flat_fun(*primals)
         return self.record(trace, leaves, custom_jvp_call, primals, outs)
 
@@ -284,7 +291,7 @@ class _CustomVJPCall(_Call):
         return out
 
     def process_rev(self, trace: Any, leaves: Sequence) -> list:
-        primals, _, _ = trace.lower(leaves)
+        primals = trace.lower(leaves)[0]
         outs = self.run_fwd(primals)
         return self.record(trace, leaves, custom_vjp_call, primals, outs)
 

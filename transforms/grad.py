@@ -127,7 +127,12 @@ def _check_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple
         if not isinstance(n, (int, np.integer)) or not -nargs <= n < nargs:
             raise TypeError(f"{name}: argnums={argnums!r} is out of range for a call with "
                             f"{nargs} positional argument(s)")
-    return tuple(int(n) % nargs for n in nums)
+    nums = tuple(int(n) % nargs for n in nums)
+    if len(set(nums)) != len(nums):
+        raise ValueError(f"{name}: argnums={argnums!r} names an argument more than once; "
+                         "each positional argument can be differentiated once (to "
+                         "differentiate one value twice, pass it as two arguments)")
+    return nums
 
 
 def _check_inputs(x: Any, allow_int: bool, holomorphic: bool, name: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
-from .grad import _check_argnums, _check_inputs, _vjp
+from .grad import _as_array, _check_argnums, _check_inputs, _vjp
 from .jvp import JVPTracer, linearize
 
 __all__ = ["jacrev", "jacobian", "jacfwd", "hessian"]
@@ -46,7 +46,8 @@ def _dyn_args(args: tuple, argnums: Any, name: str) -> tuple[tuple, Callable]:
                 full[i] = a
             return fun(*full, **kwargs)
         return partial
-    return tuple(args[i] for i in nums), with_dyn
+    dyn = tuple(tree_util.tree_map(_as_array, args[i]) for i in nums)
+    return dyn, with_dyn
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,

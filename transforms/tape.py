@@ -24,7 +24,7 @@ import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array, as_array, zeros_on
-from funcgrad.core import ZERO, Primitive, Trace, Tracer, new_trace
+from funcgrad.core import ZERO, Primitive, Trace, Tracer, bind, new_trace
 from funcgrad.primitives.elementwise import real
 from funcgrad.primitives.reductions import reduce_sum
 from funcgrad.primitives.shape import reshape
@@ -188,7 +188,7 @@ class RevTrace(Trace):
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
         primals, in_vars, mask = self.lower(args)
-        out = prim.bind(*primals, **params)
+        out = bind(prim, primals, params)
         if not self.keep_all and (mask == 0 or not prim.differentiable):
             return out
         return self.record(prim, params, primals, in_vars, mask, out)
@@ -205,9 +205,11 @@ class RevTrace(Trace):
         if prim.multiple_results:
             result: Any = tuple([self._traced(o) for o in out])
             out_vars = tuple([self.var_of(r) for r in result])
+        elif self.keep_all or out.dtype.kind in "fc":
+            result = self.new_var(out)
+            out_vars = (result._var,)
         else:
-            result = self._traced(out)
-            out_vars = (self.var_of(result),)
+            result, out_vars = out, (-1,)
         rec = build_record(prim, params, primals, in_vars, mask, out_vars, out,
                            self.keep_consts, _user_source() if self.sources else None)
         if self.policy is not None:
@@ -235,10 +237,6 @@ class RevTrace(Trace):
 def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
     """Sum a cotangent back over broadcast axes and cast it to the input's dtype (the real
     part for a real input), so that rules need not care about either."""
-    if type(g) is Array:  # the common case, read off the backend array: nothing to fit
-        raw = g._value
-        if raw.shape == shape and raw.dtype == dtype:
-            return g
     g = as_array(g)
     g_shape = tuple(g.shape)
     if g_shape != shape:
@@ -290,15 +288,20 @@ def _output_cotangent(rec: Record, cts: list, var_avals: list, consume: bool) ->
     return g  # a list: a rule that takes all cotangents over (checkpoint) may empty it
 
 
-def _input_cotangents(rec: Record, g: Any, var_avals: list) -> Iterable[tuple]:
-    """(variable, cotangent) for each traced float input of ``rec``, from its VJP rules."""
+def _accumulate_input_cotangents(rec: Record, g: Any, cts: list, var_avals: list) -> None:
+    """Add to ``cts`` the cotangent of each traced float input of ``rec``, from its VJP
+    rules, summed back and cast to the input's shape and dtype."""
     prim = rec.prim
-    if not prim.vjp_rules:
+    rules = prim.vjp_rules
+    if not rules:
         raise _missing_rule(prim, 0)
     saved, out, in_avals, params = rec.saved, rec.out, rec.in_avals, rec.params
     every = (None if prim.vjp_all is None else
              prim.vjp_all.apply(g, -1, saved, out, in_avals, params))
-    for i, v in enumerate(rec.in_vars):
+    one_rule = len(rules) == 1 and len(rec.in_vars) > 1  # variadic
+    i = -1
+    for v in rec.in_vars:
+        i += 1
         if v < 0:
             continue
         shape, dtype = var_avals[v]
@@ -306,15 +309,19 @@ def _input_cotangents(rec: Record, g: Any, var_avals: list) -> Iterable[tuple]:
             continue
         if every is not None:
             gi = every[i]
+            if gi is None:
+                continue
         else:
-            rule = prim.vjp_rule(i)
+            rule = rules[0] if one_rule else rules[i]
             if rule is ZERO:
                 continue
             if rule is None:
                 raise _missing_rule(prim, i)
             gi = rule.apply(g, i, saved, out, in_avals, params)
-        if gi is not None:
-            yield v, fit_cotangent(gi, shape, dtype)
+        if not isinstance(gi, Array) or gi.shape != shape or gi.dtype != dtype:
+            gi = fit_cotangent(gi, shape, dtype)
+        old = cts[v]
+        cts[v] = gi if old is None else old + gi
 
 
 def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable[tuple],
@@ -336,9 +343,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             g = _output_cotangent(rec, cts, var_avals, consume)
             if g is None:
                 continue
-            for v, gi in _input_cotangents(rec, g, var_avals):
-                old = cts[v]
-                cts[v] = gi if old is None else old + gi
+            _accumulate_input_cotangents(rec, g, cts, var_avals)
             if consume:
                 rec.saved = rec.out = None
     finally:
@@ -375,11 +380,31 @@ class Tape:
         self.in_vars = in_vars
         self.out_vars = out_vars
         self.out_consts = [None] * len(out_vars) if out_consts is None else out_consts
-        self.in_tree = in_tree if in_tree is not None else tree_util.tree_structure(
-            tuple(in_vars))
-        self.out_tree = out_tree if out_tree is not None else tree_util.tree_structure(
-            tuple(out_vars))
+        self._in_tree = in_tree
+        self._out_tree = out_tree
         self.name = name
+
+    @property
+    def in_tree(self) -> Any:
+        """The pytree structure of the inputs (a flat tuple unless set)."""
+        if self._in_tree is None:
+            self._in_tree = tree_util.tree_structure(tuple(self.in_vars))
+        return self._in_tree
+
+    @in_tree.setter
+    def in_tree(self, tree: Any) -> None:
+        self._in_tree = tree
+
+    @property
+    def out_tree(self) -> Any:
+        """The pytree structure of the outputs (a flat tuple unless set)."""
+        if self._out_tree is None:
+            self._out_tree = tree_util.tree_structure(tuple(self.out_vars))
+        return self._out_tree
+
+    @out_tree.setter
+    def out_tree(self, tree: Any) -> None:
+        self._out_tree = tree
 
     # -- running ---------------------------------------------------------------------
     def replay(self, inputs: Sequence) -> list:
@@ -390,7 +415,7 @@ class Tape:
             env[var] = x
         for rec in self.records:
             args = [env[v] if v >= 0 else rec.saved[i] for i, v in enumerate(rec.in_vars)]
-            out = rec.prim.bind(*args, **rec.params)
+            out = bind(rec.prim, args, rec.params)
             for v, o in zip(rec.out_vars, out if rec.prim.multiple_results else (out,)):
                 if v >= 0:
                     env[v] = o
@@ -450,7 +475,7 @@ class Tape:
                 new.out = outs if rec.prim.multiple_results else outs[0]
             records.append(new)
         return Tape(records, self.var_avals, self.in_vars, self.out_vars, self.out_consts,
-                    self.in_tree, self.out_tree, self.name)
+                    self._in_tree, self._out_tree, self.name)
 
     # -- reading -----------------------------------------------------------------------
     def __str__(self) -> str:
@@ -499,7 +524,7 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
     """``prim`` applied to concrete ``args``, and the one-record tape of that call with the
     arguments at positions ``diff`` as its inputs (variables 0..k-1) and the output as the
     next: what `trace_flat` would give for a one-primitive function, without a trace."""
-    out = prim.apply(args, params)
+    out = bind(prim, args, params)
     in_vars = [-1] * len(args)
     var_avals = []
     mask = 0

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.array import Array, _IndexUpdateRef
+from funcgrad.core import NO_PARAMS, Primitive, bind
 
 # method name -> funcgrad.numpy function called with the array first
 _METHODS = {
@@ -40,15 +41,23 @@ _OPERANDS = (Array, float, int, np.ndarray, np.generic, complex, list)
 
 def _binary(f: Any, reflected: bool) -> Any:
     """An operator method; other operand types get NotImplemented, so that Python tries
-    their reflected method (as it does for numpy arrays). A primitive is called through its
-    bound `bind` (one call less than through the object)."""
-    call = getattr(f, "bind", f)
-    if reflected:
+    their reflected method (as it does for numpy arrays). A primitive goes to `bind`
+    directly (calling the primitive object would add a call)."""
+    if isinstance(f, Primitive):
+        if reflected:
+            def op(x: Array, y: Any) -> Any:
+                return bind(f, (y, x), NO_PARAMS) if isinstance(y, _OPERANDS) else \
+                    NotImplemented
+        else:
+            def op(x: Array, y: Any) -> Any:
+                return bind(f, (x, y), NO_PARAMS) if isinstance(y, _OPERANDS) else \
+                    NotImplemented
+    elif reflected:
         def op(x: Array, y: Any) -> Any:
-            return call(y, x) if isinstance(y, _OPERANDS) else NotImplemented
+            return f(y, x) if isinstance(y, _OPERANDS) else NotImplemented
     else:
         def op(x: Array, y: Any) -> Any:
-            return call(x, y) if isinstance(y, _OPERANDS) else NotImplemented
+            return f(x, y) if isinstance(y, _OPERANDS) else NotImplemented
     return op
 
 
