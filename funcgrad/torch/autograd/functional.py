@@ -361,7 +361,9 @@ def _transformed_jacobian(kind: str, func: Callable, inputs: tuple, inputs_tuple
         return outputs
     f = torch_func.jacrev(func, argnums=argnums) if hessian_of else as_outputs
     jac = getattr(torch_func, kind)(f, argnums=argnums)(*(x.detach() for x in inputs))
-    nested = tuple(tuple(row) for row in jac)  # [output][input]
+    # [output][input]; PyTorch's forward-mode Jacobian nests lists where reverse mode has tuples
+    container = list if kind == "jacfwd" else tuple
+    nested = container(container(row) for row in jac)
     return _unpack(nested, (outer_tuple[0], inputs_tuple))
 
 

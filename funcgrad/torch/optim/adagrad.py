@@ -52,5 +52,5 @@ class Adagrad(Optimizer):
             grad = grad.add(p, alpha=group["weight_decay"])
         clr = to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
         state["sum"].addcmul_(grad, grad, value=1)
-        std = state["sum"].sqrt().add_(group["eps"])
+        std = state["sum"].sqrt() + group["eps"]  # not in place: see RMSprop
         p.addcdiv_(grad, std, value=-clr)

@@ -53,10 +53,10 @@ class RMSprop(Optimizer):
         if group["centered"]:
             grad_avg = state["grad_avg"]
             grad_avg.lerp_(grad, 1 - alpha)
-            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt()
         else:
             avg = square_avg.sqrt()
-        avg = avg.add_(eps)
+        avg = avg + eps  # not in place: sqrt keeps its output for a differentiable step
         if group["momentum"] > 0:
             buf = state["momentum_buffer"]
             buf.mul_(group["momentum"]).addcdiv_(grad, avg)

@@ -12,7 +12,7 @@ tensors under grad mode, where the update is recorded for autograd.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.optim.optimizer import Optimizer, check_fused, check_lr, to_scalar
@@ -20,9 +20,11 @@ from funcgrad.torch.optim.optimizer import Optimizer, check_fused, check_lr, to_
 __all__ = ["SGD"]
 
 
-def _direction(p: Any, g: Any, buf: Any, group: dict) -> tuple:
+def _direction(p: Any, g: Any, buf: Any, group: dict,
+               first_buffer: Callable = lambda g: g) -> tuple:
     """``(step direction, new momentum buffer or None)`` for parameter value ``p``,
-    gradient ``g`` and the previous buffer (None before the first step)."""
+    gradient ``g`` and the previous buffer (None before the first step, when the buffer
+    starts as ``first_buffer(g)``)."""
     if group["maximize"]:
         g = -g
     if group["weight_decay"] != 0:
@@ -30,8 +32,14 @@ def _direction(p: Any, g: Any, buf: Any, group: dict) -> tuple:
     momentum = group["momentum"]
     if momentum == 0:
         return g, None
-    buf = g if buf is None else momentum * buf + (1 - group["dampening"]) * g
+    buf = first_buffer(g) if buf is None else momentum * buf + (1 - group["dampening"]) * g
     return (g + momentum * buf if group["nesterov"] else buf), buf
+
+
+def _detached_copy(g: Tensor) -> Tensor:
+    """The first momentum buffer on the recorded path: a detached copy of the gradient,
+    as PyTorch's (so the first step's buffer carries no gradient)."""
+    return g.detach().clone()
 
 
 class SGD(Optimizer):
@@ -82,10 +90,10 @@ class SGD(Optimizer):
                 continue
             state = self.state[p] if group["momentum"] != 0 else None
             old = state.get("momentum_buffer") if state is not None else None
-            direction, buf = _direction(p, p.grad, old, group)
+            direction, buf = _direction(p, p.grad, old, group, _detached_copy)
             if buf is not None:
                 if old is None:
-                    state["momentum_buffer"] = buf.clone()
+                    state["momentum_buffer"] = buf
                 else:
                     old.copy_(buf)
             p.sub_(direction, alpha=lr)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections.abc
 import copy
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -78,7 +78,7 @@ def default_convert(data: Any) -> Any:
     return data
 
 
-def collate(batch: list, *, collate_fn_map: dict | None = None) -> Any:
+def collate(batch: Sequence, *, collate_fn_map: dict | None = None) -> Any:
     """Collate ``batch`` by the type of its first element: an entry of ``collate_fn_map``
     (exact type first, then isinstance in table order), else by structure."""
     elem = batch[0]
@@ -94,13 +94,13 @@ def collate(batch: list, *, collate_fn_map: dict | None = None) -> Any:
                                                     collate_fn_map=collate_fn_map)
                                        for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return kind(*(collate(list(field), collate_fn_map=collate_fn_map)
-                      for field in zip(*batch)))
+        return kind(*(collate(field, collate_fn_map=collate_fn_map) for field in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if not all(len(e) == size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        fields = [collate(list(f), collate_fn_map=collate_fn_map) for f in zip(*batch)]
+        # each field is the tuple zip makes (strings stay batched as that tuple, as in PyTorch)
+        fields = [collate(f, collate_fn_map=collate_fn_map) for f in zip(*batch)]
         return fields if isinstance(elem, tuple) else _rebuild_sequence(elem, fields)
     raise TypeError(default_collate_err_msg_format.format(kind))
 
