@@ -2,7 +2,8 @@
 
 ``import funcgrad.torch as torch`` and PyTorch code runs: tensors with ``requires_grad``,
 ``grad_fn`` nodes named as PyTorch names them, ``backward()`` with PyTorch's engine order
-and errors, custom ``autograd.Function``, ``nn``, ``optim`` and ``torch.func``.
+and errors, custom ``autograd.Function``, ``nn``, ``optim`` (with ``lr_scheduler``),
+``utils.data``, ``autograd.functional`` and ``torch.func``.
 
 The facade is thin: every derivative comes from funcgrad's primitive registry (each op is a
 funcgrad function run under `funcgrad.vjp`); the facade adds state (tensors that change,
