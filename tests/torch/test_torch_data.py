@@ -160,7 +160,7 @@ def test_worker_batches_match_pytorch_workers(real, case):
         warnings.simplefilter("ignore")
         ours = [plain(b) for b in fg.utils.data.DataLoader(make(fg), num_workers=3, **kw)]
         theirs = [plain(b) for b in real.utils.data.DataLoader(
-            make(real), num_workers=3, multiprocessing_context="fork", **kw)]
+            make(real), num_workers=3, multiprocessing_context="fork", timeout=120, **kw)]
     assert ours == theirs
 
 
