@@ -2,7 +2,8 @@
 
 ``import funcgrad.torch as torch`` and PyTorch code runs: tensors with ``requires_grad``,
 ``grad_fn`` nodes named as PyTorch names them, ``backward()`` with PyTorch's engine order
-and errors, custom ``autograd.Function``, ``nn``, ``optim`` and ``torch.func``.
+and errors, custom ``autograd.Function``, ``nn``, ``optim`` (with ``lr_scheduler``),
+``utils.data``, ``autograd.functional`` and ``torch.func``.
 
 The facade is thin: every derivative comes from funcgrad's primitive registry (each op is a
 funcgrad function run under `funcgrad.vjp`); the facade adds state (tensors that change,
@@ -17,6 +18,7 @@ import math as _math
 from funcgrad.torch import _dtypes
 from funcgrad.torch import autograd  # first: _tensor needs autograd.grad_mode and .node
 from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_default_dtype,
+                                    get_default_device, set_default_device,
                                     promote_types, float32, float, float64, double, float16,
                                     half, complex64, cfloat, complex128, cdouble, int8, int16,
                                     short, int32, int, int64, long, uint8, bool)
@@ -30,10 +32,12 @@ from funcgrad.torch._factories import (tensor, as_tensor, from_numpy, zeros, one
                                        arange, linspace, logspace, eye, rand, randn, randint,
                                        rand_like, randn_like, randint_like, randperm, normal,
                                        bernoulli, manual_seed, seed, initial_seed, Generator,
-                                       default_generator, scalar_tensor)
+                                       default_generator, scalar_tensor, get_rng_state,
+                                       set_rng_state, multinomial)
 from funcgrad.torch import _ops_basic, _ops_reduce, _ops_shape, _methods
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
+from funcgrad.torch import accelerator, backends
 from funcgrad.torch.serialization import save, load
 
 _methods.install()

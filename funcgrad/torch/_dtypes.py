@@ -3,7 +3,8 @@
 `torch.float32` and friends are `dtype` objects that print as PyTorch prints them; each
 knows its numpy dtype. The default floating dtype (float32, as in PyTorch) is what Python
 floats and the random/constant factories produce; `set_default_dtype` changes it for the
-process, as PyTorch does.
+process, as PyTorch does. Likewise the default device (cpu) is where factories put tensors
+when no ``device=`` is given: `set_default_device`, or ``with torch.device('cuda'):``.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ __all__ = ["dtype", "Size", "device", "get_default_dtype", "set_default_dtype",
            "to_torch_dtype", "to_numpy_dtype", "float32", "float", "float64", "double",
            "float16", "half", "complex64", "cfloat", "complex128", "cdouble", "int8",
            "int16", "short", "int32", "int", "int64", "long", "uint8", "bool",
-           "promote_types", "result_type_of", "can_cast", "tensor_type_name"]
+           "promote_types", "result_type_of", "can_cast", "tensor_type_name",
+           "get_default_device", "set_default_device"]
 
 
 class dtype:
@@ -224,3 +226,30 @@ class device:
     @staticmethod
     def of_funcgrad(name: str) -> "device":
         return device("cpu") if name == "cpu" else device("cuda", builtin_int(name.split(":")[1]))
+
+    def __enter__(self) -> "device":
+        """``with torch.device('cuda'):`` makes this the default device inside the block."""
+        _device_stack.append(_default_device[0])
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _default_device[0] = _device_stack.pop()
+
+
+_default_device = [device("cpu")]
+_device_stack: list = []  # the defaults that enclosing ``with device(...)`` blocks replaced
+
+
+def get_default_device() -> device:
+    """Where factories put tensors when no ``device=`` is given (cpu unless changed);
+    a bare ``'cuda'`` reads as cuda:0, as in PyTorch."""
+    return _default_device[0]
+
+
+def set_default_device(d: Any) -> None:
+    """Make ``d`` the default device of the factories (None restores cpu)."""
+    d = device("cpu") if d is None else device(d)
+    if d.type == "cuda" and d.index is None:
+        d = device("cuda", 0)
+    _default_device[0] = d

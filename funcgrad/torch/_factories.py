@@ -20,7 +20,8 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full"
            "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
            "logspace", "eye", "rand", "randn", "randint", "rand_like", "randn_like",
            "randint_like", "randperm", "normal", "bernoulli", "manual_seed", "seed",
-           "initial_seed", "Generator", "default_generator", "scalar_tensor"]
+           "initial_seed", "Generator", "default_generator", "scalar_tensor", "get_rng_state",
+           "set_rng_state", "multinomial"]
 
 
 class Generator:
@@ -44,6 +45,37 @@ class Generator:
         self.manual_seed(s)
         return s
 
+    def get_state(self) -> Tensor:
+        """The stream's position as a uint8 tensor (seed and PCG64 state, 16 bytes each),
+        for `set_state`; the layout is funcgrad's, not PyTorch's mt19937 state."""
+        st = self.rng.bit_generator.state
+        words = (self._seed, st["state"]["state"], st["state"]["inc"], st["has_uint32"],
+                 st["uinteger"])
+        raw = b"".join(int(w).to_bytes(_STATE_WORD, "little") for w in words)
+        return _finish(np.frombuffer(raw, np.uint8), D.uint8, None, False)
+
+    def set_state(self, new_state: Tensor) -> "Generator":
+        """Continue the stream from a state that `get_state` returned."""
+        if not isinstance(new_state, Tensor) or new_state.dtype != D.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = new_state._host().tobytes()
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(f"Expected a funcgrad generator state of size {_STATE_BYTES} "
+                               f"but found the input RNG state size to be {len(raw)}")
+        seed, state, inc, has_uint32, uinteger = (
+            int.from_bytes(raw[i:i + _STATE_WORD], "little")
+            for i in range(0, _STATE_BYTES, _STATE_WORD))
+        rng = np.random.default_rng()
+        rng.bit_generator.state = {"bit_generator": "PCG64",
+                                   "state": {"state": state, "inc": inc},
+                                   "has_uint32": has_uint32, "uinteger": uinteger}
+        self._seed, self.rng = seed, rng
+        return self
+
+
+_STATE_WORD = 16  # bytes per word of `Generator.get_state` (PCG64's state is 128-bit)
+_STATE_BYTES = 5 * _STATE_WORD
+
 
 default_generator = Generator()
 
@@ -57,6 +89,15 @@ def seed() -> int:
     return default_generator.seed()
 
 
+def get_rng_state() -> Tensor:
+    """The default generator's state (`Generator.get_state`)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator.set_state(new_state)
+
+
 def initial_seed() -> int:
     return default_generator.initial_seed()
 
@@ -67,8 +108,11 @@ def _rng(generator: Generator | None) -> np.random.Generator:
 
 def _finish(raw: np.ndarray, dtype: D.dtype, device: Any, requires_grad: bool) -> Tensor:
     data = new_array(np.array(raw, dtype=dtype.np, order="C"))
-    if device is not None and D.device(device).type != "cpu":
-        data = funcgrad.device_put(data, D.device(device).funcgrad)
+    device = D.get_default_device() if device is None else D.device(device)
+    if device.type != "cpu":
+        if not funcgrad.backend.cupy_available():
+            raise AssertionError("Torch not compiled with CUDA enabled")
+        data = funcgrad.device_put(data, device.funcgrad)
     t = make(data)
     if requires_grad:
         t.requires_grad_(True)
@@ -312,3 +356,40 @@ def bernoulli(input: Tensor, p: float | None = None, *,
     probs = input._host() if p is None else np.full(tuple(input.shape), p)
     raw = _rng(generator).random(probs.shape) < probs
     return _finish(raw, input.dtype, input.device, False)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None, out: Any = None) -> Tensor:
+    """Indices drawn from the categories of each row of ``input`` (weights, not
+    necessarily normalised). Without replacement the draws are sequential (a drawn
+    category leaves the pool), done at once by the exponential race: the ``num_samples``
+    smallest ``Exp(1) / weight``. Categories of weight 0 come last, in index order."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           + input.type().rsplit(".", 1)[-1][:-len("Tensor")])
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > input.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    weights = np.asarray(input._host(), dtype=np.float64).reshape(-1, input.shape[-1])
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    totals = weights.sum(axis=1)
+    if np.any(totals <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = _rng(generator)
+    if replacement:
+        cdf = np.cumsum(weights, axis=1)
+        u = rng.random((len(weights), num_samples)) * totals[:, None]
+        last = weights.shape[1] - 1 - np.argmax(weights[:, ::-1] > 0, axis=1)
+        raw = np.stack([np.minimum(np.searchsorted(c, r, side="right"), k)
+                        for c, r, k in zip(cdf, u, last)])
+    else:
+        with np.errstate(divide="ignore"):
+            keys = rng.exponential(size=weights.shape) / weights
+        raw = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    raw = raw.reshape(tuple(input.shape[:-1]) + (num_samples,))
+    return _finish(raw, D.int64, input.device, False)

@@ -395,10 +395,19 @@ for _n, _f in [("isnan", "isnan"), ("isinf", "isinf"), ("isfinite", "isfinite"),
     _predicate(_n, _f)
 
 
-@op("equal", method=True)
-def _equal(input: Tensor, other: Tensor) -> Spec:
-    return Spec("equal", lambda a, b: fnp.asarray(a.shape == b.shape and bool(
-        fnp.all(fnp.equal(a, b)))), [input, other], differentiable=False)
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether both tensors have the same size and the same elements, as a Python bool
+    (dtypes may differ; NaN equals nothing), like ``torch.equal``."""
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"equal(): argument '{name}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
+    if input.shape != other.shape:
+        return False
+    return bool(FUNCTIONS["eq"](input, other).all())
+
+
+FUNCTIONS["equal"] = METHODS["equal"] = equal
 
 
 # -- clamp, where --------------------------------------------------------------------------------

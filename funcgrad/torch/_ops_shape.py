@@ -237,6 +237,23 @@ def _narrow(input: Tensor, dim: int, start: int, length: int) -> Spec:
     return Spec("SliceBackward0", lambda x: x[idx], [input])
 
 
+@op("select")
+def _select(input: Tensor, dim: int, index: Any) -> Spec:
+    """``input`` indexed by ``index`` along ``dim`` (that dimension removed)."""
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer, Tensor)):
+        raise TypeError("select(): argument 'index' (position 3) must be int, not "
+                        f"{type(index).__name__}")
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _dim(dim, input.ndim)
+    index, size = int(index), input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    idx = (slice(None),) * d + (index % size,)
+    return Spec("SelectBackward0", lambda x: x[idx], [input])
+
+
 # -- joining and splitting ----------------------------------------------------------------
 
 def _joinable(tensors: Sequence[Tensor]) -> tuple:

@@ -1,8 +1,9 @@
 """Adam and AdamW with PyTorch's update equations (``_single_tensor_adam``).
 
-    t += 1;  g = grad (+ weight_decay * p for Adam; AdamW decays p by lr*weight_decay)
-    m = lerp(m, g, 1 - beta1);      v = beta2*v + (1 - beta2)*g*g
-    v_hat = max(v_hat, v)           (amsgrad; the denominator then uses v_hat)
+    t += 1;  g = grad (negated when maximize)
+    g = g + weight_decay * p          (Adam)  |  p = p * (1 - lr * weight_decay)  (decoupled)
+    m = lerp(m, g, 1 - beta1);        v = beta2 * v + (1 - beta2) * g * g
+    v_max = max(v_max, v)             (amsgrad: the denominator then uses v_max)
     denom = sqrt(v) / sqrt(1 - beta2^t) + eps
     p = p - (lr / (1 - beta1^t)) * m / denom
 """
@@ -13,77 +14,85 @@ from typing import Any, Iterable
 
 from funcgrad.torch import _factories
 from funcgrad.torch._ops_basic import FUNCTIONS
-from funcgrad.torch.optim.optimizer import Optimizer
+from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.optim.optimizer import (Optimizer, check_betas, check_fused, check_lr,
+                                            check_non_negative, new_step, to_scalar)
 
 __all__ = ["Adam", "AdamW"]
 
 
 class Adam(Optimizer):
-    _decoupled = False
+    _load_defaults = {"amsgrad": False, "maximize": False, "foreach": None,
+                      "capturable": False, "differentiable": False,
+                      "decoupled_weight_decay": False, "fused": None}
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
-                 betas: tuple = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
-                 amsgrad: bool = False, *, foreach: Any = None, maximize: bool = False,
-                 capturable: bool = False, differentiable: bool = False,
-                 fused: Any = None) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        for i in (0, 1):
-            if not 0.0 <= betas[i] < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
-                                      capturable=capturable, differentiable=differentiable,
-                                      fused=fused))
+    def __init__(self, params: Iterable[Any], lr: Any = 1e-3, betas: tuple = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: Any = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: Any = None,
+                 decoupled_weight_decay: bool = False) -> None:
+        check_lr(lr)
+        check_non_negative(**{"epsilon value": eps})
+        check_betas(betas)
+        check_non_negative(**{"weight_decay value": weight_decay})
+        if not (all(isinstance(b, float) for b in betas) or
+                all(isinstance(b, Tensor) for b in betas)):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i, b in enumerate(betas):
+            if isinstance(b, Tensor) and b.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        super().__init__(params, dict(
+            lr=lr, betas=tuple(to_scalar(b) for b in betas), eps=eps,
+            weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+            capturable=capturable, differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay))
+        check_fused(fused, foreach, differentiable)
 
-    def _state(self, p: Any, amsgrad: bool) -> dict:
-        state = self.state[p]
-        if not state:
-            state["step"] = _factories.tensor(0.0)
-            state["exp_avg"] = _factories.zeros_like(p)
-            state["exp_avg_sq"] = _factories.zeros_like(p)
-            if amsgrad:
-                state["max_exp_avg_sq"] = _factories.zeros_like(p)
-        return state
+    def _init_state(self, p: Tensor, state: dict, group: dict) -> None:
+        state["step"] = new_step(p, group)
+        state["exp_avg"] = _factories.zeros_like(p)
+        state["exp_avg_sq"] = _factories.zeros_like(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = _factories.zeros_like(p)
 
-    def _step_group(self, group: dict) -> None:
+    def _update(self, p: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         beta1, beta2 = group["betas"]
-        lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad if not group["maximize"] else -p.grad
-            state = self._state(p, amsgrad)
-            state["step"].add_(1)
-            if wd != 0:
-                if self._decoupled:
-                    p.mul_(1 - lr * wd)
-                else:
-                    g = g.add(p, alpha=wd)
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.lerp_(g, 1 - beta1)
-            exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-            step = state["step"].item()
-            step_size = lr / (1 - beta1 ** step)
-            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
-            if amsgrad:
-                state["max_exp_avg_sq"].copy_(FUNCTIONS["maximum"](state["max_exp_avg_sq"],
-                                                                   exp_avg_sq))
-                denom = (state["max_exp_avg_sq"].sqrt() / bias_correction2_sqrt).add_(eps)
+        lr, eps, weight_decay = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
+        state["step"].add_(1)
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * weight_decay)
             else:
-                denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-            p.addcdiv_(exp_avg, denom, value=-step_size)
+                grad = grad.add(p, alpha=weight_decay)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        step = state["step"].item()
+        step_size = lr / (1 - beta1 ** step)
+        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"].copy_(FUNCTIONS["maximum"](state["max_exp_avg_sq"],
+                                                               exp_avg_sq))
+            second = state["max_exp_avg_sq"]
+        else:
+            second = exp_avg_sq
+        denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
+        p.addcdiv_(exp_avg, denom, value=-step_size)
 
 
 class AdamW(Adam):
     """Adam with decoupled weight decay (default 1e-2)."""
-    _decoupled = True
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False,
-                 **kwargs: Any) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, **kwargs)
+    def __init__(self, params: Iterable[Any], lr: Any = 1e-3, betas: tuple = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False, foreach: Any = None, capturable: bool = False,
+                 differentiable: bool = False, fused: Any = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True  # AdamW always decouples, as PyTorch's

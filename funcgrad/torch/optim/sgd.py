@@ -1,27 +1,56 @@
 """SGD with momentum, dampening, Nesterov and weight decay: PyTorch's update equations.
 
-    g = grad (+ weight_decay * p);  (negated when maximize)
-    buf = g                      on the first step, else  buf = momentum*buf + (1-dampening)*g
-    g = g + momentum*buf         if nesterov, else  g = buf         (when momentum != 0)
+    g = grad (negated when maximize) + weight_decay * p
+    b = g                    on the first step, else  b = momentum * b + (1 - dampening) * g
+    g = g + momentum * b     if nesterov, else  g = b              (when momentum != 0)
     p = p - lr * g
+
+`_direction` holds these equations, written with arithmetic operators only, so that the
+same formula runs on the parameters' funcgrad arrays (the default: no graph is recorded
+under no_grad, so tensor ops would only add dispatch) and, with ``differentiable=True``, on
+tensors under grad mode, where the update is recorded for autograd.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from funcgrad.torch._tensor import make
-from funcgrad.torch.optim.optimizer import Optimizer
+from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch.optim.optimizer import Optimizer, check_fused, check_lr, to_scalar
 
 __all__ = ["SGD"]
 
 
+def _direction(p: Any, g: Any, buf: Any, group: dict,
+               first_buffer: Callable = lambda g: g) -> tuple:
+    """``(step direction, new momentum buffer or None)`` for parameter value ``p``,
+    gradient ``g`` and the previous buffer (None before the first step, when the buffer
+    starts as ``first_buffer(g)``)."""
+    if group["maximize"]:
+        g = -g
+    if group["weight_decay"] != 0:
+        g = g + group["weight_decay"] * p
+    momentum = group["momentum"]
+    if momentum == 0:
+        return g, None
+    buf = first_buffer(g) if buf is None else momentum * buf + (1 - group["dampening"]) * g
+    return (g + momentum * buf if group["nesterov"] else buf), buf
+
+
+def _detached_copy(g: Tensor) -> Tensor:
+    """The first momentum buffer on the recorded path: a detached copy of the gradient,
+    as PyTorch's (so the first step's buffer carries no gradient)."""
+    return g.detach().clone()
+
+
 class SGD(Optimizer):
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
+    _load_defaults = {"nesterov": False, "maximize": False, "foreach": None,
+                      "differentiable": False, "fused": False}
+
+    def __init__(self, params: Iterable[Any], lr: Any = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
                  maximize: bool = False, foreach: Any = None, differentiable: bool = False,
                  fused: Any = None) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
@@ -32,28 +61,39 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
+        check_fused(fused, foreach, differentiable)
 
     def _step_group(self, group: dict) -> None:
-        """The update equations on the parameters' arrays (no graph is recorded under
-        no_grad, so tensor ops would only add dispatch), rebinding each parameter and
-        momentum buffer in place with a version bump, as PyTorch's in-place update does."""
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        weight_decay, nesterov, maximize = (group["weight_decay"], group["nesterov"],
-                                            group["maximize"])
+        if group["differentiable"]:
+            self._step_tensors(group)
+            return
+        lr = to_scalar(group["lr"])
         for p in group["params"]:
             if p._grad is None:
                 continue
-            g = p._grad._st.a
-            if maximize:
-                g = -g
-            if weight_decay != 0:
-                g = g + weight_decay * p._st.a
-            if momentum != 0:
-                state = self.state[p]
-                buf = state.get("momentum_buffer")
-                if buf is None:  # arrays are immutable: the buffer can start as g itself
-                    buf = state["momentum_buffer"] = make(g)
+            state = self.state[p] if group["momentum"] != 0 else None
+            old = state.get("momentum_buffer") if state is not None else None
+            direction, buf = _direction(p._st.a, p._grad._st.a,
+                                        None if old is None else old._st.a, group)
+            if buf is not None:
+                if old is None:  # arrays are immutable: the buffer can start as g itself
+                    state["momentum_buffer"] = make(buf)
                 else:
-                    buf._assign_array(momentum * buf._st.a + (1 - dampening) * g)
-                g = g + momentum * buf._st.a if nesterov else buf._st.a
-            p._assign_array(p._st.a - lr * g)
+                    old._assign_array(buf)
+            p._assign_array(p._st.a - lr * direction)
+
+    def _step_tensors(self, group: dict) -> None:
+        """The update recorded by autograd (``differentiable=True``: grad mode is on)."""
+        lr = to_scalar(group["lr"])
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p] if group["momentum"] != 0 else None
+            old = state.get("momentum_buffer") if state is not None else None
+            direction, buf = _direction(p, p.grad, old, group, _detached_copy)
+            if buf is not None:
+                if old is None:
+                    state["momentum_buffer"] = buf
+                else:
+                    old.copy_(buf)
+            p.sub_(direction, alpha=lr)
