@@ -95,7 +95,8 @@ class MPITransport(Transport):
         self.timeout = timeout
         self.watchdog = Watchdog(timeout, self._timed_out) if timeout else None
         M = self.MPI
-        self._ops = {"sum": M.SUM, "prod": M.PROD, "max": M.MAX, "min": M.MIN}
+        self._ops = {"sum": M.SUM, "prod": M.PROD, "max": M.MAX, "min": M.MIN,
+                     "band": M.BAND, "bor": M.BOR, "bxor": M.BXOR}
 
     def __repr__(self) -> str:
         return f"<MPITransport rank {self.rank} of {self.size}>"
@@ -119,8 +120,8 @@ class MPITransport(Transport):
             self.watchdog.end(token)
 
     def _op(self, op: str, dtype: Any) -> Any:
-        if np.dtype(dtype) == np.bool_:  # or / and on 0/1 bytes
-            return self._ops["max" if op in ("sum", "max") else "min"]
+        if np.dtype(dtype) == np.bool_ and op in ("sum", "prod", "max", "min"):
+            return self._ops["max" if op in ("sum", "max") else "min"]  # or / and on 0/1
         return self._ops[op]
 
     # -- collectives -------------------------------------------------------------------------

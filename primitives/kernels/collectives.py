@@ -39,7 +39,7 @@ __all__ = ["Transport", "SelfTransport", "Pending", "UnboundAxisError",
            "CollectiveMismatchError", "REDUCE_OPS", "register_axis", "unregister_axis",
            "axis_transport", "bound_axis_names", "axis_size", "bind_axis"]
 
-REDUCE_OPS = ("sum", "prod", "max", "min")
+REDUCE_OPS = ("sum", "prod", "max", "min", "band", "bor", "bxor")
 _OPERATIONS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "gather", "scatter",
                "sendrecv", "barrier", "reduce")
 _DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
@@ -303,6 +303,9 @@ def _op_code(op: str) -> int:
 
 
 def _check_reduction(op: str, dtype: Any) -> None:
+    if op.startswith("b") and np.dtype(dtype).kind not in "biu":
+        raise TypeError(f"the bitwise reduction {op} needs an integer or bool dtype, got "
+                        f"{np.dtype(dtype).name}")
     if op in ("max", "min") and np.dtype(dtype).kind == "c":
         raise TypeError(f"a {op} reduction is not defined on complex values (got "
                         f"{np.dtype(dtype).name}); reduce the real and imaginary parts or "

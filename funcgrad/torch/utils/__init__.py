@@ -1,4 +1,4 @@
-"""torch.utils for funcgrad.torch: `checkpoint`."""
-from funcgrad.torch.utils import checkpoint
+"""torch.utils for funcgrad.torch: `checkpoint`, `data`."""
+from funcgrad.torch.utils import checkpoint, data
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "data"]
