@@ -3,7 +3,8 @@
 At construction the module's parameters and buffers are broadcast from rank 0, so that
 every rank starts from the same model (after checking that the ranks hold the same model).
 The parameters are grouped into buckets in reverse order (the order backward usually
-produces their gradients; the first bucket is small, 1 MiB, so communication starts early;
+produces their gradients; the first bucket is small, at most 1 MiB, so communication starts
+early;
 the others hold ``bucket_cap_mb``, 25 MiB by default). A post-accumulate-grad hook on every
 parameter marks it ready; when every parameter of a bucket is ready, the bucket's gradients
 are flattened and a non-blocking all-reduce starts, buckets strictly in order (every rank
@@ -77,7 +78,8 @@ class _Reducer:
         self.params = params
         self.transport = transport
         self.find_unused = find_unused
-        self.buckets = _bucket_indices(params, _FIRST_BUCKET_BYTES, bucket_bytes)
+        self.buckets = _bucket_indices(params, min(_FIRST_BUCKET_BYTES, bucket_bytes),
+                                       bucket_bytes)
         self.bucket_of = [0] * len(params)
         for b, members in enumerate(self.buckets):
             for i in members:
