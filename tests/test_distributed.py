@@ -191,3 +191,16 @@ def test_the_launcher_builds_an_mpiexec_command(capsys):
         run.main(["--nnodes", "2", "--mpiexec", "/bin/true", "train.py"])
     with pytest.raises(SystemExit, match="-n must be at least 1"):
         run.main(["-n", "0", "--mpiexec", "/bin/true", "train.py"])
+
+
+@needs_mpi
+def test_the_examples_run_under_the_launcher(tmp_path):
+    """Each of examples/distributed (process groups, all_reduce, broadcast, scatter and
+    gather, DDP, DistributedSampler, functional data parallelism, RPC) asserts its own
+    results; one job on 3 ranks runs them all."""
+    examples = sorted(f for f in os.listdir(os.path.join(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__))), "examples", "distributed"))
+        if f.endswith(".py"))
+    assert len(examples) >= 7
+    launch("examples_job.py", 3, tmp_path / "finished.txt", timeout=300)
+    assert (tmp_path / "finished.txt").read_text().split() == examples
