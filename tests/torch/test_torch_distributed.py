@@ -1,6 +1,6 @@
 """funcgrad.torch.distributed, DistributedDataParallel and DistributedSampler.
 
-The collectives and DDP run in MPI jobs (python -m funcgrad.distributed.run, bounded by
+The collectives, RPC and DDP run in MPI jobs (python -m funcgrad.distributed.run, bounded by
 timeouts) that assert PyTorch's semantics and error texts; DDP's trained parameters are
 also compared with PyTorch training the same model on the whole batch. The sampler is
 compared with PyTorch's own. Multi-process tests are skipped only without mpi4py.
@@ -95,6 +95,12 @@ def test_distributed_sampler_matches_pytorchs(size, replicas, drop_last):
 def test_collectives_sync_async_groups_objects_and_errors(n):
     done, _ = launch("torch_collectives_job.py", n, timeout=240)
     assert f"torch collectives job passed on {n} ranks" in done.stdout
+
+
+@needs_mpi
+def test_rpc_calls_rrefs_errors_and_timeouts():
+    done, _ = launch("rpc_job.py", 3, timeout=240)
+    assert "rpc job passed on 3 ranks" in done.stdout
 
 
 @needs_mpi

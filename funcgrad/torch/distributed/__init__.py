@@ -33,6 +33,7 @@ from ._objects import (all_gather_object, broadcast_object_list, gather_object,
 from ._ops import (Work, all_gather, all_gather_into_tensor, all_reduce, barrier, broadcast,
                    gather, irecv, isend, monitored_barrier, recv, reduce, reduce_scatter,
                    reduce_scatter_tensor, scatter, send)
+from . import rpc
 
 __all__ = ["Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "group",
            "init_process_group", "destroy_process_group", "is_initialized", "new_group",
@@ -42,7 +43,7 @@ __all__ = ["Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "group"
            "gather", "barrier", "monitored_barrier", "send", "recv", "isend", "irecv",
            "all_gather_object", "broadcast_object_list", "gather_object",
            "scatter_object_list", "is_available", "is_mpi_available", "is_gloo_available",
-           "is_nccl_available"]
+           "is_nccl_available", "rpc"]
 
 
 def is_available() -> bool:
