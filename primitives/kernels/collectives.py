@@ -112,12 +112,12 @@ def _signature(operation: str, shape: tuple, dtype: Any, extra: int) -> np.ndarr
     return sig
 
 
-def _describe(sig: np.ndarray, extra_name: Callable[[str, int], str]) -> str:
+def _describe(sig: np.ndarray) -> str:
     operation = _OPERATIONS[int(sig[0])]
     code, extra, ndim = (int(v) for v in sig[1:4])
     dtype = _DTYPES[code].name if code < len(_DTYPES) else f"dtype#{code}"
     dims = "..." if ndim > _MAX_DIMS else ", ".join(str(int(d)) for d in sig[4:4 + ndim])
-    return f"{operation}({extra_name(operation, extra)}) on {dtype}[{dims}]"
+    return f"{operation}({_extra_name(operation, extra)}) on {dtype}[{dims}]"
 
 
 def _extra_name(operation: str, extra: int) -> str:
@@ -165,7 +165,7 @@ class Transport(ABC):
         if np.array_equal(both[:_SIGNATURE], -both[_SIGNATURE:]):
             return
         every = self._allgather(sig)  # all ranks see the disagreement: all come here
-        lines = "\n".join(f"  rank {r}: {_describe(s, _extra_name)}"
+        lines = "\n".join(f"  rank {r}: {_describe(s)}"
                           for r, s in enumerate(every))
         raise CollectiveMismatchError(
             f"mismatched collective (this is rank {self.rank} of {self.size}); the ranks "

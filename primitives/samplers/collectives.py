@@ -8,7 +8,7 @@ values over several ranks are checked by tests/test_distributed.py under mpiexec
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
