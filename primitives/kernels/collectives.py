@@ -112,6 +112,24 @@ def _signature(operation: str, shape: tuple, dtype: Any, extra: int) -> np.ndarr
     return sig
 
 
+_PAIRS: dict[tuple, tuple[np.ndarray, bytes]] = {}
+
+
+def _signature_pair(operation: str, shape: tuple, dtype: Any, extra: int
+                    ) -> tuple[np.ndarray, bytes]:
+    """(the signature and its negation, concatenated; their bytes), remembered: a training
+    loop calls the same few collectives over and over."""
+    key = (operation, tuple(shape), np.dtype(dtype), extra)
+    pair = _PAIRS.get(key)
+    if pair is None:
+        if len(_PAIRS) > 4096:  # a program with ever-new shapes: start afresh
+            _PAIRS.clear()
+        sig = _signature(*key)
+        both = np.concatenate([sig, -sig])
+        pair = _PAIRS[key] = (both, both.tobytes())
+    return pair
+
+
 def _describe(sig: np.ndarray) -> str:
     operation = _OPERATIONS[int(sig[0])]
     code, extra, ndim = (int(v) for v in sig[1:4])
@@ -160,11 +178,12 @@ class Transport(ABC):
         the same ``operation`` on the same shape and dtype (``extra``: op code, root)."""
         if not self.checks or self.size == 1:
             return
-        sig = _signature(operation, tuple(shape), dtype, extra)
-        both = self._allreduce(np.concatenate([sig, -sig]), "max")
-        if np.array_equal(both[:_SIGNATURE], -both[_SIGNATURE:]):
+        mine, expected = _signature_pair(operation, shape, dtype, extra)
+        # max over ranks of (sig, -sig) is this rank's own pair iff every rank's sig is
+        # this one (any difference makes some max exceed it, or some min fall below it)
+        if self._allreduce(mine, "max").tobytes() == expected:
             return
-        every = self._allgather(sig)  # all ranks see the disagreement: all come here
+        every = self._allgather(mine[:_SIGNATURE])  # every rank saw it: all come here
         lines = "\n".join(f"  rank {r}: {_describe(s)}"
                           for r, s in enumerate(every))
         raise CollectiveMismatchError(
