@@ -69,9 +69,9 @@ class Watchdog:
         self.running.pop(token, None)
 
     def _watch(self) -> None:
-        period = min(0.25, self.timeout / 10)
+        period = 0.25
         while True:
-            time.sleep(period)
+            time.sleep(min(period, self.timeout / 10))
             now = time.monotonic()
             for what, started in list(self.running.values()):
                 if now - started > self.timeout:
@@ -92,14 +92,24 @@ class MPITransport(Transport):
         self.MPI = load_mpi()
         self.comm = comm
         self.p2p = comm.Dup()  # collective: every rank constructs its transport together
-        self.timeout = timeout
-        self.watchdog = Watchdog(timeout, self._timed_out) if timeout else None
+        self.timeout: float | None = None
+        self.watchdog: Watchdog | None = None
+        self.set_timeout(timeout)
         M = self.MPI
         self._ops = {"sum": M.SUM, "prod": M.PROD, "max": M.MAX, "min": M.MIN,
                      "band": M.BAND, "bor": M.BOR, "bxor": M.BXOR}
 
     def __repr__(self) -> str:
         return f"<MPITransport rank {self.rank} of {self.size}>"
+
+    def set_timeout(self, seconds: float | None) -> None:
+        self.timeout = seconds
+        if not seconds:
+            self.watchdog = None
+        elif self.watchdog is None:
+            self.watchdog = Watchdog(seconds, self._timed_out)
+        else:
+            self.watchdog.timeout = seconds
 
     # -- helpers ----------------------------------------------------------------------------
     def _timed_out(self, message: str) -> None:

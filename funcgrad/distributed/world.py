@@ -47,7 +47,7 @@ def world(timeout: float | None = None) -> MPITransport:
                 "job; use the mpiexec of the MPI mpi4py was built for (the mpich wheel's, "
                 "which python -m funcgrad.distributed.run uses)")
     elif timeout is not None:
-        transport.timeout = timeout
+        transport.set_timeout(timeout)
     return transport
 
 

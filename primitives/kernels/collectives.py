@@ -308,6 +308,10 @@ class Transport(ABC):
         """A transport over ``ranks`` (in that order); None on ranks not in it. Every rank
         of this group must call it, with the same ``ranks``."""
 
+    def set_timeout(self, seconds: float | None) -> None:
+        """How long one operation may take before the job is aborted (None: for ever).
+        This default, for transports that never wait on others, ignores it."""
+
     def abort(self, code: int = 1) -> None:
         """End every process of the job (a rank that failed calls this)."""
         os._exit(code)

@@ -268,8 +268,8 @@ def new_group(ranks: Any = None, timeout: datetime.timedelta | None = None,
     if sub is None:
         return GroupMember.NON_GROUP_MEMBER
     seconds = _seconds(timeout)
-    if seconds is not None and hasattr(sub, "timeout"):
-        sub.timeout = seconds
+    if seconds is not None:
+        sub.set_timeout(seconds)
     made = ProcessGroup(sub, members, name, group_desc or f"group{_state['count']}")
     _state["groups"].append(made)
     return made

@@ -32,7 +32,8 @@ __all__ = ["Work", "all_reduce", "reduce", "broadcast", "all_gather", "all_gathe
 
 def values_of(t: Tensor) -> np.ndarray:
     """The tensor's values as a numpy array (a read-only view on the CPU)."""
-    return t.detach().cpu().numpy()
+    d = t.detach()
+    return (d.cpu() if d.is_cuda else d).numpy()
 
 
 def tensor_of(values: np.ndarray) -> Tensor:
@@ -118,7 +119,8 @@ def _size_text(shape: tuple) -> str:
 
 class Work:
     """A started operation (``async_op=True``): ``wait()`` completes it and writes its
-    results into the output tensors."""
+    results into the output tensors. (``wait``'s ``timeout`` is accepted; the group's
+    watchdog bounds every operation.)"""
 
     def __init__(self, pending: Pending, finish: Callable[[Any], None], outputs: list):
         self._pending = pending

@@ -193,7 +193,11 @@ def _tensors(x: Any) -> Iterator[Tensor]:
 
 
 class DistributedDataParallel(Module):
-    """Data parallelism for ``module``: replicas on every rank, gradients averaged."""
+    """Data parallelism for ``module``: replicas on every rank, gradients averaged.
+
+    PyTorch's arguments are accepted; ``device_ids``, ``output_device``, ``dim``,
+    ``check_reduction``, ``gradient_as_bucket_view`` and ``static_graph`` change nothing
+    here (one device per process; buckets are copies, not views of the gradients)."""
 
     def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,
                  dim: int = 0, broadcast_buffers: bool = True, init_sync: bool = True,
