@@ -204,3 +204,23 @@ def test_the_examples_run_under_the_launcher(tmp_path):
     assert len(examples) >= 7
     launch("examples_job.py", 3, tmp_path / "finished.txt", timeout=300)
     assert (tmp_path / "finished.txt").read_text().split() == examples
+
+
+@needs_mpi
+def test_the_distributed_benchmark_runs(monkeypatch):
+    """Smoke run of benchmarks/distributed.py (tiny sizes, both parts in one 2-rank job):
+    every implementation is measured and the report has its rows and the target line.
+    Nothing is asserted on time."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from benchmarks import distributed as bench
+    measured = bench.launch("both", 2, quick=True)
+    rows = measured["allreduce"]
+    assert {r["impl"] for r in rows} == {
+        "mpi4py Allreduce", "mpi4py Allreduce + new buffer", "funcgrad psum",
+        "funcgrad psum, no agreement", "torch.distributed.all_reduce"}
+    assert {r["size"] for r in rows} == set(bench.QUICK_SIZES)
+    assert all(r["median"] > 0 and r["ratio"] > 0 for r in rows)
+    assert measured["ddp"]["ranks"] == 2 and measured["ddp"]["params"] > 0
+    text = bench.report(rows, [measured["ddp"]])
+    assert "Target: funcgrad psum at most 1.2x" in text
+    assert text.count("\n| ") == 1 + len(rows) + 1 + 1  # two headers, their rows
