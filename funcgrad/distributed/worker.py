@@ -2,7 +2,7 @@
 
 ``python -m funcgrad.distributed.worker [--module] target [args]`` sets torchrun's
 environment from mpiexec's (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
-MASTER_ADDR, MASTER_PORT; variables already set are kept), installs the fail-fast
+MASTER_ADDR, MASTER_PORT; only the last two keep a value already set), installs the fail-fast
 excepthook, and runs the target as ``__main__`` with ``sys.argv`` = ``[target, *args]``. A
 non-zero ``sys.exit`` on one rank ends the job too (mpiexec would otherwise let the other
 ranks wait for it for ever). MPI itself is not started here: the script does that
@@ -42,7 +42,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit("usage: python -m funcgrad.distributed.worker [--module] target "
                          "[args...]")
     for name, value in torchrun_environment().items():
-        os.environ.setdefault(name, value)
+        if name.startswith("MASTER_"):  # the launcher's --master-addr/--master-port win
+            os.environ.setdefault(name, value)
+        else:  # this rank's place in this job, whatever the environment said before
+            os.environ[name] = value
     install_excepthook()
     sys.argv = list(args)
     try:
