@@ -17,7 +17,11 @@ psum's is psum (JAX: "we treat psum as psum + pbroadcast, which is why the trans
 reduces over the named axes again"), pmean's is pmean, all_gather's is psum_scatter and
 back, ppermute's is the inverse permutation. So ``grad(lambda x: psum(x, 'i'))`` is the
 axis size on every rank, exactly as ``jax.pmap(grad(...))`` gives, and the per-rank tests
-compare against jax.pmap over simulated devices.
+compare against jax.pmap over simulated devices. For data-parallel training this means
+what it means in JAX's pmap: ``grad`` of ``pmean(local_loss)`` on a rank is that rank's
+share of the gradient with respect to its own copy of the parameters; average the
+gradients over the ranks (`funcgrad.distributed.allreduce_gradients`), or differentiate
+a `shard_map`, whose boundary counts replicated values once (below).
 
 The other convention, where a replicated ("device-invariant") value counts once, needs to
 know which values are replicated. JAX's shard_map tracks that in types (JEP 17111:
@@ -28,9 +32,12 @@ block; transpose: `all_gather_invariant`), a replicated one through ``pcast(to="
 (identity; transpose: psum, because every rank used it); a mapped output leaves through
 `all_gather_invariant` (transpose: this rank's block), a replicated one through
 ``pcast(to="invariant")`` (identity; transpose: divide by the axis size, since each of the
-N equal copies is one N-th of the value counted once). The numbers come out right (grad
-of a shard_map equals grad of the same computation on one process); the price is a psum
-of a cotangent that is already replicated, which JAX's typed version avoids.
+N equal copies is one N-th of the value counted once). A cotangent crossing the boundary
+crosses it the other way, so the VJPs re-type it with pcast too, and the JVPs apply the
+boundary primitive to the tangent: that keeps derivatives of derivatives right. The
+numbers come out right (grad of a shard_map equals grad of the same computation on one
+process, to any order); the price is a psum of a cotangent that is already replicated,
+which JAX's typed version avoids.
 
 | primitive            | output on rank r                      | VJP (transpose)          | JVP       |
 |----------------------|---------------------------------------|--------------------------|-----------|
@@ -44,7 +51,7 @@ of a cotangent that is already replicated, which JAX's typed version avoids.
 | axis_index           | r (int32; not differentiable)         |                          |           |
 | pscatter             | block r of an invariant x             | all_gather_invariant(g)  | pscatter(t) |
 | all_gather_invariant | the ranks' x joined, as invariant     | block r of g             | itself(t) |
-| pcast                | x (to="varying" / "invariant")        | psum(g) / g / size       | pcast(t)  |
+| pcast                | x (to="varying" / "invariant")        | pcast(psum(g)) / pcast(g / size) | pcast(t) |
 
 pmax and pmin are not differentiable in JAX; here, as `reduce_max` does, the cotangent is
 shared equally among the ranks (and elements) that attain the extremum.
@@ -196,8 +203,6 @@ def _to_source(g: Any, axis_name: Hashable, source: int) -> Any:
                  psum(g, axis_name=axis_name), 0)
 
 
-# A cotangent crosses the boundary the other way, so it is re-typed too: that keeps the
-# rules' own derivatives (second order) right.
 _PCAST_VJP = {
     "varying": lambda g, axis_name: pcast(psum(g, axis_name=axis_name), axis_name=axis_name,
                                           to="invariant"),
