@@ -88,8 +88,9 @@ def mpiexec_command(options: argparse.Namespace) -> list[str]:
     mpiexec = options.mpiexec or find_mpiexec()
     flavour = _flavour(mpiexec)
     cmd = [mpiexec]
-    if flavour == "hydra":
-        cmd += ["-launcher", "fork", "-iface", "lo"]
+    if flavour == "hydra":  # this machine only, and (Linux) its loopback interface
+        cmd += ["-launcher", "fork"] + (["-iface", "lo"] if sys.platform.startswith("linux")
+                                        else [])
     elif flavour == "openmpi":
         cmd += ["--oversubscribe"]
     cmd += shlex.split(options.mpi_args) + ["-n", str(options.nproc)]
