@@ -74,9 +74,10 @@ def init_rpc(name: str, backend: Any = None, rank: int = -1, world_size: int | N
         raise RuntimeError(f"init_rpc: rank {rank} was requested but mpiexec started this "
                            f"process as rank {transport.rank}; pass rank=-1 or the "
                            "launcher's RANK")
-    comm = transport.comm.Dup()
-    _state["agent"] = Agent(comm, transport.MPI, name, options.num_worker_threads)
+    agent = Agent(transport.comm.Dup(), transport.MPI, name, options.num_worker_threads)
+    _state["agent"] = agent
     _state["timeout"] = options.rpc_timeout
+    agent.start()  # functions served from now on may use this worker's RPC state
 
 
 def shutdown(graceful: bool = True, timeout: float = 0) -> None:

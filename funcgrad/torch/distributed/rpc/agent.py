@@ -87,7 +87,12 @@ class Agent:
         self._stopping = threading.Event()
         self._listener = threading.Thread(target=self._listen, daemon=True,
                                           name="funcgrad.rpc listener")
+
+    def start(self) -> None:
+        """Start listening, then wait until every worker listens (so that no request
+        reaches a worker that is not ready to serve it)."""
         self._listener.start()
+        self.comm.Barrier()
 
     # -- the caller's side ---------------------------------------------------------------------
     def request(self, to: WorkerInfo, kind: str, payload: tuple, timeout: float,
