@@ -3,8 +3,7 @@
 A primitive is its backend implementation plus its derivative rules, written in funcgrad
 ops (so rules are differentiable again). The families live one per module, each a readable
 table: `elementwise`, `binary`, `special`, `reductions`, `shape`, `indexing`, `linalg`,
-`fft`, `control`,
-`collectives` (psum, all_gather, ... over a named axis).
+`fft`, `control`, `collectives` (psum, all_gather, ... over a named axis).
 
 Declaring your own (the same API funcgrad uses)::
 

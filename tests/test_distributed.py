@@ -119,29 +119,48 @@ def test_gradient_buckets_group_one_dtype_and_respect_the_size():
 
 # -- several processes ----------------------------------------------------------------------
 
-@needs_mpi
-@needs_jax
-@pytest.mark.parametrize("n", [2, 4])
-def test_collectives_match_jax_pmap_rank_by_rank(n, tmp_path):
-    """Every case's value, gradient, JVP and Hessian-vector product on every rank equals
-    jax.pmap's; shard_map of the same program gives their sums and stacks; on 2 ranks the
-    shard_map derivatives are also checked against finite differences (the 4-rank run,
-    oversubscribed on small machines, skips those)."""
-    reference = start_jax_reference(n, tmp_path / "jax.npz")
-    ours = tmp_path / "ours.npz"
-    done, _ = launch("collectives_job.py", n, ours, *(["--quick"] if n > 2 else []),
-                     timeout=240)
+@pytest.fixture(scope="module", params=[2, 4])
+def collectives_run(request, tmp_path_factory):
+    """The collectives job on n ranks (the jax.pmap reference computed alongside, when
+    jax is installed): (n, our results, jax's results or None)."""
+    if importlib.util.find_spec("mpi4py") is None:
+        pytest.skip("needs mpi4py: pip install 'funcgrad[distributed]'")
+    n, where = request.param, tmp_path_factory.mktemp(f"collectives{request.param}")
+    reference = (start_jax_reference(n, where / "jax.npz")
+                 if importlib.util.find_spec("jax") is not None else None)
+    done, _ = launch("collectives_job.py", n, where / "ours.npz",
+                     *(["--quick"] if n > 2 else []), timeout=240, check=False)
+    if reference is not None:
+        ref_out, _ = reference.communicate(timeout=240)
+        assert reference.returncode == 0, ref_out[-4000:]
+    assert done.returncode == 0, f"{done.stdout[-6000:]}\n{done.stderr[-6000:]}"
     assert f"collectives job passed on {n} ranks" in done.stdout
-    ref_out, _ = reference.communicate(timeout=240)
-    assert reference.returncode == 0, ref_out[-4000:]
-    got, want = np.load(ours), np.load(tmp_path / "jax.npz")
+    return n, np.load(where / "ours.npz"), (np.load(where / "jax.npz") if reference
+                                            else None)
+
+
+def test_collectives_pass_their_checks_on_several_ranks(collectives_run):
+    """The job's own assertions: shard_map derivatives against finite differences (on 2
+    ranks; the 4-rank run, oversubscribed on small machines, skips those), pmax/pmin tie
+    sharing, bucketed averaging and broadcast, data-parallel gradients equal to one
+    process's, pmap, pytrees, and the errors every rank raises and survives."""
+    n, ours, _ = collectives_run
+    assert len({k.split("@")[0] for k in ours.files}) == 12 * 7
+
+
+@needs_jax
+def test_collectives_match_jax_pmap_rank_by_rank(collectives_run):
+    """Every case's value, gradient, JVP and Hessian-vector product on every rank equals
+    jax.pmap's over as many simulated devices; shard_map of the same program gives their
+    sums (values, JVPs) and stacks (gradients)."""
+    n, got, want = collectives_run
     for key in want.files:
         name, what = key.split("/")
         for r in range(n):
             np.testing.assert_allclose(got[f"{key}@{r}"], want[key][r], rtol=1e-10,
                                        atol=1e-12, err_msg=f"{key} on rank {r}")
-        if what != "hvp":  # the global function: the sum of the values (and JVPs) and
-            whole = want[key] if what == "grad" else want[key].sum(0)  # stacked grads
+        if what != "hvp":
+            whole = want[key] if what == "grad" else want[key].sum(0)
             for r in range(n):
                 np.testing.assert_allclose(got[f"{name}/shard_{what}@{r}"], whole,
                                            rtol=1e-10, atol=1e-12,
