@@ -3,9 +3,10 @@
 A primitive is its backend implementation plus its derivative rules, written in funcgrad
 ops (so rules are differentiable again). The families live one per module, each a readable
 table: `select` (where), `elementwise`, `binary`, `special`, `reductions`, `shape`,
-`indexing`, `linalg`, `decompositions`, `fft`, `control`. Implementations that look at data
-or memory layout live in `kernels`, test-input samplers in `samplers`, and `constants` makes
-the shape-only constants rules need.
+`indexing`, `linalg`, `decompositions`, `fft`, `control`, `collectives` (psum, all_gather,
+... over a named axis). Implementations that look at data or memory layout live in
+`kernels`, test-input samplers in `samplers`, and `constants` makes the shape-only
+constants rules need.
 
 Declaring your own (the same API funcgrad uses)::
 
@@ -28,8 +29,8 @@ from funcgrad.core import ZERO, Primitive, registry
 
 from . import sampling
 from . import (control, select, elementwise, binary, special, reductions, shape, indexing,
-               linalg, decompositions, fft)
+               linalg, decompositions, fft, collectives)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "select", "elementwise",
            "binary", "special", "reductions", "shape", "indexing", "linalg",
-           "decompositions", "fft"]
+           "decompositions", "fft", "collectives"]

@@ -1,8 +1,10 @@
-"""torch.nn for funcgrad.torch: Module, Parameter, layers, functional, init, utils."""
+"""torch.nn for funcgrad.torch: Module, Parameter, layers, functional, init, utils,
+parallel."""
 from funcgrad.torch.nn.parameter import Parameter, Buffer
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.layers import *  # noqa: F401,F403
 from funcgrad.torch.nn.layers import __all__ as _layers
-from funcgrad.torch.nn import functional, init, utils
+from funcgrad.torch.nn import functional, init, utils, parallel
 
-__all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils", *_layers]
+__all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils", "parallel",
+           *_layers]

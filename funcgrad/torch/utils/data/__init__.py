@@ -12,8 +12,10 @@ from funcgrad.torch.utils.data.sampler import (BatchSampler, RandomSampler, Samp
 from funcgrad.torch.utils.data._utils.collate import default_collate, default_convert
 from funcgrad.torch.utils.data._utils.worker import WorkerInfo, get_worker_info
 from funcgrad.torch.utils.data.dataloader import DataLoader
+from funcgrad.torch.utils.data.distributed import DistributedSampler
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "DistributedSampler",
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
            "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
            "WorkerInfo", "default_collate", "default_convert", "get_worker_info",

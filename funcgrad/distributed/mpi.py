@@ -1,0 +1,313 @@
+"""The MPI transport: `Transport` on mpi4py's buffer-protocol methods.
+
+mpi4py's capitalised methods (``Allreduce``, ``Bcast``, ...) read and write numpy buffers in
+place, without pickling; every result here is a fresh array and inputs are never written.
+GPU (cupy) arrays are staged through host memory (the mpich wheel is not CUDA-aware; an
+NCCL transport is the GPU path). Booleans travel as uint8 with max/min for or/and.
+
+Three things make a failing job end instead of hang (see `funcgrad.distributed.faults`):
+the agreement step of every collective (mismatches raise on every rank), an excepthook that
+calls ``MPI_Abort`` when a rank raises, and a `Watchdog` that aborts the job when one
+operation has run longer than the group's timeout (a rank that exited, or that waits in a
+different collective than the others).
+"""
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from funcgrad.primitives.kernels.collectives import Pending, Transport
+
+__all__ = ["MPITransport", "Watchdog", "load_mpi", "DEFAULT_TIMEOUT"]
+
+DEFAULT_TIMEOUT = 1800.0  # seconds, PyTorch's default process-group timeout (30 minutes)
+
+
+def load_mpi() -> Any:
+    """mpi4py's MPI module (importing it initialises MPI), or an error saying how to get
+    it."""
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise ImportError("funcgrad.distributed runs on MPI through mpi4py, which is not "
+                          "installed; install it with pip install 'funcgrad[distributed]' "
+                          "(mpi4py and the mpich wheel, which brings mpiexec)") from None
+    return MPI
+
+
+class Watchdog:
+    """Aborts the job when an operation has run longer than ``timeout`` seconds.
+
+    Operations register on entry and leave on exit (a dict write each); one daemon thread
+    looks at them a few times a second, so a healthy job pays almost nothing."""
+
+    def __init__(self, timeout: float, abort: Callable[[str], None]):
+        self.timeout = timeout
+        self.abort = abort
+        self.running: dict[int, tuple[str, float]] = {}
+        self._tokens = itertools.count()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def begin(self, what: str) -> int:
+        token = next(self._tokens)
+        self.running[token] = (what, time.monotonic())
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._watch, daemon=True,
+                                                    name="funcgrad.distributed watchdog")
+                    self._thread.start()
+        return token
+
+    def end(self, token: int) -> None:
+        self.running.pop(token, None)
+
+    def _watch(self) -> None:
+        period = 0.25
+        while True:
+            time.sleep(min(period, self.timeout / 10))
+            now = time.monotonic()
+            for what, started in list(self.running.values()):
+                if now - started > self.timeout:
+                    self.abort(f"{what} did not complete within {self.timeout:g} s (the "
+                               "group's timeout): another rank has failed, exited, or is "
+                               "waiting in a different collective")
+                    return
+
+
+class MPITransport(Transport):
+    """A `Transport` over an mpi4py communicator (collectives on ``comm``; user messages
+    on a duplicate of it, so that they never match a collective's internal ones)."""
+
+    kind = "mpi"
+
+    def __init__(self, comm: Any, timeout: float | None = DEFAULT_TIMEOUT):
+        super().__init__(comm.Get_rank(), comm.Get_size())
+        self.MPI = load_mpi()
+        self.comm = comm
+        self.p2p = comm.Dup()  # collective: every rank constructs its transport together
+        self.timeout: float | None = None
+        self.watchdog: Watchdog | None = None
+        self.set_timeout(timeout)
+        M = self.MPI
+        self._ops = {"sum": M.SUM, "prod": M.PROD, "max": M.MAX, "min": M.MIN,
+                     "band": M.BAND, "bor": M.BOR, "bxor": M.BXOR}
+
+    def __repr__(self) -> str:
+        return f"<MPITransport rank {self.rank} of {self.size}>"
+
+    def set_timeout(self, seconds: float | None) -> None:
+        self.timeout = seconds
+        if not seconds:
+            self.watchdog = None
+        elif self.watchdog is None:
+            self.watchdog = Watchdog(seconds, self._timed_out)
+        else:
+            self.watchdog.timeout = seconds
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _timed_out(self, message: str) -> None:
+        world = self.MPI.COMM_WORLD
+        sys.stderr.write(f"[funcgrad.distributed] rank {world.Get_rank()} of "
+                         f"{world.Get_size()}: {message}; aborting the job\n")
+        sys.stderr.flush()
+        world.Abort(1)
+
+    def _call(self, what: str, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args)``, watched by the watchdog."""
+        if self.watchdog is None:
+            return fn(*args, **kwargs)
+        token = self.watchdog.begin(f"{what} on a group of {self.size}")
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.watchdog.end(token)
+
+    def _op(self, op: str, dtype: Any) -> Any:
+        if np.dtype(dtype) == np.bool_ and op in ("sum", "prod", "max", "min"):
+            return self._ops["max" if op in ("sum", "max") else "min"]  # or / and on 0/1
+        return self._ops[op]
+
+    # -- collectives -------------------------------------------------------------------------
+    def _allreduce(self, x: Any, op: str) -> Any:
+        buf, back = _host(x)
+        out = np.empty_like(buf)
+        self._call("allreduce", self.comm.Allreduce, _wire(buf), _wire(out),
+                   op=self._op(op, buf.dtype))
+        return back(out)
+
+    def _allgather(self, x: Any) -> Any:
+        buf, back = _host(x)
+        out = np.empty((self.size,) + buf.shape, buf.dtype)
+        self._call("allgather", self.comm.Allgather, _wire(buf), _wire(out))
+        return back(out)
+
+    def _reduce_scatter(self, x: Any, op: str) -> Any:
+        buf, back = _host(x)
+        out = np.empty(buf.shape[1:], buf.dtype)
+        self._call("reduce_scatter", self.comm.Reduce_scatter_block, _wire(buf), _wire(out),
+                   op=self._op(op, buf.dtype))
+        return back(out)
+
+    def _reduce(self, x: Any, root: int, op: str) -> Any:
+        buf, back = _host(x)
+        out = np.empty_like(buf) if self.rank == root else None
+        self._call("reduce", self.comm.Reduce, _wire(buf), _wire(out),
+                   op=self._op(op, buf.dtype), root=root)
+        return back(out) if out is not None else None
+
+    def _broadcast(self, x: Any, root: int) -> Any:
+        buf, back = _host(x)
+        out = np.array(buf) if self.rank == root else np.empty_like(buf)
+        self._call("broadcast", self.comm.Bcast, _wire(out), root=root)
+        return back(out)
+
+    def _gather(self, x: Any, root: int) -> Any:
+        buf, back = _host(x)
+        out = np.empty((self.size,) + buf.shape, buf.dtype) if self.rank == root else None
+        self._call("gather", self.comm.Gather, _wire(buf), _wire(out), root=root)
+        return back(out) if out is not None else None
+
+    def _scatter(self, x: Any, root: int, shape: tuple, dtype: Any) -> Any:
+        buf, back = _host(x) if x is not None else (None, _identity)
+        out = np.empty(shape, dtype)
+        self._call("scatter", self.comm.Scatter, _wire(buf), _wire(out), root=root)
+        return back(out)
+
+    def _sendrecv(self, x: Any, dest: int | None, source: int | None) -> Any:
+        buf, back = _host(x)
+        out = np.empty_like(buf)
+        null = self.MPI.PROC_NULL
+        self._call("sendrecv", self.comm.Sendrecv, _wire(buf),
+                   null if dest is None else dest, recvbuf=_wire(out),
+                   source=null if source is None else source)
+        return back(out) if source is not None else None
+
+    def _barrier(self) -> None:
+        self._call("barrier", self.comm.Barrier)
+
+    def _start(self, operation: str, *args: Any) -> Pending:
+        starter = getattr(self, "_start_" + operation, None)
+        if starter is None:
+            return super()._start(operation, *args)
+        return starter(*args)
+
+    def _pending(self, what: str, request: Any, result: Callable[[], Any]) -> Pending:
+        def wait() -> Any:
+            self._call(what, request.Wait)
+            return result()
+        return Pending(wait, request.Test)
+
+    def _start_allreduce(self, x: Any, op: str) -> Pending:
+        buf, back = _host(x)
+        out = np.empty_like(buf)
+        req = self.comm.Iallreduce(_wire(buf), _wire(out), op=self._op(op, buf.dtype))
+        return self._pending("allreduce", req, lambda: back(out))
+
+    def _start_allgather(self, x: Any) -> Pending:
+        buf, back = _host(x)
+        out = np.empty((self.size,) + buf.shape, buf.dtype)
+        req = self.comm.Iallgather(_wire(buf), _wire(out))
+        return self._pending("allgather", req, lambda: back(out))
+
+    def _start_broadcast(self, x: Any, root: int) -> Pending:
+        buf, back = _host(x)
+        out = np.array(buf) if self.rank == root else np.empty_like(buf)
+        req = self.comm.Ibcast(_wire(out), root=root)
+        return self._pending("broadcast", req, lambda: back(out))
+
+    def _start_reduce_scatter(self, x: Any, op: str) -> Pending:
+        buf, back = _host(x)
+        out = np.empty(buf.shape[1:], buf.dtype)
+        req = self.comm.Ireduce_scatter_block(_wire(buf), _wire(out),
+                                              op=self._op(op, buf.dtype))
+        return self._pending("reduce_scatter", req, lambda: back(out))
+
+    def _start_barrier(self) -> Pending:
+        return self._pending("barrier", self.comm.Ibarrier(), lambda: None)
+
+    # -- point to point ------------------------------------------------------------------------
+    def send(self, x: Any, dest: int, tag: int = 0) -> Pending:
+        self._check_rank(dest, "destination")
+        buf, _ = _host(x)
+        req = self.p2p.Isend(_wire(buf), dest=dest, tag=tag)
+        return self._pending(f"send to rank {dest}", req, lambda kept=buf: None)
+
+    def recv(self, shape: tuple, dtype: Any, source: int | None, tag: int = 0) -> Pending:
+        M = self.MPI
+        if source is not None:
+            self._check_rank(source, "source")
+        out = np.empty(shape, dtype)
+        status = M.Status()
+        req = self.p2p.Irecv(_wire(out), source=M.ANY_SOURCE if source is None else source,
+                             tag=tag)
+
+        def wait() -> tuple:
+            try:
+                self._call(f"recv from rank {'any' if source is None else source}",
+                           req.Wait, status)
+            except M.Exception as e:
+                raise RuntimeError(f"recv: the message from rank {status.Get_source()} is "
+                                   f"larger than the {out.nbytes} bytes of the receiving "
+                                   f"tensor {out.dtype}{list(out.shape)} ({e})") from None
+            got = status.Get_count(M.BYTE)
+            if got != out.nbytes:
+                raise RuntimeError(f"recv: rank {status.Get_source()} sent {got} bytes but "
+                                   f"the receiving tensor {out.dtype}{list(out.shape)} "
+                                   f"holds {out.nbytes}; send and recv tensors must have "
+                                   "the same size and dtype")
+            return out, status.Get_source()
+        return Pending(wait, req.Test)
+
+    # -- groups --------------------------------------------------------------------------------
+    def split(self, ranks: Sequence[int]) -> "MPITransport | None":
+        ranks = list(ranks)
+        member = self.rank in ranks
+        comm = self._call("split", self.comm.Split,
+                          0 if member else self.MPI.UNDEFINED,
+                          ranks.index(self.rank) if member else 0)
+        if not member:
+            return None
+        sub = MPITransport(comm, self.timeout)
+        sub.checks = self.checks
+        return sub
+
+    def abort(self, code: int = 1) -> None:
+        sys.stderr.flush()
+        self.MPI.COMM_WORLD.Abort(code)
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _host(x: Any) -> tuple[np.ndarray, Callable[[Any], Any]]:
+    """(a C-contiguous numpy array with x's values, a function moving a result back to
+    x's device)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        import cupy  # only a cupy array gets here
+        device = x.device
+        return _contiguous(x.get()), lambda r: _to_device(cupy, r, device)
+    return _contiguous(x), _identity
+
+
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def _to_device(cupy: Any, r: np.ndarray, device: Any) -> Any:
+    with device:
+        return cupy.asarray(r)
+
+
+def _wire(buf: np.ndarray | None) -> Any:
+    """The buffer MPI reads or writes (booleans as bytes)."""
+    if buf is not None and buf.dtype == np.bool_:
+        return buf.view(np.uint8)
+    return buf

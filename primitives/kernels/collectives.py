@@ -1,0 +1,437 @@
+"""Collective kernels: the axis environment and the transport interface they call.
+
+A collective primitive (``psum``, ``all_gather``, ...) names an *axis*: a group of SPMD
+program instances that run the same code, one per process (or per device). Its
+implementation asks the axis environment which `Transport` that name stands for and calls
+it on raw backend arrays. Who binds a name decides how the collective runs:
+
+- a process group (`funcgrad.distributed.initialize`, `shard_map`,
+  `funcgrad.torch.distributed.init_process_group`) registers an MPI transport;
+- a size-1 `SelfTransport` makes collective code run in one process unchanged;
+- a batching transform (``vmap(..., axis_name=)``) handles its own axis names in its
+  batching rules before an implementation is reached.
+
+A name nobody bound raises `UnboundAxisError` (JAX's ``NameError`` text) listing the names
+that are bound and how to bind one.
+
+`Transport` is the whole interface a communication library must offer: blocking
+collectives on contiguous arrays, point-to-point messages, a barrier, `start` for
+non-blocking work and `split` for sub-groups. MPI (``funcgrad.distributed.mpi``) is the one
+this package ships; NCCL through cupy fits the same methods. Before each collective the
+ranks agree on what they are about to do (operation, dtype, shape, root): every rank
+contributes a short signature to one small all-reduce, and a disagreement raises
+`CollectiveMismatchError` on every rank, listing what each rank called, instead of hanging
+or mixing up buffers (MPI's own behaviour for mismatched counts). ``checks=False`` on a
+transport (or ``FUNCGRAD_DISTRIBUTED_CHECKS=0``) skips the agreement, saving one small
+message per collective.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import zlib
+from abc import ABC, abstractmethod
+from typing import Any, Callable, Hashable, Iterator, Sequence
+
+import numpy as np
+
+__all__ = ["Transport", "SelfTransport", "Pending", "UnboundAxisError",
+           "CollectiveMismatchError", "REDUCE_OPS", "register_axis", "unregister_axis",
+           "axis_transport", "bound_axis_names", "axis_size", "bind_axis"]
+
+REDUCE_OPS = ("sum", "prod", "max", "min", "band", "bor", "bxor")
+_OPERATIONS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "gather", "scatter",
+               "sendrecv", "barrier", "reduce")
+_DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                                  np.uint16, np.uint32, np.uint64, np.float16, np.float32,
+                                  np.float64, np.complex64, np.complex128)]
+_MAX_DIMS = 8
+_SIGNATURE = 4 + _MAX_DIMS  # operation, dtype, extra, ndim, dims
+
+
+class UnboundAxisError(NameError):
+    """A collective named an axis that no process group or transform has bound."""
+
+
+class CollectiveMismatchError(RuntimeError):
+    """The ranks of a group called different collectives, or one collective on operands of
+    different shapes or dtypes."""
+
+
+class Pending:
+    """A started operation. ``wait()`` blocks until it is done and returns its result (or
+    raises its error), any number of times; ``done()`` asks without blocking."""
+
+    __slots__ = ("_wait", "_test", "_finished", "_result", "_error")
+
+    def __init__(self, wait: Callable[[], Any], test: Callable[[], bool] | None = None):
+        self._wait = wait
+        self._test = test
+        self._finished = False
+        self._result: Any = None
+        self._error: BaseException | None = None
+
+    @classmethod
+    def completed(cls, result: Any) -> "Pending":
+        p = cls(lambda: result)
+        p.wait()
+        return p
+
+    def wait(self) -> Any:
+        if not self._finished:
+            try:
+                self._result = self._wait()
+            except BaseException as e:  # kept, so that every wait() raises it again
+                self._error = e
+            self._finished = True
+            self._wait = self._test = None  # let the buffers go
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def done(self) -> bool:
+        if self._finished:
+            return True
+        return self._test is None or self._test()
+
+
+def _dtype_code(dtype: np.dtype) -> int:
+    try:
+        return _DTYPES.index(dtype)
+    except ValueError:
+        return 100 + zlib.crc32(dtype.str.encode()) % 1000
+
+
+def _signature(operation: str, shape: tuple, dtype: Any, extra: int) -> np.ndarray:
+    sig = np.full(_SIGNATURE, -1, np.int64)
+    sig[:4] = (_OPERATIONS.index(operation), _dtype_code(np.dtype(dtype)), extra, len(shape))
+    if len(shape) <= _MAX_DIMS:
+        sig[4:4 + len(shape)] = shape
+    else:  # a long shape: its dims as one checksum in the first slot
+        sig[4] = zlib.crc32(np.asarray(shape, np.int64).tobytes())
+    return sig
+
+
+_PAIRS: dict[tuple, tuple[np.ndarray, bytes]] = {}
+
+
+def _signature_pair(operation: str, shape: tuple, dtype: Any, extra: int
+                    ) -> tuple[np.ndarray, bytes]:
+    """(the signature and its negation, concatenated; their bytes), remembered: a training
+    loop calls the same few collectives over and over."""
+    key = (operation, tuple(shape), np.dtype(dtype), extra)
+    pair = _PAIRS.get(key)
+    if pair is None:
+        if len(_PAIRS) > 4096:  # a program with ever-new shapes: start afresh
+            _PAIRS.clear()
+        sig = _signature(*key)
+        both = np.concatenate([sig, -sig])
+        pair = _PAIRS[key] = (both, both.tobytes())
+    return pair
+
+
+def _describe(sig: np.ndarray) -> str:
+    operation = _OPERATIONS[int(sig[0])]
+    code, extra, ndim = (int(v) for v in sig[1:4])
+    dtype = _DTYPES[code].name if code < len(_DTYPES) else f"dtype#{code}"
+    dims = "..." if ndim > _MAX_DIMS else ", ".join(str(int(d)) for d in sig[4:4 + ndim])
+    return f"{operation}({_extra_name(operation, extra)}) on {dtype}[{dims}]"
+
+
+def _extra_name(operation: str, extra: int) -> str:
+    if operation in ("allreduce", "reduce_scatter", "reduce"):
+        return REDUCE_OPS[extra % len(REDUCE_OPS)] + (
+            f", root={extra // len(REDUCE_OPS)}" if operation == "reduce" else "")
+    if operation in ("broadcast", "gather", "scatter"):
+        return f"root={extra}"
+    return ""
+
+
+def _checks_default() -> bool:
+    return os.environ.get("FUNCGRAD_DISTRIBUTED_CHECKS", "1").lower() not in ("0", "false",
+                                                                            "no", "off")
+
+
+class Transport(ABC):
+    """Communication among ``size`` ranks of a group (this process is ``rank``).
+
+    The public methods validate and agree (see the module docstring), then call the
+    ``_``-prefixed method a transport implements. Arrays are raw backend arrays; results
+    are new arrays, inputs are never written. ``reduce_scatter`` takes ``(size, *s)`` and
+    returns this rank's reduced ``s``; ``allgather`` returns ``(size, *s)``; ``gather``
+    returns ``(size, *s)`` on the root and None elsewhere; ``scatter`` takes ``(size, *s)``
+    on the root and returns each rank's ``s``."""
+
+    kind = "transport"
+
+    def __init__(self, rank: int, size: int):
+        self.rank = rank
+        self.size = size
+        self.checks = _checks_default()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} rank {self.rank} of {self.size}>"
+
+    # -- agreement ---------------------------------------------------------------------
+    def agree(self, operation: str, shape: tuple, dtype: Any, extra: int = 0) -> None:
+        """Raise `CollectiveMismatchError` on every rank unless all ranks are about to run
+        the same ``operation`` on the same shape and dtype (``extra``: op code, root)."""
+        if not self.checks or self.size == 1:
+            return
+        mine, expected = _signature_pair(operation, shape, dtype, extra)
+        # max over ranks of (sig, -sig) is this rank's own pair iff every rank's sig is
+        # this one (any difference makes some max exceed it, or some min fall below it)
+        if self._allreduce(mine, "max").tobytes() == expected:
+            return
+        every = self._allgather(mine[:_SIGNATURE])  # every rank saw it: all come here
+        lines = "\n".join(f"  rank {r}: {_describe(s)}"
+                          for r, s in enumerate(every))
+        raise CollectiveMismatchError(
+            f"mismatched collective (this is rank {self.rank} of {self.size}); the ranks "
+            f"called:\n{lines}\nEvery rank of a group must call the same collectives in the "
+            "same order, on operands of the same shape and dtype.")
+
+    # -- the public operations -----------------------------------------------------------
+    # With ``block=False`` each returns a `Pending` instead of the result (the transport
+    # starts the operation and returns at once where it can).
+    def allreduce(self, x: Any, op: str = "sum", *, block: bool = True) -> Any:
+        self.agree("allreduce", x.shape, x.dtype, _op_code(op))
+        _check_reduction(op, x.dtype)
+        return self._run(block, "allreduce", x, op)
+
+    def allgather(self, x: Any, *, block: bool = True) -> Any:
+        self.agree("allgather", x.shape, x.dtype)
+        return self._run(block, "allgather", x)
+
+    def reduce_scatter(self, x: Any, op: str = "sum", *, block: bool = True) -> Any:
+        if x.ndim == 0 or x.shape[0] != self.size:
+            raise ValueError(f"reduce_scatter needs an operand with a leading axis of the "
+                             f"group's size {self.size}, got shape {tuple(x.shape)}")
+        self.agree("reduce_scatter", x.shape, x.dtype, _op_code(op))
+        _check_reduction(op, x.dtype)
+        return self._run(block, "reduce_scatter", x, op)
+
+    def reduce(self, x: Any, root: int, op: str = "sum", *, block: bool = True) -> Any:
+        """The reduction of every rank's ``x`` on ``root``; None on the other ranks."""
+        self._check_rank(root, "root")
+        self.agree("reduce", x.shape, x.dtype, _op_code(op) + len(REDUCE_OPS) * root)
+        _check_reduction(op, x.dtype)
+        return self._run(block, "reduce", x, root, op)
+
+    def broadcast(self, x: Any, root: int, *, block: bool = True) -> Any:
+        self._check_rank(root, "root")
+        self.agree("broadcast", x.shape, x.dtype, root)
+        return self._run(block, "broadcast", x, root)
+
+    def gather(self, x: Any, root: int, *, block: bool = True) -> Any:
+        self._check_rank(root, "root")
+        self.agree("gather", x.shape, x.dtype, root)
+        return self._run(block, "gather", x, root)
+
+    def scatter(self, x: Any, root: int, shape: tuple, dtype: Any, *,
+                block: bool = True) -> Any:
+        """``x`` (``(size, *shape)``) is read on ``root`` only; every rank says the
+        ``shape`` and ``dtype`` of the piece it receives."""
+        self._check_rank(root, "root")
+        if self.rank == root and (tuple(x.shape) != (self.size, *shape) or x.dtype != dtype):
+            raise ValueError(f"scatter: the root's operand must have shape "
+                             f"{(self.size, *shape)} and dtype {np.dtype(dtype)}, got "
+                             f"{tuple(x.shape)} {x.dtype}")
+        self.agree("scatter", tuple(shape), dtype, root)
+        return self._run(block, "scatter", x if self.rank == root else None, root,
+                         tuple(shape), dtype)
+
+    def sendrecv(self, x: Any, dest: int | None, source: int | None) -> Any:
+        """Send ``x`` to ``dest`` and receive an array like it from ``source`` (either
+        may be None) in one step that cannot deadlock; the received array, or None."""
+        self.agree("sendrecv", x.shape, x.dtype)
+        return self._sendrecv(x, dest, source)
+
+    def barrier(self, *, block: bool = True) -> Any:
+        self.agree("barrier", (), np.dtype(np.bool_))
+        return self._run(block, "barrier")
+
+    def _run(self, block: bool, operation: str, *args: Any) -> Any:
+        if block:
+            return getattr(self, "_" + operation)(*args)
+        return self._start(operation, *args)
+
+    def _start(self, operation: str, *args: Any) -> Pending:
+        """The operation ``_<operation>(*args)`` started without blocking; this default,
+        for transports without non-blocking operations, runs it now."""
+        return Pending.completed(getattr(self, "_" + operation)(*args))
+
+    def _check_rank(self, rank: int, what: str) -> None:
+        if not 0 <= rank < self.size:
+            raise ValueError(f"{what} rank {rank} is out of range for a group of "
+                             f"{self.size} ranks")
+
+    # -- what a transport implements -------------------------------------------------------
+    @abstractmethod
+    def _allreduce(self, x: Any, op: str) -> Any: ...
+
+    @abstractmethod
+    def _allgather(self, x: Any) -> Any: ...
+
+    @abstractmethod
+    def _reduce_scatter(self, x: Any, op: str) -> Any: ...
+
+    @abstractmethod
+    def _reduce(self, x: Any, root: int, op: str) -> Any: ...
+
+    @abstractmethod
+    def _broadcast(self, x: Any, root: int) -> Any: ...
+
+    @abstractmethod
+    def _gather(self, x: Any, root: int) -> Any: ...
+
+    @abstractmethod
+    def _scatter(self, x: Any, root: int, shape: tuple, dtype: Any) -> Any: ...
+
+    @abstractmethod
+    def _sendrecv(self, x: Any, dest: int | None, source: int | None) -> Any: ...
+
+    @abstractmethod
+    def _barrier(self) -> None: ...
+
+    @abstractmethod
+    def send(self, x: Any, dest: int, tag: int = 0) -> Pending:
+        """Start sending ``x`` to ``dest``; the Pending completes when ``x`` may go."""
+
+    @abstractmethod
+    def recv(self, shape: tuple, dtype: Any, source: int | None, tag: int = 0) -> Pending:
+        """Start receiving an array of ``shape``/``dtype`` from ``source`` (None: any);
+        the Pending's result is ``(array, source rank)``."""
+
+    @abstractmethod
+    def split(self, ranks: Sequence[int]) -> "Transport | None":
+        """A transport over ``ranks`` (in that order); None on ranks not in it. Every rank
+        of this group must call it, with the same ``ranks``."""
+
+    def set_timeout(self, seconds: float | None) -> None:
+        """How long one operation may take before the job is aborted (None: for ever).
+        This default, for transports that never wait on others, ignores it."""
+
+    def abort(self, code: int = 1) -> None:
+        """End every process of the job (a rank that failed calls this)."""
+        os._exit(code)
+
+
+def _op_code(op: str) -> int:
+    try:
+        return REDUCE_OPS.index(op)
+    except ValueError:
+        raise ValueError(f"unknown reduction {op!r}; use one of {', '.join(REDUCE_OPS)}"
+                         ) from None
+
+
+def _check_reduction(op: str, dtype: Any) -> None:
+    if op.startswith("b") and np.dtype(dtype).kind not in "biu":
+        raise TypeError(f"the bitwise reduction {op} needs an integer or bool dtype, got "
+                        f"{np.dtype(dtype).name}")
+    if op in ("max", "min") and np.dtype(dtype).kind == "c":
+        raise TypeError(f"a {op} reduction is not defined on complex values (got "
+                        f"{np.dtype(dtype).name}); reduce the real and imaginary parts or "
+                        "the absolute values instead")
+
+
+class SelfTransport(Transport):
+    """A group of one: every collective is the identity (as over an axis of size 1)."""
+
+    kind = "self"
+
+    def __init__(self) -> None:
+        super().__init__(0, 1)
+
+    def _allreduce(self, x: Any, op: str) -> Any:
+        return x.copy()
+
+    def _allgather(self, x: Any) -> Any:
+        return x[None].copy()
+
+    def _reduce_scatter(self, x: Any, op: str) -> Any:
+        return x[0].copy()
+
+    def _reduce(self, x: Any, root: int, op: str) -> Any:
+        return x.copy()
+
+    def _broadcast(self, x: Any, root: int) -> Any:
+        return x.copy()
+
+    def _gather(self, x: Any, root: int) -> Any:
+        return x[None].copy()
+
+    def _scatter(self, x: Any, root: int, shape: tuple, dtype: Any) -> Any:
+        return x[0].copy()
+
+    def _sendrecv(self, x: Any, dest: int | None, source: int | None) -> Any:
+        return x.copy() if source is not None else None
+
+    def _barrier(self) -> None:
+        return None
+
+    def send(self, x: Any, dest: int, tag: int = 0) -> Pending:
+        raise ValueError("a group of one process has no other rank to send to")
+
+    def recv(self, shape: tuple, dtype: Any, source: int | None, tag: int = 0) -> Pending:
+        raise ValueError("a group of one process has no other rank to receive from")
+
+    def split(self, ranks: Sequence[int]) -> "Transport | None":
+        return SelfTransport() if 0 in ranks else None
+
+
+# ---------------------------------------------------------------------------------------
+# The axis environment
+# ---------------------------------------------------------------------------------------
+
+_AXES: dict[Hashable, Transport] = {}
+
+
+def register_axis(name: Hashable, transport: Transport) -> None:
+    """Bind axis ``name`` to ``transport`` for this process (until `unregister_axis`)."""
+    try:
+        hash(name)
+    except TypeError:
+        raise TypeError(f"an axis name must be hashable, got {type(name).__name__}") from None
+    _AXES[name] = transport
+
+
+def unregister_axis(name: Hashable) -> None:
+    _AXES.pop(name, None)
+
+
+def bound_axis_names() -> list:
+    return list(_AXES)
+
+
+def axis_transport(name: Hashable) -> Transport:
+    """The transport bound to axis ``name``, or `UnboundAxisError`."""
+    try:
+        return _AXES[name]
+    except (KeyError, TypeError):
+        raise UnboundAxisError(
+            f"unbound axis name: {name}. The following axis names (e.g. defined by pmap) "
+            f"are available to collective operations: {list(_AXES)}. Bind one by calling "
+            "the collective inside funcgrad.distributed.shard_map or pmap, after "
+            "funcgrad.distributed.initialize() (the MPI world, axis 'world'), or after "
+            "funcgrad.torch.distributed.init_process_group().") from None
+
+
+@contextlib.contextmanager
+def bind_axis(name: Hashable, transport: Transport) -> Iterator[Transport]:
+    """Bind ``name`` to ``transport`` inside a ``with`` block (restoring what it was),
+    e.g. ``bind_axis("i", SelfTransport())`` to run collective code in one process."""
+    previous = _AXES.get(name)
+    register_axis(name, transport)
+    try:
+        yield transport
+    finally:
+        if previous is None:
+            unregister_axis(name)
+        else:
+            register_axis(name, previous)
+
+
+def axis_size(name: Hashable) -> int:
+    """The number of ranks along axis ``name``."""
+    return axis_transport(name).size
