@@ -317,3 +317,45 @@ def _erf_inv(x: np.ndarray) -> np.ndarray:
 def erf_inv(x: Any) -> Any:
     """The inverse error function as JAX computes it (Giles' approximation)."""
     return _in_float32(_erf_inv, x) if x.dtype == np.float16 else _erf_inv(x)
+
+
+# -- draws from raw keys (what the rejection samplers consume) --------------------------
+# These repeat, on backend arrays, what `funcgrad.random` composes from primitives: the
+# rejection loops of gamma and poisson run on raw keys inside one primitive.
+
+def split(keys: Any, num: int) -> Any:
+    """``num`` new keys from each key of ``keys`` (uint32[..., 2] -> [..., num, 2])."""
+    hi, lo = iota_2x32((num,), keys)
+    a, b = threefry2x32(keys[..., 0:1], keys[..., 1:2], hi, lo)
+    return np.stack([a, b], axis=-1)
+
+
+def random_bits(keys: Any, bit_width: int, shape: Sequence[int] = ()) -> Any:
+    """``shape`` random unsigned ints of ``bit_width`` bits per key: uint[..., *shape]."""
+    hi, lo = iota_2x32(shape, keys)
+    pad = (slice(None),) * (keys.ndim - 1) + (None,) * len(shape)
+    a, b = threefry2x32(keys[..., 0][pad], keys[..., 1][pad], hi, lo)
+    if bit_width == 64:
+        return (a.astype(np.uint64) << np.uint64(32)) | b.astype(np.uint64)
+    return (a ^ b).astype(np.dtype(f"uint{bit_width}"))
+
+
+def uniform(keys: Any, dtype: Any, shape: Sequence[int] = (), minval: float = 0.0,
+            maxval: float = 1.0) -> Any:
+    """Uniform floats in [minval, maxval) per key: the mantissa bits of a float in [1, 2)
+    minus one, scaled by a fused multiply-add."""
+    dtype = np.dtype(dtype)
+    info = np.finfo(dtype)
+    unsigned = np.dtype(f"uint{info.bits}")
+    bits = random_bits(keys, info.bits, shape)
+    one = np.array(1.0, dtype).view(unsigned)
+    floats = ((bits >> unsigned.type(info.bits - info.nmant)) | one).view(dtype) - dtype.type(1)
+    lo, hi = dtype.type(minval), dtype.type(maxval)
+    return np.maximum(lo, fma(floats, hi - lo, lo))
+
+
+def normal(keys: Any, dtype: Any, shape: Sequence[int] = ()) -> Any:
+    """Standard normal floats per key: sqrt(2) erf_inv(u) for u uniform in (-1, 1)."""
+    dtype = np.dtype(dtype)
+    lo = np.nextafter(dtype.type(-1), dtype.type(0))
+    return dtype.type(np.sqrt(2)) * erf_inv(uniform(keys, dtype, shape, lo, 1.0))
