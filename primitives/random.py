@@ -34,9 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.array import new_array
 from funcgrad.core import ZERO, Primitive
 from . import sampling
 from .binary import greater, minimum, where
+from .control import device_put
 from .elementwise import abs, exp, expm1, log, sqrt, unary
 from .kernels import random as K, random_rejection as R
 from .reductions import reduce_sum
@@ -107,6 +109,11 @@ random_gamma_cdf = Primitive(
     doc="P(a, x) = the regularised lower incomplete gamma function at x = exp(log_x).")
 
 
+def _constant(raw: np.ndarray, like: Any) -> Any:
+    """A host constant on the device of ``like`` (cupy arrays do not mix with numpy's)."""
+    return raw if like.device == "cpu" else device_put(new_array(raw), device=like.device)
+
+
 def _expand(v: Any) -> Any:
     return reshape(v, shape=tuple(v.shape) + (1,))
 
@@ -117,7 +124,7 @@ def _dlog_x_da(a: Any, log_x: Any, x: Any) -> Any:
     derivative is s sum_i w_i (log x + sigma w_i - digamma(a)) exp(a sigma w_i - x
     expm1(sigma w_i)) with w_i = s v_i, sigma = -1 (lower) or +1 (upper)."""
     dtype = np.dtype(a.dtype)
-    nodes, weights = (np.asarray(n, dtype) for n in R.GAMMA_CDF_NODES)
+    nodes, weights = (_constant(n.astype(dtype), a) for n in R.GAMMA_CDF_NODES)
     sigma = where(greater(x, a), dtype.type(1), dtype.type(-1))
     s = 1 / (abs(a - x) + sqrt(x))
     sw = _expand(sigma * s) * nodes

@@ -73,7 +73,7 @@ def normal_data(data: Array, shape: tuple, dtype: np.dtype) -> Array:
     keys = split_data(data, (2,))
     re = fnp.astype(_normal_real(keys[0], shape, real), dtype)
     im = fnp.astype(_normal_real(keys[1], shape, real), dtype)
-    return (re + 1j * im) / np.array(_SQRT2, dtype)
+    return (re + 1j * im) / dtype.type(_SQRT2)
 
 
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:

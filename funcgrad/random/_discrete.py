@@ -12,7 +12,7 @@ from funcgrad.array import Array
 from funcgrad.primitives.random import random_poisson, xla_log
 
 from ._continuous import gumbel_data, uniform_data
-from ._keys import check_prng_key, random_bits, split_data
+from ._keys import check_prng_key, on_device_of, random_bits, split_data
 from ._util import (DEFAULT_INT, canonical_shape, check_shape, dtype_of, float_dtype,
                     normalize_axis, prod, shape_of)
 
@@ -44,7 +44,8 @@ def _randint(data: Array, minval: Any, maxval: Any, shape: tuple, dtype: np.dtyp
     (high mod span) * (2**n mod span) + (low mod span): JAX's slightly biased modulus."""
     check_shape("randint", shape, shape_of(minval), shape_of(maxval))
     minval, maxval = _as_int_array(minval), _as_int_array(maxval)
-    dtype_max = _convert_and_clip_integer(fnp.asarray(np.iinfo(dtype).max, dtype), maxval.dtype)
+    # dtype's largest value clipped into maxval's dtype
+    dtype_max = maxval.dtype.type(min(np.iinfo(dtype).max, np.iinfo(maxval.dtype).max))
     maxval_out_of_range = maxval > dtype_max
     minval = _convert_and_clip_integer(minval, dtype)
     maxval = _convert_and_clip_integer(maxval, dtype)
@@ -141,10 +142,10 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     if not x.ndim:
         if x.dtype.kind not in "iu":
             raise TypeError("x must be an integer or at least 1-dimensional")
-        return _shuffle(data, fnp.arange(int(x.concrete())), axis)
+        return _shuffle(data, on_device_of(np.arange(int(x)), data), axis)
     if independent or x.ndim == 1:
         return _shuffle(data, x, axis)
-    order = _shuffle(data, fnp.arange(x.shape[axis]), 0)
+    order = _shuffle(data, on_device_of(np.arange(x.shape[axis]), data), 0)
     return fnp.take(x, order, axis=axis)
 
 
@@ -155,9 +156,9 @@ def _cumsum_blocked(p: Array) -> Array:
     if n <= 16:
         return fnp.cumsum(p)
     blocks = -(-n // 16)
-    padded = fnp.concatenate([p, fnp.zeros(blocks * 16 - n, p.dtype)]).reshape(blocks, 16)
-    inner = fnp.cumsum(padded, axis=1)
-    before = fnp.concatenate([fnp.zeros(1, p.dtype), _cumsum_blocked(inner[:, -1])[:-1]])
+    padded = fnp.concatenate([p, fnp.zeros_like(p, shape=(blocks * 16 - n,))])
+    inner = fnp.cumsum(fnp.reshape(padded, (blocks, 16)), axis=1)
+    before = fnp.concatenate([fnp.zeros_like(p, shape=(1,)), _cumsum_blocked(inner[:, -1])[:-1]])
     return (inner + before[:, None]).reshape(-1)[:n]
 
 
@@ -207,7 +208,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     _check_arraylike("choice", a)
     arr = fnp.asarray(a)
     if arr.ndim == 0:
-        n_inputs = int(arr.concrete())
+        n_inputs = int(arr)
     else:
         axis = normalize_axis(axis, arr.ndim)
         n_inputs = arr.shape[axis]
@@ -226,7 +227,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
         ind = randint(data, shape, 0, n_inputs)
         result = ind if arr.ndim == 0 else fnp.take(arr, ind, axis=axis)
     else:
-        pool = fnp.arange(n_inputs) if arr.ndim == 0 else arr
+        pool = on_device_of(np.arange(n_inputs), data) if arr.ndim == 0 else arr
         shuffled = permutation(data, pool, axis)
         result = shuffled[(slice(None),) * (axis if arr.ndim else 0) + (slice(n_draws),)]
     return fnp.reshape(result, shape if arr.ndim == 0 else

@@ -19,6 +19,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
+from funcgrad.backend import device_put
 from funcgrad.primitives.kernels.random import iota_2x32
 from funcgrad.primitives.random import threefry2x32
 
@@ -251,9 +252,16 @@ def clone(key: Any) -> Any:
 
 # -- derivations -----------------------------------------------------------------------------
 
+def on_device_of(raw: np.ndarray, like: Any) -> Array:
+    """A constant made on the host, as an Array on the device of ``like``."""
+    out = fnp.asarray(raw)
+    device = like.device
+    return out if device == "cpu" else device_put(out, device)
+
+
 def hash_counters(data: Array, shape: Sequence[int]) -> tuple:
     """Threefry of one key over the counters of ``shape``: two uint32 Arrays of ``shape``."""
-    high, low = iota_2x32(shape)
+    high, low = (on_device_of(c, data) for c in iota_2x32(shape))
     return threefry2x32(data[0], data[1], high, low)
 
 
@@ -291,7 +299,7 @@ def fold_in(key: Any, data: Any) -> Any:
     if isinstance(data, (bool, int)):
         if not 0 <= data < 2**32:
             raise OverflowError(f"Python integer {data} out of bounds for uint32")
-        message = fnp.asarray(np.uint32(data))
+        message = on_device_of(np.uint32(data), key_words)
     else:
         message = fnp.astype(fnp.asarray(data), np.uint32)
     y1, y2 = threefry2x32(key_words[0], key_words[1], fnp.zeros_like(message), message)

@@ -87,38 +87,58 @@ def _split(a: Any) -> tuple:
     return hi, a - hi
 
 
-def _round_to(s: Any, e: Any, dtype: np.dtype) -> Any:
-    """s + e (float64, |e| <= half an ulp of s) rounded once to the narrower ``dtype``.
-    Rounding s alone is right except when s is exactly halfway between two ``dtype``
-    values: then the sign of e decides."""
-    r = s.astype(dtype)
-    d = s - r.astype(np.float64)
-    toward = np.where(d > 0, np.inf, -np.inf).astype(dtype)
-    neighbour = np.nextafter(r, toward)
-    tie = (2 * np.abs(d) == np.abs(neighbour.astype(np.float64) - r)) & (e * d > 0)
-    return np.where(tie, neighbour, r)
+def _fma64(a: Any, b: Any, c: Any, b_split: tuple | None = None) -> Any:
+    """float64 ``a * b + c`` rounded once: Dekker's exact product, then an exact sum whose
+    error terms are added before the final rounding. ``b_split`` is b's `_split`, when
+    the caller reuses it (Horner's rule multiplies by the same x every step)."""
+    p = a * b
+    (ah, al), (bh, bl) = _split(a), b_split or _split(b)
+    p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s, s_err = _two_sum(p, c)
+    out = s + (s_err + p_err)
+    return np.where(np.isfinite(out), out, p + c)  # inf and nan operands
+
+
+_F32_TIE_BITS = np.uint64(1 << 28)  # an float32 midpoint: the 29 extra float64 bits 100..0
+_F32_EXTRA_BITS = np.uint64((1 << 29) - 1)
+
+
+def _widen(a: Any) -> Any:
+    return a.astype(np.float64) if hasattr(a, "astype") else np.float64(a)
+
+
+def _fma32(a: Any, b: Any, c: Any) -> Any:
+    """float32 ``a * b + c`` rounded once. The product is exact in float64 and the sum is
+    rounded there first; that double rounding is wrong only when the float64 sum lands
+    exactly halfway between two float32 values, where the exact sum's error term decides."""
+    wide = np.float64
+    p = _widen(a) * _widen(b)
+    c = _widen(c)
+    s = p + c
+    out = s.astype(np.float32)
+    ties = (s.view(np.uint64) & _F32_EXTRA_BITS) == _F32_TIE_BITS
+    if ties.any():  # rare: recompute those exactly
+        p, c = np.broadcast_to(p, s.shape)[ties], np.broadcast_to(c, s.shape)[ties]
+        st, err = _two_sum(p, c)
+        r = st.astype(np.float32)
+        up = np.nextafter(r, np.where(st > r, np.inf, -np.inf).astype(np.float32))
+        out = out.copy()
+        out[ties] = np.where(err * (st - r.astype(wide)) > 0, up, r)
+    return out
 
 
 def fma(a: Any, b: Any, c: Any) -> Any:
     """``a * b + c`` with a single rounding, in the common float dtype of the inputs; for
     float16, whose arithmetic XLA's CPU backend does not fuse, two roundings."""
     dtype = np.result_type(a, b, c)
-    if dtype == np.float16:
-        return np.asarray(a * b + c, np.float16)
     with np.errstate(over="ignore", invalid="ignore"):
         if dtype == np.float64:
-            p = a * b
-            (ah, al), (bh, bl) = _split(a), _split(b)
-            p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-            s, s_err = _two_sum(p, c)
-            out = s + (s_err + p_err)
-            return np.where(np.isfinite(out), out, p + c)  # inf and nan operands
-        if dtype != np.float32:
-            raise TypeError(f"fma is defined for float16, float32 and float64, got {dtype}")
-        wide = np.float64
-        p = np.asarray(a).astype(wide) * np.asarray(b).astype(wide)  # exact: 48 bits
-        s, e = _two_sum(p, np.asarray(c).astype(wide))
-        return _round_to(s, e, dtype)
+            return _fma64(a, b, c)
+        if dtype == np.float32:
+            return _fma32(a, b, c)
+        if dtype == np.float16:
+            return (a * b + c).astype(np.float16)
+    raise TypeError(f"fma is defined for float16, float32 and float64, got {dtype}")
 
 
 def _horner(x: Any, coefficients: Sequence[float]) -> Any:
@@ -126,8 +146,41 @@ def _horner(x: Any, coefficients: Sequence[float]) -> Any:
     fused multiply-add, as XLA evaluates it."""
     dtype = x.dtype.type
     p = np.full_like(x, dtype(coefficients[0]))
-    for c in coefficients[1:]:
-        p = fma(p, x, dtype(c))
+    if dtype != np.float64:
+        for c in coefficients[1:]:
+            p = fma(p, x, dtype(c))
+        return p
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _horner64(p, x, coefficients[1:])
+
+
+def _horner64(p: np.ndarray, x: np.ndarray, coefficients: Sequence[float]) -> np.ndarray:
+    """`_horner` in float64: `_fma64` step by step, x split once and every pass in place
+    (the exact product and sum cost ~19 passes a step; fresh temporaries would double it)."""
+    xh, xl = _split(x)
+    prod, t, u, e, w = (np.empty_like(p) for _ in range(5))
+    for c in coefficients:
+        np.multiply(p, x, out=prod)
+        np.multiply(p, 134217729.0, out=t)         # Veltkamp split of p: t -> hi, u -> lo
+        np.subtract(t, p, out=u)
+        np.subtract(t, u, out=t)
+        np.subtract(p, t, out=u)
+        np.multiply(t, xh, out=e)                  # the product's rounding error
+        np.subtract(e, prod, out=e)
+        np.multiply(t, xl, out=w)
+        np.add(e, w, out=e)
+        np.multiply(u, xh, out=w)
+        np.add(e, w, out=e)
+        np.multiply(u, xl, out=w)
+        np.add(e, w, out=e)
+        np.add(prod, c, out=p)                     # p <- s = fl(prod + c), two-sum error:
+        np.subtract(p, prod, out=t)                # bb = s - prod
+        np.subtract(p, t, out=u)
+        np.subtract(prod, u, out=u)                # prod - (s - bb)
+        np.subtract(c, t, out=t)                   # c - bb
+        np.add(u, t, out=u)
+        np.add(u, e, out=u)
+        np.add(p, u, out=p)
     return p
 
 
@@ -201,13 +254,18 @@ _SQRT2_MINUS_1 = 0.41421356237309504880
 
 def _log1p(x: np.ndarray) -> np.ndarray:
     dtype = x.dtype.type
+    shape = x.shape
+    x = x.reshape(-1)
+    small = np.abs(x) < dtype(_SQRT2_MINUS_1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        large = xla_log(x + dtype(1))
-        x2 = x * x
-        ratio = _horner(x, _LOG1P_NUM) / _horner(x, _LOG1P_DEN)
-        small = x + (dtype(-0.5) * x2 + (x * x2) * ratio)
-    out = np.where(np.abs(x) < dtype(_SQRT2_MINUS_1), small, large)
-    return np.where(np.abs(x) < np.finfo(dtype).tiny, x * dtype(0), out)  # flushed input
+        out = xla_log(x + dtype(1))
+        if small.any():  # the rational only where it is used
+            v = x[small]
+            v2 = v * v
+            ratio = _horner(v, _LOG1P_NUM) / _horner(v, _LOG1P_DEN)
+            out[small] = v + (dtype(-0.5) * v2 + (v * v2) * ratio)
+    out = np.where(np.abs(x) < np.finfo(dtype).tiny, x * dtype(0), out)  # flushed input
+    return out.reshape(shape)
 
 
 def xla_log1p(x: Any) -> Any:

@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from funcgrad.backend import backend_of
+
 from . import random as K
 
 # -- gamma -----------------------------------------------------------------------------
@@ -41,13 +43,13 @@ def _marsaglia_tsang(keys: Any, d: Any, c: Any) -> Any:
     """V = (1 + c x)^3 of the first accepted normal x per element (keys: uint32[n, 2])."""
     dtype = d.dtype.type
     V = np.ones_like(d)
-    todo = np.arange(d.shape[0])
+    todo = backend_of(d).xp.arange(d.shape[0])
     while todo.size:
         keys_t, x_keys, u_keys = np.moveaxis(K.split(keys[todo], 3), -2, 0)
         dt, ct = d[todo], c[todo]
         v = np.full_like(dt, dtype(-1))
         x = np.zeros_like(dt)
-        again = np.arange(todo.size)
+        again = backend_of(d).xp.arange(todo.size)
         while again.size:  # a normal with 1 + c x > 0
             x_keys_a, sub = np.moveaxis(K.split(x_keys[again], 2), -2, 0)
             x_keys[again] = x_keys_a
@@ -103,8 +105,8 @@ def gamma(keys: Any, a: Any, log_space: bool) -> Any:
 
 def _poisson_knuth(key: Any, lam: Any) -> Any:
     """The number of uniforms whose product stays above exp(-lam), minus one."""
-    k = np.zeros(lam.shape, np.int64)
-    log_prod = np.zeros(lam.shape, np.float32)
+    k = np.zeros_like(lam, dtype=np.int64)
+    log_prod = np.zeros_like(lam)
     while (log_prod > -lam).any():
         key, sub = K.split(key, 2)
         k = np.where(log_prod > -lam, k + 1, k)
@@ -122,8 +124,8 @@ def _poisson_rejection(key: Any, lam: Any, lgamma: Callable) -> Any:
     a = K.fma(f32(0.02483), b, f32(-0.059))
     inv_alpha = f32(1.1239) + f32(1.1328) / (b - f32(3.4))
     v_r = f32(0.9277) - f32(3.6224) / (b - f32(2))
-    k_out = np.full(lam.shape, -1, np.float32)
-    accepted = np.zeros(lam.shape, bool)
+    k_out = np.full_like(lam, -1)
+    accepted = np.zeros_like(lam, dtype=bool)
     while not accepted.all():
         key, sub0, sub1 = K.split(key, 3)
         u = K.uniform(sub0, f32, lam.shape) - f32(0.5)
@@ -172,7 +174,7 @@ def _tail_integral(a: Any, log_x: Any, upper: Any, weight: Callable | None = Non
     """s sum_i w_i h(w_i) exp(a sigma w_i - x expm1(sigma w_i)), sigma = +1 on the upper
     tail: the tail probability divided by the density factor exp(a log x - x - lgamma a)
     (``weight`` = None), or with h(w) = weight(sigma w) the corresponding integral of h."""
-    v, q = (np.asarray(n, a.dtype) for n in GAMMA_CDF_NODES)
+    v, q = (backend_of(a).xp.asarray(n, a.dtype) for n in GAMMA_CDF_NODES)
     x = np.exp(log_x)
     sigma = np.where(upper, a.dtype.type(1), a.dtype.type(-1))
     s = a.dtype.type(1) / (np.abs(a - x) + np.sqrt(x))
@@ -188,7 +190,7 @@ def _tail_integral(a: Any, log_x: Any, upper: Any, weight: Callable | None = Non
 def gamma_cdf(a: Any, log_x: Any, lgamma: Callable) -> Any:
     """P(a, x), the regularised lower incomplete gamma function, at x = exp(log_x)."""
     a, log_x = np.broadcast_arrays(a, log_x)
-    out = np.empty(a.shape, a.dtype)
+    out = np.empty_like(a)
     flat_a, flat_y, flat_out = a.reshape(-1), log_x.reshape(-1), out.reshape(-1)
     for start in range(0, flat_a.size, 4096):  # bounded temporaries of (4096, 92)
         sl = slice(start, start + 4096)
