@@ -276,6 +276,8 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
     """Poisson(lam) counts (default int64); lam is used in float32, as in JAX."""
     data, _ = check_prng_key("poisson", key)
     dtype = DEFAULT_INT if dtype is None else np.dtype(dtype)
+    if dtype.kind not in "iu":
+        raise ValueError(f"dtype argument to `poisson` must be an integer dtype, got {dtype}")
     shape = shape_of(lam) if shape is None else canonical_shape(shape)
     lam = fnp.astype(fnp.broadcast_to(fnp.asarray(lam), shape), np.float32)
     return fnp.astype(random_poisson(data, lam), dtype)

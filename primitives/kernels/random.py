@@ -368,7 +368,7 @@ def _erf_inv(x: np.ndarray) -> np.ndarray:
                 p[here] = _horner((np.sqrt(v) if root else v) - dtype(shift), coefficients)
             done |= here
         out = np.where(np.isnan(w), dtype(np.nan), p * x)
-    out = np.where(np.abs(x) == dtype(1), x * dtype(np.inf), out)
+        out = np.where(np.abs(x) == dtype(1), x * dtype(np.inf), out)
     return out.reshape(shape)
 
 

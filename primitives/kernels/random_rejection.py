@@ -190,17 +190,17 @@ def _tail_integral(a: Any, log_x: Any, upper: Any, weight: Callable | None = Non
 def gamma_cdf(a: Any, log_x: Any, lgamma: Callable) -> Any:
     """P(a, x), the regularised lower incomplete gamma function, at x = exp(log_x)."""
     a, log_x = np.broadcast_arrays(a, log_x)
-    out = np.empty_like(a)
-    flat_a, flat_y, flat_out = a.reshape(-1), log_x.reshape(-1), out.reshape(-1)
+    flat_a, flat_y = a.reshape(-1), log_x.reshape(-1)
+    parts = [flat_a[:0]]
     for start in range(0, flat_a.size, 4096):  # bounded temporaries of (4096, 92)
-        sl = slice(start, start + 4096)
-        aa, yy = flat_a[sl], flat_y[sl]
+        aa, yy = flat_a[start:start + 4096], flat_y[start:start + 4096]
         x = np.exp(yy)
         upper = x > aa
         with np.errstate(over="ignore", invalid="ignore"):
             density = np.exp(aa * yy - x - lgamma(aa).astype(aa.dtype))
             tail = density * _tail_integral(aa, yy, upper)
-        flat_out[sl] = np.where(upper, 1 - tail, tail)
+        parts.append(np.where(upper, 1 - tail, tail))
+    out = np.concatenate(parts).reshape(a.shape)
     return np.where(np.isneginf(log_x), a.dtype.type(0), out)
 
 
@@ -223,4 +223,4 @@ def gamma_quantile(a: Any, u: Any, guess: Any, log_space: bool, lgamma: Callable
             break
     if log_space:
         return y
-    return guess * np.exp(y - y0)
+    return np.where(y == y0, guess, guess * np.exp(y - y0))  # x = 0 stays 0
