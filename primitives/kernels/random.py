@@ -264,7 +264,7 @@ def _log1p(x: np.ndarray) -> np.ndarray:
             v2 = v * v
             ratio = _horner(v, _LOG1P_NUM) / _horner(v, _LOG1P_DEN)
             out[small] = v + (dtype(-0.5) * v2 + (v * v2) * ratio)
-    out = np.where(np.abs(x) < np.finfo(dtype).tiny, x * dtype(0), out)  # flushed input
+        out = np.where(np.abs(x) < np.finfo(dtype).tiny, x * dtype(0), out)  # flushed input
     return out.reshape(shape)
 
 
