@@ -20,14 +20,17 @@ on the CPU with ``jax_enable_x64=True``:
   multiply-add is reproduced), `randint`, `bernoulli`, `rademacher`, `permutation`,
   `choice` (with and without p: XLA's blocked cumsum is reproduced), `normal` (JAX's
   Giles erf_inv, with XLA's log1p), `exponential`, `gumbel`, `laplace`, `logistic`,
-  `cauchy`, `categorical`, `poisson`, and in float64 `gamma`, `loggamma`, `beta`,
-  `dirichlet`, `t`, `chisquare`, `f`, `pareto`, `lognormal`, `generalized_normal` and
-  `ball` (XLA's log, log1p and exp are reproduced, see funcgrad.primitives.kernels.random);
-- to a few ulp: float32 gamma-based draws (~99% of them bit for bit; XLA divides by
-  sqrt(d) with the processor's approximate reciprocal square root, which no portable code
-  reproduces, and in rare cases that moves an acceptance test), `truncated_normal` (the
-  bounds go through erf, here scipy's), `multivariate_normal` and `orthogonal` (LAPACK
-  factorizations and matrix products round in their own order).
+  `cauchy`, `categorical`, `poisson`, `orthogonal` (float64), and in float64 `gamma`,
+  `loggamma`, `beta`, `t`, `chisquare`, `f`, `pareto`, `lognormal` and
+  `generalized_normal` (XLA's log, log1p and exp are reproduced, see
+  funcgrad.primitives.kernels.random);
+- within 2 ulp: `dirichlet` and `ball`, whose few-term sums XLA adds in its own order;
+- close: float32 gamma-based draws (~98% bit for bit, the rest within ~1e-5 relative;
+  XLA divides by sqrt(d) with the processor's approximate reciprocal square root, which
+  portable code cannot reproduce, and in rare cases that flips an acceptance test),
+  `truncated_normal` (its bounds go through erf, here scipy's: ~1e-13 relative in float64,
+  ~1e-5 in float32), `multivariate_normal` (LAPACK factorizations and matrix products
+  round in their own order: ~1e-13) and float32 `orthogonal`.
 
 funcgrad follows numpy's 64-bit defaults, so the default dtypes are JAX's x64 ones:
 float64 draws, int64 `randint`/`poisson`/`rademacher`, uint64 `bits`, and integer seeds
