@@ -8,10 +8,11 @@ random draws trace, batch and differentiate like any other funcgrad code.
 |------------------------|------------------------------------------|--------------------------|
 | threefry2x32           | the Threefry-2x32 hash (uint32 words)    | none                     |
 | bitcast_convert_type   | the same bits read as another dtype      | none                     |
-| fma                    | x * y + z rounded once (XLA's contraction) | g y, g x, g            |
-| xla_log, xla_log1p, xla_exp | log, log1p, exp rounded as XLA's CPU backend rounds them | g / x, g / (1 + x), g out |
+| fma                    | x * y + z rounded once (XLA's fusion)    | g y, g x, g              |
+| xla_log, xla_log1p     | log, log1p as XLA's CPU backend rounds   | g / x, g / (1 + x)       |
+| xla_exp                | exp as XLA's CPU backend rounds it       | g out                    |
 | erf_inv                | Giles' inverse error function (JAX's)    | g sqrt(pi)/2 exp(out^2)  |
-| random_gamma           | Marsaglia-Tsang Gamma(a) draws, a key per element | none (see below) |
+| random_gamma           | Gamma(a) draws (Marsaglia-Tsang)         | none (see below)         |
 | random_gamma_cdf       | P(a, x), the gamma CDF                   | none                     |
 | random_gamma_quantile  | the x with P(a, x) = u, from a guess     | implicit, see below      |
 | random_poisson         | Knuth / Hormann Poisson counts           | none                     |

@@ -13,7 +13,6 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
-from funcgrad.primitives.control import stop_gradient
 from funcgrad.primitives.random import bitcast_convert_type, erf_inv, fma, xla_log, xla_log1p
 from funcgrad.primitives.special import erf
 

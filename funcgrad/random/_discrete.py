@@ -14,7 +14,7 @@ from funcgrad.primitives.random import random_poisson, xla_log
 from ._continuous import gumbel_data, uniform_data
 from ._keys import check_prng_key, on_device_of, random_bits, split_data
 from ._util import (DEFAULT_INT, canonical_shape, check_shape, dtype_of, float_dtype,
-                    normalize_axis, prod, shape_of)
+                    normalize_axis, shape_of)
 
 _UINT32_MAX = np.iinfo(np.uint32).max
 
@@ -193,7 +193,7 @@ def _choice_with_p(data: Array, p: Any, n_inputs: int, shape: tuple, replace: bo
         return fnp.astype(_searchsorted_left(p_cuml, r), DEFAULT_INT)
     # Gumbel top-k: the k largest of log p + Gumbel noise are a sample without replacement
     noise = gumbel_data(data, (n_inputs,), p.dtype, "low" if mode is None else mode)
-    return fnp.astype(top_k_indices(noise + xla_log(p), prod(shape)), DEFAULT_INT)
+    return fnp.astype(top_k_indices(noise + xla_log(p), math.prod(shape)), DEFAULT_INT)
 
 
 def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
@@ -263,7 +263,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
         return fnp.argmax(noise + fnp.expand_dims(logits, tuple(range(len(prefix)))),
                           axis=axis)
     noisy = logits + gumbel_data(data, tuple(logits.shape), dtype, mode)
-    k = prod(prefix)
+    k = math.prod(prefix)
     if k > logits.shape[axis]:
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
                          f"of categories ({logits.shape[axis]}).")

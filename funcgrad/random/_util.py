@@ -5,7 +5,6 @@ values, so the samplers stay traceable.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -133,10 +132,6 @@ def next_after(x: Any, up: bool) -> Array:
                           fnp.where(bits == 0, smallest + one, bits + one))
         fixed = fnp.isnan(x) | (x == -np.inf)
     return fnp.where(fixed, x, bitcast_convert_type(moved, new_dtype=x.dtype))
-
-
-def prod(shape: Sequence[int]) -> int:
-    return math.prod(shape)
 
 
 def normalize_axis(axis: Any, ndim: int) -> int:
