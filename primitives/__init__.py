@@ -4,9 +4,9 @@ A primitive is its backend implementation plus its derivative rules, written in 
 ops (so rules are differentiable again). The families live one per module, each a readable
 table: `select` (where), `elementwise`, `binary`, `special`, `reductions`, `shape`,
 `indexing`, `linalg`, `decompositions`, `fft`, `control`, `collectives` (psum, all_gather,
-... over a named axis). Implementations that look at data or memory layout live in
-`kernels`, test-input samplers in `samplers`, and `constants` makes the shape-only
-constants rules need.
+... over a named axis), `random` (the Threefry hash and the samplers of funcgrad.random).
+Implementations that look at data or memory layout live in `kernels`, test-input samplers
+in `samplers`, and `constants` makes the shape-only constants rules need.
 
 Declaring your own (the same API funcgrad uses)::
 
@@ -29,8 +29,8 @@ from funcgrad.core import ZERO, Primitive, registry
 
 from . import sampling
 from . import (control, select, elementwise, binary, special, reductions, shape, indexing,
-               linalg, decompositions, fft, collectives)
+               linalg, decompositions, fft, collectives, random)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "select", "elementwise",
            "binary", "special", "reductions", "shape", "indexing", "linalg",
-           "decompositions", "fft", "collectives"]
+           "decompositions", "fft", "collectives", "random"]
