@@ -2,7 +2,8 @@
 
 A primitive is its backend implementation plus its derivative rules, written in funcgrad
 ops (so rules are differentiable again). The families live one per module, each a readable
-table: `elementwise`, `binary`, `special`, `reductions`, `shape`, `indexing`, `linalg`,
+table: `elementwise`, `binary`, `special`,
+`distributions`, `bessel`, `reductions`, `shape`, `indexing`, `linalg`,
 `fft`, `control`.
 
 Declaring your own (the same API funcgrad uses)::
@@ -25,8 +26,8 @@ tape knows which residuals to keep.
 from funcgrad.core import ZERO, Primitive, registry
 
 from . import sampling
-from . import (control, elementwise, binary, special, reductions, shape, indexing, linalg,
-               decompositions, fft)
+from . import (control, elementwise, binary, special, distributions, bessel, reductions,
+               shape, indexing, linalg, decompositions, fft)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "elementwise", "binary",
-           "special", "reductions", "shape", "indexing", "linalg", "decompositions", "fft"]
+           "special", "distributions", "bessel", "reductions", "shape", "indexing", "linalg", "decompositions", "fft"]
