@@ -28,7 +28,8 @@ from .linalg import (conj, constant, draw_batch, draw_bool, draw_int, matmul, mT
                      well_conditioned)
 from .sampling import Case
 
-__all__ = ["triangular_solve", "lu", "solve_banded", "solve_triangular_of"]
+__all__ = ["triangular_solve", "lu", "solve_banded", "solve_triangular_of", "permute_rows",
+           "unpermute_rows", "band_transpose"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -110,11 +111,13 @@ def solve_triangular_of(m: Any, b: Any, lower: bool, transpose: bool = False,
 # ---------------------------------------------------------------------------------------
 
 
-def _permute_rows(x: Any, perm: Any) -> Any:
+def permute_rows(x: Any, perm: Any) -> Any:
+    """x[..., perm, :]."""
     return fnp.take_along_axis(x, fnp.expand_dims(perm, -1), axis=-2)
 
 
-def _unpermute_rows(x: Any, perm: Any) -> Any:
+def unpermute_rows(x: Any, perm: Any) -> Any:
+    """y with y[..., perm, :] = x."""
     return fnp.take_along_axis(x, fnp.expand_dims(fnp.argsort(perm, axis=-1), -1), axis=-2)
 
 
@@ -139,7 +142,7 @@ def _square_cotangent(gl: Any, gu: Any, l: Any, u: Any) -> Any:
 def _lu_jvp(t: Any, a_shape: tuple, out: tuple) -> tuple:
     l, u, perm = out
     m, n = a_shape[-2:]
-    da = _permute_rows(t, perm)
+    da = permute_rows(t, perm)
     if m == n:
         dl, du = _square_tangent(da, l, u)
     elif m > n:  # L = [L1; L2]: L2 U = A2
@@ -171,7 +174,7 @@ def _lu_vjp(g: tuple, a_shape: tuple, out: tuple) -> Any:
         gl = gl - matmul(ga2, mT(u[..., m:]))
         ga = fnp.concatenate([_square_cotangent(gl, gu[..., :m], l, u[..., :m]), ga2],
                              axis=-1)
-    return _unpermute_rows(ga, perm)
+    return unpermute_rows(ga, perm)
 
 
 def _lu_cases(rng: np.random.RandomState, draw: Callable) -> list:
