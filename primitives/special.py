@@ -20,7 +20,7 @@ Results have the float dtype of their floating inputs (float64 for integer input
 | digamma       | polygamma(1, x); polygamma(n, x): polygamma(n + 1, x)                 |
 | beta, betaln  | (digamma(a) - digamma(a + b)) times beta (or 1), symmetric in b       |
 | xlogy         | log(y) in x; x / y in y, 0 where x == y == 0 (xlog1py: log1p(y), x/(1+y))|
-| spence        | log(z) / (1 - z), -1 at z = 1                                         |
+| spence        | log(z) / (1 - z) (its Taylor series near z = 1)                        |
 | expit         | out (1 - out)                                                         |
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 from funcgrad.core import ZERO, Primitive
 from . import sampling
 from .binary import binary, where
-from .elementwise import cos, exp, floor, log, log1p, unary
+from .elementwise import abs, cos, exp, floor, log, log1p, unary
 from .kernels import special as K
 from .samplers import special as samples
 
@@ -127,9 +127,13 @@ def _rgamma_rule(g: Any, x: Any, out: Any) -> Any:
 
 
 def _spence_rule(g: Any, x: Any) -> Any:
-    one = x == 1
-    safe = where(one, 0.5, x)
-    return g * where(one, -1.0, log(safe) / (1 - safe))
+    """log(x) / (1 - x); within 1e-3 of x = 1, where that is 0 / 0, its series in u = x - 1,
+    -1 + u/2 - u^2/3 + u^3/4 - u^4/5 (which also gives the higher derivatives there)."""
+    u = x - 1
+    near = abs(u) < 1e-3
+    safe = where(near, 0.5, x)
+    series = -1 + u * (0.5 + u * (-1 / 3 + u * (0.25 - u * 0.2)))
+    return g * where(near, series, log(safe) / (1 - safe))
 
 
 def _safe_divisor(x: Any, y: Any, pole: float) -> Any:
