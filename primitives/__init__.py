@@ -4,7 +4,7 @@ A primitive is its backend implementation plus its derivative rules, written in 
 ops (so rules are differentiable again). The families live one per module, each a readable
 table: `elementwise`, `binary`, `special`,
 `distributions`, `bessel`, `reductions`, `shape`, `indexing`, `linalg`,
-`decompositions`, `triangular`, `matrix_functions`, `fft`, `control`.
+`decompositions`, `triangular`, `matrix_functions`, `signal`, `fft`, `control`.
 
 Declaring your own (the same API funcgrad uses)::
 
@@ -27,8 +27,8 @@ from funcgrad.core import ZERO, Primitive, registry
 
 from . import sampling
 from . import (control, elementwise, binary, special, distributions, bessel, reductions,
-               shape, indexing, linalg, decompositions, triangular, matrix_functions, fft)
+               shape, indexing, linalg, decompositions, triangular, matrix_functions, signal, fft)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "elementwise", "binary",
            "special", "distributions", "bessel", "reductions", "shape", "indexing", "linalg",
-           "decompositions", "triangular", "matrix_functions", "fft"]
+           "decompositions", "triangular", "matrix_functions", "signal", "fft"]
