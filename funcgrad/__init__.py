@@ -9,6 +9,7 @@ from funcgrad.backend import device_put, devices
 from funcgrad import numpy
 from funcgrad import primitives
 from funcgrad import scipy
+from funcgrad import nn
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, float0, jvp,
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
@@ -19,7 +20,7 @@ from funcgrad.core import EscapedTracerError
 
 __version__ = "0.1.0"
 
-__all__ = ["Array", "tree_util", "device_put", "devices", "numpy", "primitives", "scipy",
+__all__ = ["Array", "tree_util", "device_put", "devices", "numpy", "primitives", "scipy", "nn",
            "stop_gradient", "Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
