@@ -130,13 +130,12 @@ LAYERS = [
 @pytest.mark.parametrize("name,build,shape", LAYERS, ids=[layer[0] for layer in LAYERS])
 def test_layers_match_jax(random, name, build, shape):
     init, apply = build(stax)
-    jinit, japply = build(jstax)
+    _, japply = build(jstax)
     out_shape, params = init(random.PRNGKey(0), shape)
-    jshape, _ = jinit(jax.random.PRNGKey(0), shape)
-    assert tree_util.tree_leaves(out_shape) == jax.tree.leaves(jshape)
     x = np.random.RandomState(0).randn(*shape)
     ours = apply(params, x)
     _assert_trees_close(ours, japply(_to_jax(params), x), rtol=1e-10)
+    assert tuple(out_shape) == tuple(ours.shape)
     # the whole network differentiates in its parameters
     g = fg.grad(lambda p: fnp.sum(fnp.asarray(tree_util.tree_leaves(apply(p, x))[0])))(params)
     jg = jax.grad(lambda p: jax.tree.leaves(japply(p, x))[0].sum())(_to_jax(params))
