@@ -27,7 +27,8 @@ from funcgrad.core import ZERO, Primitive, registry
 
 from . import sampling
 from . import (control, elementwise, binary, special, distributions, bessel, reductions,
-               shape, indexing, linalg, decompositions, triangular, matrix_functions, signal, fft)
+               shape, indexing, linalg, decompositions, triangular, matrix_functions, signal,
+               fft)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "elementwise", "binary",
            "special", "distributions", "bessel", "reductions", "shape", "indexing", "linalg",

@@ -41,7 +41,8 @@ def _with_order(name: str, x_rule: Callable, positive: bool) -> Primitive:
     return p
 
 
-def _bessel(name: str, rule: Any, domain: tuple = (0.3, 3.0), signed: bool = True) -> Primitive:
+def _bessel(name: str, rule: Any, domain: tuple = (0.3, 3.0),
+            signed: bool = True) -> Primitive:
     return unary(name, _impl(name), rule, domain=domain, signed=signed, complex_=False)
 
 

@@ -102,7 +102,8 @@ def _beta_log_density(a: Any, b: Any, x: Any) -> Any:
 
 betainc = _declare(
     "betainc", _impl("betainc"), ("a", "b", "x"),
-    (not_implemented("betainc", "a", _NOT_IN_JAX), not_implemented("betainc", "b", _NOT_IN_JAX),
+    (not_implemented("betainc", "a", _NOT_IN_JAX),
+     not_implemented("betainc", "b", _NOT_IN_JAX),
      lambda g, a, b, x: g * exp(_beta_log_density(a, b, x))),
     samples.fixed_leading(2, (0.8, 4.0), (0.1, 0.9)),
     "The regularised incomplete beta function I_x(a, b).")

@@ -44,11 +44,15 @@ except ImportError:  # scipy is optional: the kernels' fallbacks take over where
 
 
 def float_dtype(args: tuple) -> np.dtype:
-    """The float dtype of a result computed from ``args``: that of the floating arrays
-    among them (Python floats are weak, as in numpy), float64 when there are none."""
+    """The inexact dtype of a result computed from ``args``: that of the floating arrays
+    among them (Python numbers are weak, as in numpy), float64 when there are none; a
+    Python complex makes it complex."""
     dtypes = [a.dtype for a in args
               if getattr(getattr(a, "dtype", None), "kind", None) in ("f", "c")]
-    return np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
+    dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
+    if any(isinstance(a, complex) for a in args):
+        dtype = np.result_type(dtype, np.complex64)
+    return dtype
 
 
 def missing_scipy(name: str) -> Callable:
@@ -108,9 +112,10 @@ def _impl(name: str) -> Callable:
     return backend_impl(name, _FALLBACKS.get(name))
 
 
-def _real(name: str, rule: Any, **kwargs: Any) -> Primitive:
-    """A real special function of one argument (no complex case in its sampler)."""
-    return unary(name, _impl(name), rule, complex_=False, **kwargs)
+def _real(name: str, rule: Any, complex_: bool = False, **kwargs: Any) -> Primitive:
+    """A special function of one argument, real unless ``complex_`` (scipy's complex
+    version, holomorphic: the same rule serves)."""
+    return unary(name, _impl(name), rule, complex_=complex_, **kwargs)
 
 
 def _is_pole(x: Any) -> Any:
@@ -148,8 +153,8 @@ def _safe_divisor(x: Any, y: Any, pole: float) -> Any:
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2
 
-erf = _real("erf", lambda g, x: g * _TWO_OVER_SQRT_PI * exp(-x * x))
-erfc = _real("erfc", lambda g, x: -g * _TWO_OVER_SQRT_PI * exp(-x * x))
+erf = _real("erf", lambda g, x: g * _TWO_OVER_SQRT_PI * exp(-x * x), complex_=True)
+erfc = _real("erfc", lambda g, x: -g * _TWO_OVER_SQRT_PI * exp(-x * x), complex_=True)
 erfinv = _real("erfinv", lambda g, out: g * _HALF_SQRT_PI * exp(out * out),
                domain=(-0.9, 0.9))
 erfcinv = _real("erfcinv", lambda g, out: -g * _HALF_SQRT_PI * exp(out * out),
@@ -190,7 +195,8 @@ xlog1py = binary("xlog1py", _impl("xlog1py"), lambda g, y: g * log1p(y),
 def _zeta_impl(x: Any, q: Any, order: int) -> Any:
     """zeta(x, q) (order 0: scipy, or Euler-Maclaurin without it) or d^order/dx^order
     (the Taylor kernel); where q == 1 and x < 1, Riemann's zeta continued there."""
-    if order == 0 and _scipy_special is not None and not hasattr(x, "__cuda_array_interface__"):
+    on_gpu = hasattr(x, "__cuda_array_interface__")
+    if order == 0 and _scipy_special is not None and not on_gpu:
         out = np.asarray(_scipy_special.zeta(x, q), np.float64)
         riemann = np.broadcast_to((np.asarray(q) == 1) & (np.asarray(x) < 1), out.shape)
         if riemann.any():

@@ -126,7 +126,8 @@ def mish(x: Any) -> Array:
 
 
 def squareplus(x: Any, b: Any = 4) -> Array:
-    """(x + sqrt(x^2 + b)) / 2, as (b / 2) / (sqrt(x^2 + b) - x) for x < 0 (no cancellation)."""
+    """(x + sqrt(x^2 + b)) / 2; for x < 0 as (b / 2) / (sqrt(x^2 + b) - x), which does not
+    cancel."""
     x = fnp.asarray(x)
     root = fnp.sqrt(x * x + b)
     return fnp.where(x >= 0, (x + root) * 0.5, (b * 0.5) / (root - x))

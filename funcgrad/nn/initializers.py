@@ -48,7 +48,9 @@ def _float_dtype(dtype: Any, default: Any) -> np.dtype:
 
 
 def _shape(shape: Any) -> tuple:
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
 
 
 def zeros(key: Any, shape: Any, dtype: Any = None) -> Array:
@@ -113,13 +115,15 @@ def _fans(shape: tuple, in_axis: Any, out_axis: Any, batch_axis: Any) -> tuple:
 
 
 def variance_scaling(scale: float, mode: str, distribution: str, in_axis: Any = -2,
-                     out_axis: Any = -1, batch_axis: Any = (), dtype: Any = None) -> Initializer:
+                     out_axis: Any = -1, batch_axis: Any = (),
+                     dtype: Any = None) -> Initializer:
     """Draws with variance scale / n, n the fan named by ``mode`` ('fan_in', 'fan_out',
     'fan_avg' = their mean, 'fan_geo_avg' = their geometric mean), from ``distribution``:
     'truncated_normal' (within 2 standard deviations, rescaled to the variance), 'normal'
     or 'uniform' (on +-sqrt(3 variance))."""
     denominators = {"fan_in": lambda i, o: i, "fan_out": lambda i, o: o,
-                    "fan_avg": lambda i, o: (i + o) / 2, "fan_geo_avg": lambda i, o: (i * o) ** 0.5}
+                    "fan_avg": lambda i, o: (i + o) / 2,
+                    "fan_geo_avg": lambda i, o: (i * o) ** 0.5}
     if mode not in denominators:
         raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
     if distribution not in ("truncated_normal", "normal", "uniform"):

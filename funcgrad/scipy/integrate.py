@@ -190,7 +190,7 @@ def odeint(func: Callable, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
     if t.shape[0] > 1 and bool(fnp.any(t[1:] <= t[:-1])):
         raise ValueError("odeint: the times t must be strictly increasing")
     flat_y0, unravel = _ravel(y0)
-    args = tree_util.tree_map(fnp.asarray, args)  # Python numbers as Arrays: leaves have shapes
+    args = tree_util.tree_map(fnp.asarray, args)  # numbers as Arrays: every leaf has a shape
 
     def flat_func(y: Array, s: Any, *a: Any) -> Array:
         return _ravel(func(unravel(y), s, *a))[0]

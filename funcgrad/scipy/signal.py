@@ -4,7 +4,8 @@ both operands.
 Every mode is a slice of the full N-D convolution (`funcgrad.primitives.signal`):
 'full' (n + m - 1 per axis), 'same' (the size of in1, centred on 'full' as scipy does) and
 'valid' (|n - m| + 1, where one operand must be at least as large as the other in every
-axis; convolve2d and correlate2d then extend the larger one, as scipy does). correlate(in1, in2) is convolve(in1, in2 reversed and conjugated). convolve2d's
+axis; convolve2d and correlate2d then extend the larger one, as scipy does).
+correlate(in1, in2) is convolve(in1, in2 reversed and conjugated). convolve2d's
 boundaries 'fill' (with ``fillvalue``), 'wrap' and 'symm' pad in1 before a 'valid'
 convolution. ``method`` ('auto', 'direct', 'fft') picks scipy's evaluation.
 """

@@ -109,7 +109,7 @@ def permutation_to_pivots(perm: np.ndarray, k: int) -> np.ndarray:
 
 def _lu_doolittle(a: np.ndarray) -> tuple:
     """(L, U, perm) by elimination with partial pivoting, over the batch at once."""
-    a = np.array(a, dtype=np.result_type(a, np.float64) if a.dtype.kind not in "fc" else a.dtype)
+    a = np.array(a, dtype=a.dtype if a.dtype.kind in "fc" else np.float64)
     *batch, m, n = a.shape
     k = min(m, n)
     perm = np.broadcast_to(np.arange(m), (*batch, m)).copy()
@@ -121,7 +121,8 @@ def _lu_doolittle(a: np.ndarray) -> tuple:
         perm[(*rows, pj)], perm[(*rows, p)] = perm[(*rows, p)].copy(), perm[(*rows, pj)].copy()
         pivot = a[..., j, j]
         safe = np.where(pivot == 0, 1, pivot)
-        a[..., j + 1:, j] = np.where(pivot[..., None] == 0, 0, a[..., j + 1:, j] / safe[..., None])
+        column = a[..., j + 1:, j] / safe[..., None]
+        a[..., j + 1:, j] = np.where(pivot[..., None] == 0, 0, column)
         a[..., j + 1:, j + 1:] -= a[..., j + 1:, j, None] * a[..., j, None, j + 1:]
     lower = np.tril(a[..., :, :k], -1) + np.eye(m, k, dtype=a.dtype)
     return lower, np.triu(a[..., :k, :]), perm

@@ -166,3 +166,51 @@ def test_dropout(random):
     _, params = stax.serial(stax.Dense(3), stax.Dropout(0.5))[0](random.PRNGKey(0), (4, 2))
     out = net(params, np.ones((4, 2)), rng=random.PRNGKey(3))
     assert out.shape == (4, 3)
+
+
+def _has_lax():
+    try:
+        from funcgrad import lax  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+CONV_LAYERS = [
+    ("conv_same", lambda s: s.Conv(3, (3, 3), padding="SAME"), (2, 6, 5, 2)),
+    ("conv_strided", lambda s: s.Conv(4, (2, 3), strides=(2, 1)), (2, 7, 6, 3)),
+    ("conv1d", lambda s: s.GeneralConv(("NHC", "HIO", "NHC"), 3, (3,), padding="SAME"),
+     (2, 8, 2)),
+    ("conv_transpose", lambda s: s.ConvTranspose(2, (3, 3), strides=(2, 2), padding="SAME"),
+     (1, 3, 4, 2)),
+    ("conv1d_transpose", lambda s: s.Conv1DTranspose(2, (3,), strides=(2,)), (2, 5, 3)),
+    ("pools", lambda s: s.serial(s.Conv(3, (3, 3), padding="SAME"), s.Relu,
+                                 s.MaxPool((2, 2), strides=(2, 2)),
+                                 s.AvgPool((2, 2), padding="SAME"),
+                                 s.SumPool((1, 2), strides=(1, 1))), (2, 8, 6, 1)),
+    ("convnet", lambda s: s.serial(s.Conv(4, (3, 3), padding="SAME"), s.BatchNorm(),
+                                   s.Relu, s.AvgPool((2, 2), (2, 2)), s.Flatten, s.Dense(3),
+                                   s.LogSoftmax), (3, 6, 6, 2)),
+]
+
+
+@pytest.mark.parametrize("name,build,shape", CONV_LAYERS, ids=[c[0] for c in CONV_LAYERS])
+def test_convolution_and_pooling_layers(random, name, build, shape):
+    """Against JAX's stax when funcgrad.lax (the convolution primitives) is present;
+    otherwise the layers say what they need."""
+    init, apply = build(stax)
+    if not _has_lax():
+        with pytest.raises(ImportError, match="need funcgrad.lax"):
+            _, params = init(random.PRNGKey(0), shape)  # pooling needs lax for its shapes
+            apply(params, np.ones(shape))
+        return
+    _, japply = build(jstax)
+    out_shape, params = init(random.PRNGKey(0), (-1,) + shape[1:])
+    x = np.random.RandomState(0).randn(*shape)
+    ours = apply(params, x)
+    assert tuple(out_shape)[1:] == tuple(ours.shape)[1:] and out_shape[0] == -1
+    _assert_trees_close(ours, japply(_to_jax(params), x), rtol=1e-10)
+    w = np.random.RandomState(1).randn(*ours.shape)
+    g = fg.grad(lambda p: fnp.sum(apply(p, x) * w))(params)
+    jg = jax.grad(lambda p: (japply(p, x) * w).sum())(_to_jax(params))
+    _assert_trees_close(g, jg, rtol=1e-8)

@@ -121,6 +121,16 @@ def test_float32_in_float32_out(name):
     assert out.dtype == np.float32
 
 
+def test_complex_arguments_keep_their_imaginary_part():
+    """scipy's erf and erfc take complex numbers; a Python complex must not be cast to
+    float (found by running HIPS autograd's test_scipy.py through funcgrad's names)."""
+    z = 0.3 + 0.2j
+    np.testing.assert_allclose(complex(S.erf(z)), complex(ss.erf(z)), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(S.erfc(np.array([z, -1 + 0.5j]))),
+                               ss.erfc(np.array([z, -1 + 0.5j])), rtol=1e-14)
+    check_grads(S.erf, (np.array([z, -0.4 + 1.1j]),), order=2)
+
+
 def _fd(f, x, h):
     return (f(x + h) - f(x - h)) / (2 * h)
 

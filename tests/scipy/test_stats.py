@@ -30,7 +30,7 @@ CDF_FAMILY = ("cdf", "logcdf", "sf", "logsf", "ppf", "isf")
 
 
 def _functions(name):
-    return [f for f in getattr(stats, name).__all__]
+    return [f for f in getattr(stats, name).__all__ if f != "rvs"]
 
 
 def _close(actual, expected, rtol=1e-9, atol=1e-300):
@@ -173,6 +173,24 @@ def test_dirichlet_matches_scipy_and_checks_its_input():
         stats.dirichlet.logpdf(np.array([0.2, 0.3, 0.6]), alpha)
     with pytest.raises(ValueError, match="greater than 0"):
         stats.dirichlet.logpdf(x[:, 0], -alpha)
+
+
+def test_samplers_are_scipys():
+    for name in sorted(CONTINUOUS) + sorted(DISCRETE) + ["dirichlet", "multivariate_normal"]:
+        assert getattr(stats, name).rvs.__name__ == "rvs"
+    np.testing.assert_array_equal(stats.norm.rvs(0.5, 2.0, size=4, random_state=3),
+                                  st.norm.rvs(0.5, 2.0, size=4, random_state=3))
+    np.testing.assert_array_equal(stats.t.rvs(3.0, size=2, random_state=1),
+                                  st.t.rvs(3.0, size=2, random_state=1))
+
+
+def test_multivariate_normal_entropy():
+    a = np.random.RandomState(4).randn(3, 3)
+    cov = a @ a.T + np.eye(3)
+    np.testing.assert_allclose(float(stats.multivariate_normal.entropy(np.zeros(3), cov)),
+                               st.multivariate_normal.entropy(np.zeros(3), cov), rtol=1e-12)
+    check_grads(lambda c: stats.multivariate_normal.entropy(None, c @ c.T + np.eye(3)), (a,),
+                order=2)
 
 
 def test_distribution_modules_import_as_modules():

@@ -17,8 +17,27 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 
-__all__ = ["floats", "standardized", "density", "at_z", "quantile", "nan_unless", "safe",
+__all__ = ["scipy_sampler", "floats", "standardized", "density", "at_z", "quantile",
+           "nan_unless", "safe",
            "discrete", "log_probability"]
+
+
+def scipy_sampler(name: str) -> Callable:
+    """``rvs`` of distribution ``name``: scipy.stats' sampler itself (draws are not
+    differentiated), called with plain numpy arguments; an ImportError naming the extra
+    without scipy."""
+    def rvs(*args: Any, **kwargs: Any) -> np.ndarray:
+        try:
+            import scipy.stats as scipy_stats  # scipy is optional: needed only to sample
+        except ImportError:
+            raise ImportError(f"{name}.rvs is scipy.stats.{name}.rvs, and scipy is not "
+                              "installed; install funcgrad's scipy extra: "
+                              "pip install 'funcgrad[scipy]'") from None
+        plain = [np.asarray(a) if isinstance(a, Array) else a for a in args]
+        return getattr(scipy_stats, name).rvs(*plain, **kwargs)
+    rvs.__name__ = "rvs"
+    rvs.__doc__ = f"scipy.stats.{name}.rvs (samples, not differentiated)."
+    return rvs
 
 
 def floats(*args: Any) -> list:

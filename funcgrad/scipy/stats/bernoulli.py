@@ -8,9 +8,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.scipy.special import xlog1py, xlogy
-from ._common import discrete, floats, nan_unless, safe, log_probability
+from ._common import discrete, floats, nan_unless, safe, log_probability, scipy_sampler
 
-__all__ = ["logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+__all__ = ["rvs", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf"]
 
 
 def _p(k: Any, p: Any) -> tuple:
@@ -56,3 +56,6 @@ def ppf(q: Any, p: Any, loc: Any = 0) -> Array:
     (loc,) = floats(loc)
     k = fnp.where(q == 0, -1.0, fnp.where(q <= 1 - p, 0.0, 1.0))
     return nan_unless(ok & (q >= 0) & (q <= 1), k + loc)
+
+
+rvs = scipy_sampler("bernoulli")

@@ -9,9 +9,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.scipy.special import betainc, betaincinv, betaln, xlog1py, xlogy
-from ._common import at_z, density, floats, quantile, safe, log_probability
+from ._common import at_z, density, floats, quantile, safe, log_probability, scipy_sampler
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+__all__ = ["rvs", "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
 
 
 def _log_standard(z: Any, a: Any, b: Any) -> Array:
@@ -66,3 +66,6 @@ def logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
 def ppf(q: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
     q, a, b, ok = _params(q, a, b)
     return quantile(lambda p: betaincinv(a, b, p), q, loc, scale, valid=ok, support=(0.0, 1.0))
+
+
+rvs = scipy_sampler("beta")

@@ -9,9 +9,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.scipy.special import betainc, gammaln, xlog1py, xlogy
-from ._common import discrete, floats, nan_unless, safe, log_probability
+from ._common import discrete, floats, nan_unless, safe, log_probability, scipy_sampler
 
-__all__ = ["logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"]
+__all__ = ["rvs", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"]
 
 
 def _params(k: Any, n: Any, p: Any) -> tuple:
@@ -60,3 +60,6 @@ def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Array:
 
 def logsf(k: Any, n: Any, p: Any, loc: Any = 0) -> Array:
     return log_probability(sf(k, n, p, loc), cdf(k, n, p, loc))
+
+
+rvs = scipy_sampler("binom")

@@ -9,9 +9,9 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
-from ._common import at_z, density, quantile
+from ._common import at_z, density, quantile, scipy_sampler
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
+__all__ = ["rvs", "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 _LOG_PI = math.log(math.pi)
 
@@ -58,3 +58,6 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
     return quantile(lambda p: -_ppf(p), q, loc, scale, support=(np.inf, -np.inf))
+
+
+rvs = scipy_sampler("cauchy")

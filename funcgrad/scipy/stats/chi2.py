@@ -11,9 +11,9 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.scipy.special import gammaincinv
 from . import gamma as _gamma
-from ._common import at_z, density, floats, quantile, log_probability
+from ._common import at_z, density, floats, quantile, log_probability, scipy_sampler
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+__all__ = ["rvs", "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
 
 _LOG2 = math.log(2.0)
 
@@ -50,3 +50,6 @@ def ppf(q: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Array:
     q, df = floats(q, df)
     return quantile(lambda p: 2 * gammaincinv(df * 0.5, p), q, loc, scale, valid=df > 0,
                     support=(0.0, np.inf))
+
+
+rvs = scipy_sampler("chi2")

@@ -13,9 +13,9 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.scipy.special import gammaln, xlogy
-from ._common import floats
+from ._common import floats, scipy_sampler
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["rvs", "logpdf", "pdf"]
 
 
 def _checked(x: Any, alpha: Any) -> tuple:
@@ -53,3 +53,6 @@ def logpdf(x: Any, alpha: Any) -> Array:
 
 def pdf(x: Any, alpha: Any) -> Array:
     return fnp.exp(logpdf(x, alpha))
+
+
+rvs = scipy_sampler("dirichlet")

@@ -9,9 +9,9 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
-from ._common import at_z, density, quantile, safe
+from ._common import at_z, density, quantile, safe, scipy_sampler
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
+__all__ = ["rvs", "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 _LN2 = math.log(2.0)
 
@@ -59,3 +59,6 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
     return quantile(lambda p: -fnp.log(p), q, loc, scale, support=(np.inf, 0.0))
+
+
+rvs = scipy_sampler("expon")

@@ -10,9 +10,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.scipy.special import gammainc, gammaincc, gammaincinv, gammaln, xlogy
-from ._common import at_z, density, floats, quantile, safe, log_probability
+from ._common import at_z, density, floats, quantile, safe, log_probability, scipy_sampler
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+__all__ = ["rvs", "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
 
 
 def log_standard(z: Any, a: Any) -> Array:
@@ -63,3 +63,6 @@ def ppf(q: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Array:
     q, a = floats(q, a)
     return quantile(lambda p: gammaincinv(a, p), q, loc, scale, valid=a > 0,
                     support=(0.0, np.inf))
+
+
+rvs = scipy_sampler("gamma")

@@ -9,9 +9,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.scipy.special import expit, logit, softplus
-from ._common import at_z, density, quantile
+from ._common import at_z, density, quantile, scipy_sampler
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
+__all__ = ["rvs", "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
@@ -44,3 +44,6 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
     return quantile(lambda p: -logit(p), q, loc, scale, support=(np.inf, -np.inf))
+
+
+rvs = scipy_sampler("logistic")

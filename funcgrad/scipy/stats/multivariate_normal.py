@@ -16,9 +16,9 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.scipy import linalg
-from ._common import floats
+from ._common import floats, scipy_sampler
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["rvs", "logpdf", "pdf", "entropy"]
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -92,3 +92,13 @@ def _singular_logpdf(dev: Array, cov: Array, d: int) -> Array:
 
 def pdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: bool = False) -> Array:
     return fnp.exp(logpdf(x, mean, cov, allow_singular))
+
+
+def entropy(mean: Any = None, cov: Any = 1) -> Array:
+    """The differential entropy (d log(2 pi e) + log det(cov)) / 2."""
+    d, _, cov = _parameters(mean, cov)
+    chol = linalg.cholesky(cov, lower=True)
+    return 0.5 * (d * (_LOG_2PI + 1.0)) + fnp.sum(fnp.log(fnp.diagonal(chol)))
+
+
+rvs = scipy_sampler("multivariate_normal")

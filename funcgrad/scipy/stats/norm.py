@@ -1,4 +1,5 @@
-"""The normal distribution (scipy.stats.norm): loc is the mean, scale the standard deviation."""
+"""The normal distribution (scipy.stats.norm): loc is the mean, scale the standard
+deviation."""
 from __future__ import annotations
 
 import math
@@ -9,9 +10,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.scipy.special import log_ndtr, ndtr, ndtri
-from ._common import at_z, density, quantile
+from ._common import at_z, density, quantile, scipy_sampler
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
+__all__ = ["rvs", "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -51,3 +52,6 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
     return quantile(lambda p: -ndtri(p), q, loc, scale, support=(np.inf, -np.inf))
+
+
+rvs = scipy_sampler("norm")

@@ -9,9 +9,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.scipy.special import gammainc, gammaincc, gammaln, xlogy
-from ._common import discrete, floats, nan_unless, safe, log_probability
+from ._common import discrete, floats, nan_unless, safe, log_probability, scipy_sampler
 
-__all__ = ["logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"]
+__all__ = ["rvs", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"]
 
 
 def logpmf(k: Any, mu: Any, loc: Any = 0) -> Array:
@@ -51,3 +51,6 @@ def sf(k: Any, mu: Any, loc: Any = 0) -> Array:
 
 def logsf(k: Any, mu: Any, loc: Any = 0) -> Array:
     return log_probability(sf(k, mu, loc), cdf(k, mu, loc))
+
+
+rvs = scipy_sampler("poisson")

@@ -10,9 +10,9 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.primitives.distributions import student_log_density
 from funcgrad.scipy.special import stdtr, stdtrit
-from ._common import at_z, density, floats, quantile, log_probability
+from ._common import at_z, density, floats, quantile, log_probability, scipy_sampler
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
+__all__ = ["rvs", "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 
 def logpdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Array:
@@ -51,3 +51,6 @@ def isf(q: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Array:
     q, df = floats(q, df)
     return quantile(lambda p: -stdtrit(df, p), q, loc, scale, valid=df > 0,
                     support=(np.inf, -np.inf))
+
+
+rvs = scipy_sampler("t")

@@ -7,9 +7,9 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
-from ._common import at_z, density, quantile, log_probability
+from ._common import at_z, density, quantile, log_probability, scipy_sampler
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
+__all__ = ["rvs", "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Array:
@@ -42,3 +42,6 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Array:
     return quantile(lambda p: 1 - p, q, loc, scale, support=(1.0, 0.0))
+
+
+rvs = scipy_sampler("uniform")
