@@ -5,7 +5,8 @@ gradient with respect to the log-hyperparameters, and the posterior mean and var
 
 The hyperparameters are fitted twice: by the example's RMSProp-with-momentum loop, and by
 funcgrad.scipy.optimize.minimize (BFGS). The kernel matrix is built by broadcasting (JAX's
-version uses vmap).
+version uses vmap), and the log-normal prior on the amplitude is added to the log marginal
+likelihood (JAX's example subtracts it).
 
     python examples/gaussian_process.py
 """
@@ -39,7 +40,9 @@ def gp(params, x, y, xtest=None, compute_marginal_likelihood=False):
         log2pi = jnp.log(2. * jnp.pi)
         ml = jnp.sum(-0.5 * jnp.dot(y.T, kinvy) - jnp.sum(jnp.log(jnp.diag(factor[0])))
                      - (numpts / 2.) * log2pi)
-        ml -= jnp.sum(-0.5 * jnp.log(2 * jnp.pi) - jnp.log(amp) - jnp.log(amp) ** 2)  # prior
+        # a log-normal prior on the amplitude (JAX's example subtracts it, which leaves
+        # the objective unbounded below as amp grows: BFGS finds that)
+        ml += jnp.sum(-0.5 * jnp.log(2 * jnp.pi) - jnp.log(amp) - 0.5 * jnp.log(amp) ** 2)
         return -ml
     xtest = xtest / ls
     cross_cov = amp * sq_exp_cov(x, xtest)
