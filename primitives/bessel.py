@@ -1,5 +1,6 @@
 """Bessel functions: modified (i0, i1, iv and their exponentially scaled forms i0e, i1e,
-ive) and of the first and second kinds (j0, j1, jv, y0, y1, yv), from scipy.special.
+ive) and of the first and second kinds (j0, j1, jv, y0, y1, yv), from scipy.special (i0
+and i1 also without scipy: numpy's i0 and a power series, `kernels.special`).
 
 Their x-derivatives are Bessel functions of the neighbouring orders, so every order of
 derivative is available:
@@ -7,7 +8,7 @@ derivative is available:
 | primitive | d/dx                                                  |
 |-----------|-------------------------------------------------------|
 | i0        | i1(x)                                                 |
-| i1        | (i0(x) + iv(2, x)) / 2                                |
+| i1        | i0(x) - i1(x) / x (1/2 at 0)                          |
 | iv(v, x)  | (iv(v - 1, x) + iv(v + 1, x)) / 2                     |
 | i0e, i1e, | the same for e^-|x| iv(v, x), minus sign(x) times     |
 | ive       | the function itself                                   |
@@ -24,6 +25,7 @@ from typing import Any, Callable
 
 from funcgrad.core import Primitive
 from . import sampling
+from .binary import where
 from .elementwise import sign, unary
 from .samplers import special as samples
 from .special import _impl, not_implemented
@@ -46,6 +48,12 @@ def _bessel(name: str, rule: Any, domain: tuple = (0.3, 3.0),
     return unary(name, _impl(name), rule, domain=domain, signed=signed, complex_=False)
 
 
+def _i1_rule(g: Any, x: Any, out: Any) -> Any:
+    """I_1'(x) = I_0(x) - I_1(x) / x, 1/2 at x = 0 (no scipy needed, like the values)."""
+    zero = x == 0
+    return g * where(zero, 0.5, i0(x) - out / where(zero, 1.0, x))
+
+
 def _iv_rule(g: Any, v: Any, x: Any) -> Any:
     return g * (iv(v - 1, x) + iv(v + 1, x)) * 0.5
 
@@ -55,7 +63,7 @@ def _ive_rule(g: Any, v: Any, x: Any, out: Any) -> Any:
 
 
 i0 = _bessel("i0", lambda g, x: g * i1(x))
-i1 = _bessel("i1", lambda g, x: g * (i0(x) + iv(2.0, x)) * 0.5)
+i1 = _bessel("i1", _i1_rule)
 i0e = _bessel("i0e", lambda g, x, out: g * (i1e(x) - sign(x) * out))
 i1e = _bessel("i1e", lambda g, x, out: g * ((i0e(x) + ive(2.0, x)) * 0.5 - sign(x) * out))
 iv = _with_order("iv", _iv_rule, positive=False)

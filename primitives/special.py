@@ -6,7 +6,8 @@ polygamma(1, .), polygamma(n, .)'s is polygamma(n + 1, .)), which makes every or
 derivative available. Values come from cupyx.scipy.special for GPU arrays, scipy.special
 when scipy is installed (the ``scipy`` extra), and otherwise from the pure-numpy kernels in
 `funcgrad.primitives.kernels.special` where there is one (erf, erfc, gammaln, digamma,
-polygamma, expit, xlogy, xlog1py); the others raise an ImportError naming the extra.
+polygamma, expit, i0, i1, xlogy, xlog1py); the others raise an ImportError naming the
+extra.
 Results have the float dtype of their floating inputs (float64 for integer inputs).
 
 | primitive     | derivative                                                            |
@@ -104,7 +105,8 @@ def _xlog1py_fallback(x: Any, y: Any) -> Any:
 
 _FALLBACKS = {"erf": K.erf_fallback, "erfc": K.erfc_fallback, "gammaln": K.lgamma_fallback,
               "digamma": K.digamma_fallback, "polygamma": K.polygamma_fallback,
-              "expit": K.expit_fallback, "xlogy": _xlogy_fallback,
+              "expit": K.expit_fallback, "i0": np.i0, "i1": K.i1_fallback,
+              "xlogy": _xlogy_fallback,
               "xlog1py": _xlog1py_fallback}
 
 

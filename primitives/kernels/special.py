@@ -26,7 +26,7 @@ except ImportError:  # scipy is optional: the fallbacks below take over
     _scipy_special = None
 
 __all__ = ["digamma_fallback", "polygamma_fallback", "expit_fallback", "lgamma_fallback",
-           "erf_fallback", "erfc_fallback", "gammainc_taylor", "zeta_taylor", "on_host"]
+           "erf_fallback", "erfc_fallback", "i1_fallback", "gammainc_taylor", "zeta_taylor", "on_host"]
 
 # B_2, B_4, ..., B_24
 _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
@@ -125,6 +125,22 @@ def _polygamma_of_order(n: int, x: np.ndarray) -> np.ndarray:
 def expit_fallback(x: Any) -> Any:
     """1 / (1 + exp(-x)) as exp(-log(1 + exp(-x))): no overflow for any x."""
     return np.exp(-np.logaddexp(0, -np.asarray(x)))
+
+
+def i1_fallback(x: Any) -> np.ndarray:
+    """The modified Bessel function I_1(x) = sum_k (x/2)^(2k+1) / (k! (k+1)!), summed until
+    the terms stop changing the total (every term has the sign of x: no cancellation)."""
+    x = np.asarray(x, np.float64)
+    term = x / 2
+    total = term.copy()
+    quarter = x * x / 4
+    k = 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        while np.any(np.abs(term) > _EPS * np.abs(total)):
+            term = term * quarter / (k * (k + 1))
+            total = total + term
+            k += 1
+    return total
 
 
 def _polygamma(n: int, x: np.ndarray) -> np.ndarray:
