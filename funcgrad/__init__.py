@@ -11,6 +11,7 @@ from funcgrad import numpy
 from funcgrad import primitives
 from funcgrad import scipy
 from funcgrad import random
+from funcgrad import nn
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, float0, jvp,
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
@@ -24,7 +25,8 @@ from funcgrad import viz  # installs the notebook reprs (graphviz is imported on
 __version__ = "0.1.0"
 
 __all__ = ["Array", "tree_util", "device_put", "devices", "numpy", "primitives", "scipy",
-           "random", "stop_gradient", "Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0",
+           "random", "nn", "stop_gradient", "Tape", "make_tape", "grad", "value_and_grad",
+           "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals",

@@ -2,9 +2,10 @@
 
 A primitive is its backend implementation plus its derivative rules, written in funcgrad
 ops (so rules are differentiable again). The families live one per module, each a readable
-table: `select` (where), `elementwise`, `binary`, `special`, `reductions`, `shape`,
-`indexing`, `linalg`, `decompositions`, `fft`, `control`, `collectives` (psum, all_gather,
-... over a named axis), `random` (the Threefry hash and the samplers of funcgrad.random).
+table: `select` (where), `elementwise`, `binary`, `special`, `distributions`, `bessel`,
+`reductions`, `shape`, `indexing`, `linalg`, `decompositions`, `triangular`,
+`matrix_functions`, `signal`, `fft`, `control`, `collectives` (psum, all_gather, ... over a
+named axis), `random` (the Threefry hash and the samplers of funcgrad.random).
 Implementations that look at data or memory layout live in `kernels`, test-input samplers
 in `samplers`, and `constants` makes the shape-only constants rules need.
 
@@ -28,9 +29,11 @@ tape knows which residuals to keep.
 from funcgrad.core import ZERO, Primitive, registry
 
 from . import sampling
-from . import (control, select, elementwise, binary, special, reductions, shape, indexing,
-               linalg, decompositions, fft, collectives, random)
+from . import (control, select, elementwise, binary, special, distributions, bessel,
+               reductions, shape, indexing, linalg, decompositions, triangular,
+               matrix_functions, signal, fft, collectives, random)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "select", "elementwise",
-           "binary", "special", "reductions", "shape", "indexing", "linalg",
-           "decompositions", "fft", "collectives", "random"]
+           "binary", "special", "distributions", "bessel", "reductions", "shape",
+           "indexing", "linalg", "decompositions", "triangular", "matrix_functions",
+           "signal", "fft", "collectives", "random"]

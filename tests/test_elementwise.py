@@ -488,13 +488,21 @@ def test_special_derivatives_chain():
     np.testing.assert_allclose(float(fg.grad(S.logit)(0.3)), 1 / (0.3 * 0.7))
 
 
-def test_xlogy_is_zero_where_x_is_zero_with_a_finite_gradient():
+def test_xlogy_is_zero_where_x_is_zero_and_its_x_derivative_is_log_y():
+    """x log(y) is linear in x: its x-derivative is log(y) also at x = 0 (issue 15: it was
+    0 there); the y-derivative x / y is 0 where x == 0 (also at y = 0)."""
     x, y = np.array([0.0, 2.0, 0.0]), np.array([0.0, 3.0, 2.0])
     np.testing.assert_allclose(S.xlogy(x, y).to_numpy(), ss.xlogy(x, y))
     np.testing.assert_allclose(S.xlog1py(x, y).to_numpy(), ss.xlog1py(x, y))
     gx, gy = fg.grad(lambda a, b: fnp.sum(S.xlogy(a, b)), (0, 1))(x, y)
-    np.testing.assert_allclose(gx.to_numpy(), [0.0, math.log(3.0), 0.0])
+    np.testing.assert_allclose(gx.to_numpy(), [-np.inf, math.log(3.0), math.log(2.0)])
     np.testing.assert_allclose(gy.to_numpy(), [0.0, 2 / 3, 0.0])
+    gx, gy = fg.grad(lambda a, b: fnp.sum(S.xlog1py(a, b)), (0, 1))(x, y - 1)
+    np.testing.assert_allclose(gx.to_numpy(), [-np.inf, math.log(3.0), math.log(2.0)])
+    np.testing.assert_allclose(gy.to_numpy(), [0.0, 2 / 3, 0.0])
+    # the mixed second derivative d2/dxdy = 1/y, also at x = 0
+    mixed = fg.grad(lambda b: fg.grad(lambda a: S.xlogy(a, b))(0.0))(2.0)
+    np.testing.assert_allclose(float(mixed), 0.5)
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])

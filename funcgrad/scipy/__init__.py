@@ -1,4 +1,7 @@
-"""funcgrad.scipy: differentiable versions of scipy functions (`special`)."""
-from funcgrad.scipy import special
+"""funcgrad.scipy: differentiable versions of scipy functions: `special`, `linalg`,
+`stats`, `signal`, `integrate` (odeint), `optimize` (minimize). scipy itself is the
+optional ``scipy`` extra: where a value needs it and it is missing, the call raises an
+ImportError naming the extra."""
+from funcgrad.scipy import special, linalg, stats, signal, integrate, optimize
 
-__all__ = ["special"]
+__all__ = ["special", "linalg", "stats", "signal", "integrate", "optimize"]
