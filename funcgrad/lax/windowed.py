@@ -26,7 +26,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
-from funcgrad.backend import wrap_on
+from funcgrad.backend import device_put
 from funcgrad.core import Tracer
 from funcgrad.primitives import conv as P
 from funcgrad.lax.convolution import padtype_to_pads
@@ -115,8 +115,9 @@ def _window_extreme(x: Any, geometry: dict, kind: str, fill: Any) -> tuple:
     PyTorch's does); a window whose extreme is padding only takes ``fill`` and index -1.
     A NaN is the extreme of its window (its first NaN)."""
     flat = _flat_windows(x, geometry, fill)
-    like = x.concrete()._value
-    iota = wrap_on(np.arange(math.prod(x.shape), dtype=np.int64).reshape(x.shape), like)
+    iota = fnp.reshape(fnp.arange(math.prod(x.shape), dtype=np.int64), x.shape)
+    if x.device != "cpu":
+        iota = device_put(iota, x.device)
     where_from = _flat_windows(iota, geometry, -1)
     best = fnp.max(flat, axis=-1, keepdims=True) if kind == "max" else fnp.min(
         flat, axis=-1, keepdims=True)

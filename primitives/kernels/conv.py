@@ -68,11 +68,15 @@ def _placed_slices(d: int, lo: int, rate: int, total: int) -> tuple:
 
 
 def pad_and_dilate(x: Any, padding: Sequence[tuple], dilation: Sequence[int], fill: Any,
-                   axes: Sequence[int] | None = None) -> Any:
+                   axes: Sequence[int] | None = None,
+                   memory_order: Sequence[int] | None = None) -> Any:
     """x dilated (holes of ``fill``) and padded (``fill``; negative pads crop) along
-    ``axes`` (all by default). Returns x itself when there is nothing to do."""
+    ``axes`` (all by default), in one new buffer whose memory holds the axes in
+    ``memory_order`` (x's axis order by default; the result is a view with x's axes).
+    Returns x itself when there is nothing to pad and no layout asked for."""
     axes = tuple(range(x.ndim)) if axes is None else tuple(axes)
-    if all(lo == 0 and hi == 0 for lo, hi in padding) and all(a == 1 for a in dilation):
+    if memory_order is None and all(lo == 0 and hi == 0 for lo, hi in padding) and all(
+            a == 1 for a in dilation):
         return x
     xp = backend_of(x).xp
     shape = list(x.shape)
@@ -84,7 +88,9 @@ def pad_and_dilate(x: Any, padding: Sequence[tuple], dilation: Sequence[int], fi
                              f"{ax} of size {dilate_dim(x.shape[ax], a)}")
         shape[ax] = total
         src[ax], dst[ax], _ = _placed_slices(x.shape[ax], lo, a, total)
-    out = xp.full(tuple(shape), fill, dtype=x.dtype)
+    order = tuple(range(x.ndim)) if memory_order is None else tuple(memory_order)
+    buf = xp.full(tuple(shape[i] for i in order), fill, dtype=x.dtype)
+    out = buf.transpose(_inverse(order))
     part = x[tuple(src)]
     if part.size:
         out[tuple(dst)] = part
@@ -191,14 +197,10 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: tuple, padding: tup
              else np.result_type(lhs.dtype, rhs.dtype))
     x = lhs.transpose(lhs_spec).astype(dtype, copy=False)   # (N, C, S...)
     w = rhs.transpose(rhs_spec).astype(dtype, copy=False)   # (O, I, K...)
-    n_sp = x.ndim - 2
-    sp = tuple(range(2, 2 + n_sp))
     padded = padded_shape(x.shape[2:], padding, lhs_dilation)
     out_sp = window_out_shape(padded, w.shape[2:], window_strides, rhs_dilation)
-    groups = max(feature_group_count, batch_group_count)
     xp = backend_of(x).xp
-    n_out = x.shape[0] // batch_group_count
-    canonical_shape = (n_out, w.shape[0]) + out_sp
+    canonical_shape = (x.shape[0] // batch_group_count, w.shape[0]) + out_sp
     if 0 in canonical_shape or x.shape[1] == 0 or 0 in w.shape[2:]:
         out = xp.zeros(canonical_shape, dtype)
     elif any(a > 1 for a in lhs_dilation) and (
@@ -206,10 +208,8 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: tuple, padding: tup
         out = _conv_by_scatter(x, w, window_strides, padding, lhs_dilation, rhs_dilation,
                                feature_group_count, batch_group_count, out_sp)
     else:
-        xp_ = pad_and_dilate(x, padding, lhs_dilation, 0, sp)
-        view = _strided_view(xp_, out_sp, w.shape[2:], tuple(window_strides),
-                             tuple(rhs_dilation), sp)          # (N, C, OS..., K...)
-        out = _grouped_matmul(view, w, groups, batch_group_count > 1, n_sp)
+        out = _conv_by_im2col(x, w, window_strides, padding, lhs_dilation, rhs_dilation,
+                              feature_group_count, batch_group_count, out_sp)
     return xp.ascontiguousarray(out.transpose(_inverse(out_spec)))
 
 
@@ -226,23 +226,40 @@ def _group_views(x: Any, w: Any, groups: int, by_batch: bool) -> tuple:
     return xg, wg
 
 
-def _grouped_matmul(view: Any, w: Any, groups: int, by_batch: bool, n_sp: int) -> Any:
-    """out (N', O, OS...) from the windows view (N, C, OS..., K...): the im2col copy
-    (G, M * OS, Cg * K) times the kernel (G, Cg * K, Og), one BLAS product per group."""
-    xp = backend_of(view).xp
-    vg, wg = _group_views(view, w, groups, by_batch)       # (G, M, Cg, OS, K), (G, Og, Cg, K)
-    g_, m, cg = vg.shape[:3]
-    out_sp = vg.shape[3:3 + n_sp]
-    # rows (m, OS), columns (Cg, K): one copy of the windows into matrix order
-    order = (0, 1) + tuple(range(3, 3 + n_sp)) + (2,) + tuple(range(3 + n_sp, vg.ndim))
-    cols = xp.ascontiguousarray(vg.transpose(order)).reshape(
-        g_, m * math.prod(out_sp), -1)
-    kern = wg.reshape(g_, wg.shape[1], -1)                  # (G, Og, Cg * K)
-    if g_ == 1:
-        prod = (cols[0] @ kern[0].T)[None]
-    else:
-        prod = xp.matmul(cols, kern.transpose(0, 2, 1))     # (G, M * OS, Og)
-    return _join_groups(prod.reshape((g_, m) + out_sp + (kern.shape[1],)), n_sp)
+def _conv_by_im2col(x: Any, w: Any, window_strides: tuple, padding: tuple,
+                    lhs_dilation: tuple, rhs_dilation: tuple, feature_group_count: int,
+                    batch_group_count: int, out_sp: tuple) -> Any:
+    """im2col and one BLAS product per group. The windows are copied into a matrix once;
+    numpy copies fastest along a long innermost run, so the matrix is laid out with the
+    group's features innermost (rows: batch and positions) when there are more of them
+    than output columns, else with the output columns innermost (its transpose)."""
+    xp = backend_of(x).xp
+    groups = max(feature_group_count, batch_group_count)
+    xg, wg = _group_views(x, w, groups, batch_group_count > 1)  # (G, M, Cg, S), (G, Og, Cg, K)
+    g_, m, cg = xg.shape[:3]
+    n_sp = x.ndim - 2
+    sp = tuple(range(3, 3 + n_sp))
+    ksp = w.shape[2:]
+    features_inner = cg >= out_sp[-1]
+    memory = (0, 1) + sp + (2,) if features_inner else None   # channels last
+    buf = pad_and_dilate(xg, padding, lhs_dilation, 0, sp, memory)
+    view = _strided_view(buf, out_sp, ksp, tuple(window_strides), tuple(rhs_dilation),
+                         sp)                                   # (G, M, Cg, OS..., K...)
+    pos = tuple(range(3, 3 + n_sp))
+    offs = tuple(range(3 + n_sp, 3 + 2 * n_sp))
+    og = wg.shape[1]
+    if features_inner:   # (G, M * OS, K * Cg) @ (G, K * Cg, Og)
+        cols = xp.ascontiguousarray(view.transpose((0, 1) + pos + offs + (2,)))
+        cols = cols.reshape(g_, -1, cg * math.prod(ksp))
+        kern = wg.transpose((0, 1) + tuple(range(3, 3 + n_sp)) + (2,)).reshape(g_, og, -1)
+        prod = xp.matmul(cols, kern.transpose(0, 2, 1))       # (G, M * OS, Og)
+        return _join_groups(prod.reshape((g_, m) + out_sp + (og,)), n_sp)
+    cols = xp.ascontiguousarray(view.transpose((0, 2) + offs + (1,) + pos))
+    cols = cols.reshape(g_, cg * math.prod(ksp), -1)          # (G, Cg * K, M * OS)
+    prod = xp.matmul(wg.reshape(g_, og, -1), cols)             # (G, Og, M * OS)
+    prod = prod.reshape((g_, og, m) + out_sp)
+    return prod.transpose((2, 0, 1) + tuple(range(3, 3 + n_sp))).reshape(
+        (m, g_ * og) + out_sp)
 
 
 def _join_groups(prod: Any, n_sp: int) -> Any:

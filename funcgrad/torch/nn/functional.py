@@ -18,12 +18,17 @@ from funcgrad.torch import _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, cast, result_type, sp_fn
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn import _conv, _interpolate, _pooling
+from funcgrad.torch.nn._conv import *  # noqa: F401,F403
+from funcgrad.torch.nn._interpolate import *  # noqa: F401,F403
+from funcgrad.torch.nn._pooling import *  # noqa: F401,F403
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "elu", "softplus",
            "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "nll_loss",
            "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "one_hot", "embedding", "normalize",
-           "logsigmoid", "hardtanh", "softsign"]
+           "logsigmoid", "hardtanh", "softsign", *_conv.__all__, *_pooling.__all__,
+           *_interpolate.__all__]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
