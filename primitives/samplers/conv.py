@@ -7,7 +7,7 @@ layout (dimension numbers) for each operand.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 

@@ -160,7 +160,7 @@ def test_dropout_train_and_eval():
     y = drop(x)
     vals = set(np.round(y.detach().numpy(), 5).tolist())
     assert vals == {0.0, 2.0} and 0.4 < (y == 0).float().mean().item() < 0.6
-    assert y.grad_fn.name() == "NativeDropoutBackward0"
+    assert y.grad_fn.name() == "MulBackward0"  # PyTorch's CPU dropout: input * noise
     y.sum().backward()
     assert set(x.grad.numpy().tolist()) == {0.0, 2.0}
     drop.eval()

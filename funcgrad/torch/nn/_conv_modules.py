@@ -52,16 +52,18 @@ class _ConvNd(Module):
         if out_channels % groups:
             raise ValueError("out_channels must be divisible by groups")
         if isinstance(padding, str):
-            if padding not in ("same", "valid"):
+            strings = {"same", "valid"}  # a set, formatted as PyTorch's message shows it
+            if padding not in strings:
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 "{'valid', 'same'}")
+                                 f"{strings}")
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         else:
             padding = _tuple(padding, n)
-        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
-            raise ValueError("padding_mode must be one of {'zeros', 'reflect', 'replicate', "
-                             f"'circular'}}, but got padding_mode='{padding_mode}'")
+        modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in modes:
+            raise ValueError(f"padding_mode must be one of {modes}, but got "
+                             f"padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.dilation, self.transposed = dilation, self._transposed
@@ -166,7 +168,7 @@ class _ConvTranspose(_ConvNd):
             return self.output_padding
         batched = input.ndim == n + 2
         lead = 2 if batched else 1
-        sizes = list(output_size)
+        sizes = output_size
         if len(sizes) == lead + n:
             sizes = sizes[lead:]
         if len(sizes) != n:
