@@ -4,8 +4,9 @@
 ``ScaledDotProductFlashAttentionForCpuBackward0``): softmax(q k^T * scale + bias) v, the
 bias built from the boolean (True = attend) or additive mask and the causal mask (both
 combine, as on PyTorch's CPU). A query row that may attend to nothing gives zeros and no
-gradient (the flash kernel's result) instead of NaN. With dropout PyTorch takes its math
-path, whose last node is ``UnsafeViewBackward0``.
+gradient (PyTorch's flash kernel and safe softmax) instead of NaN. Where PyTorch takes its
+math path instead (not 4-D, head sizes or batches that differ, dropout, a mask requiring
+grad), the node is named as that path's last op.
 
 ``multi_head_attention_forward`` follows PyTorch's function op for op (packed in-projection,
 head split, baddbmm with the mask, softmax, dropout, bmm, out-projection; or
@@ -93,9 +94,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         if keep is not None:
             weights = fnp.multiply(weights, fnp.astype(array_of(keep), weights.dtype))
         return fnp.matmul(weights, v)
-    name = ("UnsafeViewBackward0" if dropout_p > 0.0 else
-            "ScaledDotProductFlashAttentionForCpuBackward0")
+    name = _node_name(query, key, value, dropout_p > 0.0 or grad_mask is not None)
     return apply(name, f, [query, key, value] + ([grad_mask] if grad_mask is not None else []))
+
+
+def _node_name(q: Tensor, k: Tensor, v: Tensor, math_path: bool) -> str:
+    """The node PyTorch's CPU dispatch ends in: its flash kernel for 4-D inputs of one
+    head size and batch, else its math composition (a matmul: MmBackward0 for matrices)."""
+    flash = (q.ndim == k.ndim == v.ndim == 4 and q.shape[-1] == k.shape[-1] == v.shape[-1]
+             and q.shape[0] == k.shape[0] == v.shape[0] and not math_path)
+    if flash:
+        return "ScaledDotProductFlashAttentionForCpuBackward0"
+    return "MmBackward0" if q.ndim == k.ndim == v.ndim == 2 else "UnsafeViewBackward0"
 
 
 def _repeat_heads(t: Tensor, repeats: int) -> Tensor:
