@@ -8,6 +8,8 @@
 |                           | features swapped, stride and rhs dilation exchanged|              |
 | sliding_windows           | sliding_windows_transpose(g)                      | itself       |
 | sliding_windows_transpose | sliding_windows(g)                                | itself       |
+| window_gather             | x: window_scatter(g) at the chosen offsets        | itself       |
+| window_scatter            | g: window_gather(g) at the chosen offsets         | itself       |
 
 Both transposes of a convolution are convolutions again (so every order of derivative is
 one more convolution); feature groups of the forward pass become batch groups of its
@@ -26,21 +28,26 @@ where dil(n, r) = (n - 1) r + 1 (0 for n = 0). Either padding may be negative (a
 windows of a padded, dilated array, shaped (window positions..., window offsets...) over
 every axis (numpy's ``sliding_window_view`` layout), with ``fill`` in the padding. It is
 linear in x (the fill gets no derivative), and its transpose adds each window back where
-it was read (col2im, ``fold``). The kernels (`kernels.conv`) do the strided views, the
-im2col product and the scatters.
+it was read (col2im, ``fold``). Max pooling is three primitives that never copy the
+windows: ``window_argmax`` (not differentiable) finds the offset of each window's first
+maximum (or minimum), ``window_gather`` reads the element at a given offset of each
+window (linear in x, the offsets are integer inputs), and ``window_scatter``, its
+transpose, adds values back there; so the derivative of a max pool goes to the one chosen
+element, as XLA's select-and-scatter and PyTorch's max pooling give it. The kernels
+(`kernels.conv`) do the strided views, the im2col product and the scatters.
 """
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from funcgrad.core import Primitive
+from funcgrad.core import ZERO, Primitive
 from .indexing import NO_INDEX, Index, Slice, getitem
 from .kernels import conv as kernels
 from .samplers import conv as samplers
 from .shape import reshape, transpose
 
 __all__ = ["ConvDimensionNumbers", "conv_general_dilated", "sliding_windows",
-           "sliding_windows_transpose"]
+           "sliding_windows_transpose", "window_argmax", "window_gather", "window_scatter"]
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -209,3 +216,45 @@ sliding_windows.defvjp(
 sliding_windows.defjvp(_windows_of)
 sliding_windows_transpose.defvjp(_windows_of)
 sliding_windows_transpose.defjvp(_windows_back)
+
+
+# -- selecting one element per window (max pooling) -----------------------------------------
+
+window_argmax = Primitive(
+    "window_argmax", kernels.window_argmax, ("x",), _WINDOW_PARAMS + ("fill", "kind"),
+    differentiable=False,
+    doc="The flat offset of each window's first maximum (kind 'max') or minimum ('min').")
+window_gather = Primitive(
+    "window_gather", kernels.window_gather, ("x", "choice"), _WINDOW_PARAMS + ("fill",),
+    sample=samplers.window_gather_cases(lambda *a, **k: window_gather(*a, **k)),
+    doc="The element at the flat offset ``choice`` of each window (fill in the padding).")
+window_scatter = Primitive(
+    "window_scatter", kernels.window_scatter, ("g", "choice"), _WINDOW_PARAMS + ("shape",),
+    sample=samplers.window_scatter_cases(lambda *a, **k: window_scatter(*a, **k)),
+    doc="The transpose of window_gather: g added at each window's chosen offset.")
+
+
+def _gather_at(g: Any, choice: Any, window_dimensions: tuple, window_strides: tuple,
+               padding: tuple, base_dilation: tuple, window_dilation: tuple) -> Any:
+    return window_gather(g, choice, window_dimensions=window_dimensions,
+                         window_strides=window_strides, padding=padding,
+                         base_dilation=base_dilation, window_dilation=window_dilation,
+                         fill=0.0)
+
+
+def _scatter_at(g: Any, choice: Any, shape: tuple, window_dimensions: tuple,
+                window_strides: tuple, padding: tuple, base_dilation: tuple,
+                window_dilation: tuple) -> Any:
+    return window_scatter(g, choice, window_dimensions=window_dimensions,
+                          window_strides=window_strides, padding=padding,
+                          base_dilation=base_dilation, window_dilation=window_dilation,
+                          shape=shape)
+
+
+window_gather.defvjp(
+    lambda g, choice, x_shape, window_dimensions, window_strides, padding, base_dilation,
+    window_dilation: _scatter_at(g, choice, x_shape, window_dimensions, window_strides,
+                                 padding, base_dilation, window_dilation), ZERO)
+window_gather.defjvp(_gather_at, ZERO)
+window_scatter.defvjp(_gather_at, ZERO)
+window_scatter.defjvp(_scatter_at, ZERO)

@@ -213,3 +213,16 @@ def test_max_with_indices_routes_the_gradient_to_the_first_maximum():
     v, i = lax.reduce_window_max_with_indices(np.full((1, 3), -np.inf), (1, 2), (1, 2),
                                               ((0, 0), (1, 0)))
     np.testing.assert_array_equal(np.asarray(i), [[0, 1]])
+
+
+@pytest.mark.parametrize("args", [((2, 3),), (3, 1), ((2, 2), (1, 1)), ((2,), (-2,)),
+                                  ((1, 6),)])
+def test_sliding_window_view_matches_numpy_and_differentiates(args):
+    from numpy.lib.stride_tricks import sliding_window_view as reference
+    from funcgrad.numpy.lib.stride_tricks import sliding_window_view
+    x = rand(4, 6)
+    out = sliding_window_view(x, *args)
+    np.testing.assert_array_equal(np.asarray(out), reference(x, *args))
+    check_grads(lambda a: sliding_window_view(a, *args), (x,), order=2, modes=("rev", "fwd"))
+    with pytest.raises(ValueError, match="window shape cannot be larger"):
+        sliding_window_view(x, (5, 1))

@@ -1,15 +1,14 @@
 """`jax.lax.reduce_window` and the window reductions behind pooling.
 
-Every window reduction is the `sliding_windows` gather (a strided view, no copy when
-nothing is padded) followed by an ordinary reduction over the window axes, so its
-derivatives come from the gather's transpose and the reduction's rules:
+Every window reduction is a gather of windows followed by a reduction, so its derivatives
+come from the primitives' rules:
 
-- ``add`` / ``mul`` with their identity as init: `reduce_sum` / `reduce_prod` of the
-  windows;
+- ``add`` / ``mul``: the `sliding_windows` view (no copy when nothing is padded) reduced
+  over its window axes;
 - ``max`` / ``min`` with ``-inf`` / ``+inf`` (or the dtype's extreme) as init: the first
-  extreme of each window in row-major window order, gathered from the operand by index
-  (`reduce_window_max_with_indices`), so that the whole derivative goes to that element
-  as XLA's select-and-scatter and PyTorch's max pooling give it (not split among ties);
+  extreme of each window in row-major window order (`window_argmax`), read by
+  `window_gather`, so that the whole derivative goes to that element as XLA's
+  select-and-scatter and PyTorch's max pooling give it (not split among ties);
 - any other computation (or a tree of operands): a left fold of ``computation`` over the
   window offsets, differentiable through whatever the computation calls.
 
@@ -29,6 +28,7 @@ from funcgrad.array import Array
 from funcgrad.backend import device_put
 from funcgrad.core import Tracer
 from funcgrad.primitives import conv as P
+from funcgrad.primitives.kernels.conv import dilate_dim as kernels_dilate
 from funcgrad.lax.convolution import padtype_to_pads
 
 __all__ = ["add", "mul", "max", "min", "reduce_window", "reduce_window_max_with_indices"]
@@ -101,38 +101,65 @@ def _windows(x: Any, geometry: dict, fill: Any) -> Any:
     return P.sliding_windows(x, fill=fill, **geometry)
 
 
-def _flat_windows(x: Any, geometry: dict, fill: Any) -> Any:
-    """The windows with their offsets flattened into one last axis (out..., window)."""
-    w = _windows(x, geometry, fill)
-    n = x.ndim
-    return fnp.reshape(w, w.shape[:n] + (math.prod(w.shape[n:]),))
+def _on(raw: Any, device: str) -> Any:
+    """A numpy constant as an Array on ``device``."""
+    a = fnp.asarray(raw)
+    return a if device == "cpu" else device_put(a, device)
 
 
-def _window_extreme(x: Any, geometry: dict, kind: str, fill: Any) -> tuple:
-    """(values, flat indices into x) of each window's first maximum (or minimum) in
-    row-major window order, as a gather from x. Among equal candidates a real element
-    beats the padding (an all -inf window of a max still indexes its first element, as
-    PyTorch's does); a window whose extreme is padding only takes ``fill`` and index -1.
-    A NaN is the extreme of its window (its first NaN)."""
-    flat = _flat_windows(x, geometry, fill)
-    iota = fnp.reshape(fnp.arange(math.prod(x.shape), dtype=np.int64), x.shape)
-    if x.device != "cpu":
-        iota = device_put(iota, x.device)
-    where_from = _flat_windows(iota, geometry, -1)
-    best = fnp.max(flat, axis=-1, keepdims=True) if kind == "max" else fnp.min(
-        flat, axis=-1, keepdims=True)
-    hits = flat == best
-    if x.dtype.kind in "fc":
-        hits = hits | (fnp.isnan(flat) & fnp.isnan(best))
-    real_hits = hits & (where_from >= 0)
-    choice = fnp.where(fnp.any(real_hits, axis=-1), fnp.argmax(real_hits, axis=-1),
-                       fnp.argmax(hits, axis=-1))
-    index = fnp.take_along_axis(where_from, fnp.expand_dims(choice, -1), -1)[..., 0]
-    valid = index >= 0
-    if not x.size:
-        return fnp.full(index.shape, fill, dtype=x.dtype), index
-    gathered = fnp.take(fnp.ravel(x), fnp.where(valid, index, 0))
-    return fnp.where(valid, gathered, fnp.asarray(fill, dtype=x.dtype)), index
+def _source_index(choice: Any, shape: tuple, geometry: dict, want_index: bool) -> tuple:
+    """(flat index into the operand of each window's chosen offset or None, whether it is
+    a real element rather than padding or a dilation hole or None when every element is
+    real), by index arithmetic: the window offset's per-axis parts come from small tables
+    indexed by ``choice``, axes without a window add a broadcast term only."""
+    window = geometry["window_dimensions"]
+    n = len(shape)
+    offsets = np.indices(window).reshape(n, -1)          # (axis, flat window offset)
+    index = None
+    real = None
+    for axis in range(n):
+        lo, hi = geometry["padding"][axis]
+        a = geometry["base_dilation"][axis]
+        o = np.arange(choice.shape[axis]).reshape((-1,) + (1,) * (n - axis - 1))
+        start = o * geometry["window_strides"][axis] - lo    # small, broadcasts
+        step = int(math.prod(shape[axis + 1:]))
+        if window[axis] == 1 and not (lo or hi or a > 1):
+            if want_index:
+                index = _plus(index, _on(start * step, choice.device))
+            continue
+        k = fnp.take(_on(offsets[axis] * geometry["window_dilation"][axis], choice.device),
+                     choice)
+        pos = fnp.add(k, _on(start, choice.device))
+        if lo or hi or a > 1:
+            ok = (pos >= 0) & (pos < kernels_dilate(shape[axis], a))
+            if a > 1:
+                ok = ok & (fnp.remainder(pos, a) == 0)
+                pos = fnp.floor_divide(pos, a)
+            real = ok if real is None else real & ok
+            pos = fnp.where(ok, pos, 0)
+        if want_index:
+            index = _plus(index, pos * step if step != 1 else pos)
+    return index, real
+
+
+def _plus(total: Any, part: Any) -> Any:
+    return part if total is None else fnp.add(total, part)
+
+
+def _window_extreme(x: Any, geometry: dict, kind: str, fill: Any,
+                    want_index: bool = True) -> tuple:
+    """(values, flat indices into x or None) of each window's first maximum (or minimum)
+    in row-major window order: `window_argmax` chooses (a real element beats the padding
+    on a tie, as PyTorch's all -inf windows show; a NaN is the extreme of its window) and
+    `window_gather` reads the chosen element, so the derivative goes to it alone. A window
+    whose extreme is padding only takes ``fill`` and index -1."""
+    choice = P.window_argmax(x, fill=fill, kind=kind, **geometry)
+    values = P.window_gather(x, choice, fill=fill, **geometry)
+    if not want_index:
+        return values, None
+    index, real = _source_index(choice, x.shape, geometry, True)
+    index = index if real is None else fnp.where(real, index, -1)
+    return values, fnp.broadcast_to(fnp.astype(index, np.int64), values.shape)
 
 
 def reduce_window_max_with_indices(operand: Any, window_dimensions: Sequence[int],
@@ -197,7 +224,7 @@ def _monoid(x: Any, init: Any, kind: str, geometry: dict, computation: Callable)
     n = x.ndim
     identity = _identity(kind, x.dtype)
     if kind in ("max", "min"):
-        out, _ = _window_extreme(x, geometry, kind, identity)
+        out, _ = _window_extreme(x, geometry, kind, identity, want_index=False)
     else:
         reduce = fnp.sum if kind == "sum" else fnp.prod
         out = fnp.astype(reduce(_windows(x, geometry, identity), axis=tuple(range(n, 2 * n))),

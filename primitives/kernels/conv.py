@@ -8,6 +8,10 @@ Three computations, each on raw backend arrays:
   later in-place write cannot reach the overlapping elements.
 - `sliding_windows_transpose`: its transpose (col2im): each window offset's slice of the
   cotangent added into a strided slice of a zero buffer; one vectorised add per offset.
+- `window_argmax`, `window_gather`, `window_scatter`: max pooling without copying the
+  windows: per window offset, one pass over the strided view of the input at that offset
+  (compare and keep the first extreme; select the chosen element; add the cotangent
+  back where it was chosen).
 - `conv_general_dilated`: im2col and one matrix product per feature or batch group. The
   windows view of the padded input is copied once into a ``(group, rows, Cg * window)``
   matrix and multiplied by the kernel (BLAS). When the input is dilated (a transposed
@@ -21,6 +25,7 @@ requested one.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Sequence
 
@@ -29,7 +34,8 @@ import numpy as np
 from funcgrad.backend import backend_of
 
 __all__ = ["padded_shape", "window_out_shape", "sliding_windows",
-           "sliding_windows_transpose", "conv_general_dilated"]
+           "sliding_windows_transpose", "window_argmax", "window_gather", "window_scatter",
+           "conv_general_dilated"]
 
 
 def dilate_dim(d: int, rate: int) -> int:
@@ -174,6 +180,157 @@ def _undilate(buf: Any, shape: Sequence[int], padding: Sequence[tuple],
     out = xp.zeros(tuple(full), dtype=buf.dtype)
     out[tuple(dst)] = part
     return out
+
+
+def _offset_views(xp_: Any, out_shape: tuple, window: tuple, strides: tuple,
+                  rates: tuple) -> Any:
+    """(flat offset, view of xp_ at that window offset for every window) for each offset
+    of the window, row-major: strided slices, no copies."""
+    for flat, k in enumerate(np.ndindex(*window)):
+        where = tuple(slice(ki * r, ki * r + (o - 1) * s + 1 if o else ki * r, s)
+                      for ki, o, s, r in zip(k, out_shape, strides, rates))
+        yield flat, xp_[where]
+
+
+def _offset_dtype(size: int) -> Any:
+    return np.uint8 if size <= 255 else np.int64
+
+
+def _argmax_fast(padded: Any, geometry: tuple, kind: str) -> tuple:
+    """(choice, best) of each window's first extreme, by elementwise maximum (minimum)
+    and choice += better * (k - choice): no masked copies (numbers without NaN)."""
+    xp = backend_of(padded).xp
+    extreme = xp.maximum if kind == "max" else xp.minimum
+    better_than = xp.greater if kind == "max" else xp.less
+    dtype = _offset_dtype(int(np.prod(geometry[1])))
+    best = choice = None
+    for flat, view in _offset_views(padded, *geometry):
+        if best is None:
+            best, choice = view.copy(), xp.zeros(view.shape, dtype)
+            continue
+        better = better_than(view, best)
+        extreme(best, view, out=best)
+        choice += better * (dtype(flat) - choice)  # choice <= previous offsets < flat
+    return choice, best
+
+
+def _argmax_general(x: Any, padded: Any, geometry: tuple, padding: tuple,
+                    base_dilation: tuple, kind: str, holes: bool) -> Any:
+    """`_argmax_fast` with the NaN rule (a NaN wins, the first) and, where there are
+    padding or dilation holes, real elements winning ties with them."""
+    xp = backend_of(x).xp
+    real_views = (iter(_offset_views(pad_and_dilate(xp.ones(x.shape, bool), padding,
+                                                    base_dilation, False), *geometry))
+                  if holes else None)
+    better_than = xp.greater if kind == "max" else xp.less
+    floating = x.dtype.kind in "fc"
+    best = best_nan = best_real = choice = None
+    for flat, view in _offset_views(padded, *geometry):
+        real = next(real_views)[1] if holes else None
+        if best is None:
+            best, choice = view.copy(), xp.zeros(view.shape, np.int64)
+            best_nan = xp.isnan(best) if floating else None
+            best_real = real.copy() if holes else None
+            continue
+        better = better_than(view, best)
+        if floating:
+            nan = xp.isnan(view)
+            better = (better | nan) & ~best_nan
+            best_nan |= better & nan
+        if holes:
+            better |= (view == best) & real & ~best_real
+            xp.copyto(best_real, real, where=better)
+        xp.copyto(best, view, where=better)
+        xp.copyto(choice, flat, where=better)
+    return choice
+
+
+def window_argmax(x: Any, window_dimensions: tuple, window_strides: tuple, padding: tuple,
+                  base_dilation: tuple, window_dilation: tuple, fill: Any, kind: str) -> Any:
+    """The flat (row-major) window offset of each window's first maximum ('max') or minimum
+    ('min'), one pass per window offset over strided views. A NaN wins (the first one);
+    on a tie between padding and a real element the real one wins. The fast pass serves
+    inputs without NaN; windows whose extreme equals the padding value, or NaNs, are
+    decided by the general pass."""
+    xp = backend_of(x).xp
+    padded = pad_and_dilate(x, padding, base_dilation, fill)
+    out_shape = window_out_shape(padded.shape, window_dimensions, window_strides,
+                                 window_dilation)
+    if 0 in out_shape or 0 in window_dimensions:
+        return xp.zeros(out_shape, np.int64)
+    geometry = (out_shape, tuple(window_dimensions), tuple(window_strides),
+                tuple(window_dilation))
+    holes = any(lo or hi for lo, hi in padding) or any(a > 1 for a in base_dilation)
+    if not (x.dtype.kind in "fc" and bool(xp.isnan(x).any())):
+        choice, best = _argmax_fast(padded, geometry, kind)
+        if not (holes and bool((best == fill).any())):
+            return choice
+    return _argmax_general(x, padded, geometry, padding, base_dilation, kind, holes)
+
+
+@functools.lru_cache(maxsize=32)
+def _position_tables(out_shape: tuple, padded: tuple, window: tuple, strides: tuple,
+                     rates: tuple) -> tuple:
+    """(flat index of each window's origin, flat offset of each window offset) in a
+    C-contiguous array of shape ``padded``: constants of the geometry, cached."""
+    n = len(padded)
+    steps = [int(np.prod(padded[i + 1:])) for i in range(n)]
+    origin: Any = np.zeros((), np.int64)
+    for axis, (o, s) in enumerate(zip(out_shape, strides)):
+        origin = origin + (np.arange(o) * s * steps[axis]).reshape(
+            (-1,) + (1,) * (n - 1 - axis))
+    table = sum(k * r * st for k, r, st in zip(np.indices(window).reshape(n, -1), rates,
+                                               steps))
+    return origin, np.asarray(table, np.int64)
+
+
+def _window_positions(choice: Any, padded: tuple, window: tuple, strides: tuple,
+                      rates: tuple) -> Any:
+    """The flat index into the (C-contiguous) padded array of each window's chosen
+    element: the window origin's index plus a table lookup of the offset's."""
+    xp = backend_of(choice).xp
+    origin, table = _position_tables(tuple(choice.shape), tuple(padded), window, strides,
+                                     rates)
+    return xp.asarray(origin) + xp.asarray(table)[choice]
+
+
+def window_gather(x: Any, choice: Any, window_dimensions: tuple, window_strides: tuple,
+                  padding: tuple, base_dilation: tuple, window_dilation: tuple,
+                  fill: Any) -> Any:
+    """The element at offset ``choice`` of each window (``fill`` where it is padding): one
+    gather from the flattened padded array."""
+    xp = backend_of(x).xp
+    padded = pad_and_dilate(x, padding, base_dilation, fill)
+    if choice.size == 0 or padded.size == 0:
+        return xp.full(choice.shape, fill, dtype=x.dtype)
+    where = _window_positions(choice, padded.shape, tuple(window_dimensions),
+                              tuple(window_strides), tuple(window_dilation))
+    return xp.ravel(padded)[where]
+
+
+def _overlapping(window: tuple, strides: tuple, rates: tuple) -> bool:
+    """Whether two windows can share an element (a scatter must then accumulate)."""
+    return any(s < (w - 1) * r + 1 for w, s, r in zip(window, strides, rates) if w > 1)
+
+
+def window_scatter(g: Any, choice: Any, window_dimensions: tuple, window_strides: tuple,
+                   padding: tuple, base_dilation: tuple, window_dilation: tuple,
+                   shape: tuple) -> Any:
+    """The transpose of `window_gather`: each g added where its window's choice was read;
+    a plain assignment when no two windows overlap (every position is chosen once at
+    most), else one masked add per window offset."""
+    xp = backend_of(g).xp
+    padded = padded_shape(shape, padding, base_dilation)
+    buf = xp.zeros(padded, dtype=g.dtype)
+    window, strides, rates = (tuple(window_dimensions), tuple(window_strides),
+                              tuple(window_dilation))
+    if g.size and buf.size:
+        if _overlapping(window, strides, rates):
+            for flat, view in _offset_views(buf, choice.shape, window, strides, rates):
+                view += xp.where(choice == flat, g, 0)
+        else:
+            buf.reshape(-1)[_window_positions(choice, padded, window, strides, rates)] = g
+    return _undilate(buf, shape, padding, base_dilation, range(len(shape)))
 
 
 # ---------------------------------------------------------------------------------------

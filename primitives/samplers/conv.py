@@ -14,7 +14,8 @@ import numpy as np
 from funcgrad.primitives import sampling
 from funcgrad.primitives.kernels.conv import dilate_dim, padded_shape, window_out_shape
 
-__all__ = ["conv_cases", "windows_cases", "windows_transpose_cases"]
+__all__ = ["conv_cases", "windows_cases", "windows_transpose_cases", "window_gather_cases",
+           "window_scatter_cases"]
 
 
 def _ints(draw: Callable, lo: int, hi: int) -> int:
@@ -98,4 +99,35 @@ def windows_transpose_cases(windows_transpose: Callable) -> Callable:
         g_shape = out + params["window_dimensions"]
         return [sampling.Case(lambda g: windows_transpose(g, shape=shape, **params),
                               (sampling.values(rng, g_shape),), f"{g_shape} -> {shape} {params}")]
+    return sampling.custom(cases)
+
+
+def _choice(rng: np.random.RandomState, shape: tuple, params: dict) -> tuple:
+    """Random window offsets (any offset, padding included) and the windows' shape."""
+    padded = padded_shape(shape, params["padding"], params["base_dilation"])
+    out = window_out_shape(padded, params["window_dimensions"], params["window_strides"],
+                           params["window_dilation"])
+    size = int(np.prod(params["window_dimensions"]))
+    return rng.randint(0, max(size, 1), out).astype(np.int64), out
+
+
+def window_gather_cases(gather: Callable) -> Callable:
+    """Sampler for window_gather: random offsets into random window geometries."""
+    def cases(rng: np.random.RandomState, draw: Callable) -> list:
+        from hypothesis import strategies as st
+        shape, params = _window_params(draw)
+        choice, _ = _choice(rng, shape, params)
+        params["fill"] = draw(st.sampled_from([0.0, -1.5]))
+        return [sampling.Case(lambda x: gather(x, choice, **params),
+                              (sampling.values(rng, shape),), f"{shape} {params}")]
+    return sampling.custom(cases)
+
+
+def window_scatter_cases(scatter: Callable) -> Callable:
+    """Sampler for window_scatter: cotangents of the windows' count, random offsets."""
+    def cases(rng: np.random.RandomState, draw: Callable) -> list:
+        shape, params = _window_params(draw)
+        choice, out = _choice(rng, shape, params)
+        return [sampling.Case(lambda g: scatter(g, choice, shape=shape, **params),
+                              (sampling.values(rng, out),), f"{out} -> {shape} {params}")]
     return sampling.custom(cases)

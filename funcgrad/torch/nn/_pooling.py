@@ -85,11 +85,15 @@ def _max_pool(n: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any
     lead = input.ndim - n
     plane = math.prod(input.shape[-n:])
 
+    geometry = ((1,) * lead + k, (1,) * lead + s, ((0, 0),) * lead + pads)
+
     def f(x: Any) -> Any:
+        if not return_indices:
+            return lax.reduce_window(x, -np.inf, lax.max, *geometry,
+                                     window_dilation=(1,) * lead + d)
         values, index = lax.reduce_window_max_with_indices(
-            x, (1,) * lead + k, (1,) * lead + s, ((0, 0),) * lead + pads,
-            window_dilation=(1,) * lead + d)
-        return (values, index % plane) if return_indices else values
+            x, *geometry, window_dilation=(1,) * lead + d)
+        return values, index % plane
     return apply(f"MaxPool{n}DWithIndicesBackward0", f, [input], multi=return_indices)
 
 
