@@ -255,3 +255,15 @@ def test_pad_errors_are_pytorchs(peer, pad, mode):
     peer.raises(lambda T: T.nn.functional.pad(T.zeros(2, 4, 4, 4), pad, mode=mode))
     peer.raises(lambda T: T.nn.functional.pad(T.zeros(2, 4, 8, 8), (1, 1, 1, 1),
                                               mode="reflect", value=1.0))
+
+
+def test_double_backward_through_conv_and_pooling(peer):
+    """A gradient penalty: d/dw |d loss / dx|^2 through conv2d, max_pool2d and
+    conv_transpose2d (create_graph=True) equals PyTorch's."""
+    def fn(T, x, w, w2):
+        F = T.nn.functional
+        h = F.max_pool2d(F.conv2d(x, w, padding=1).tanh(), 2)
+        loss = F.conv_transpose2d(h, w2, stride=2).pow(2).sum()
+        (gx,) = T.autograd.grad(loss, x, create_graph=True)
+        return gx.pow(2).sum()
+    peer.check(fn, rand(2, 2, 6, 6), rand(3, 2, 3, 3), rand(3, 2, 2, 2), rtol=1e-6)

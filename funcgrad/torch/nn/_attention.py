@@ -198,6 +198,76 @@ def _baddbmm(mask: Tensor, a: Tensor, b: Tensor) -> Tensor:
                  [mask, a, b])
 
 
+def _project(query: Tensor, key: Tensor, value: Tensor, in_proj_weight: Any,
+             in_proj_bias: Any, separate: bool, q_w: Any, k_w: Any, v_w: Any) -> tuple:
+    """q, k, v: the packed in-projection, or three separate weights (kdim/vdim)."""
+    if separate:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+        b_q, b_k, b_v = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+        return linear(query, q_w, b_q), linear(key, k_w, b_k), linear(value, v_w, b_v)
+    if tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    return _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+
+
+def _pad_masks(masks: tuple) -> tuple:
+    """Both masks (each may be None) with one more key position that nothing masks."""
+    return tuple(None if m is None else pad(m, (0, 1)) for m in masks)
+
+
+def _heads(t: Tensor, static: Tensor | None, heads: int, head_dim: int) -> Tensor:
+    """(S, N, E) as (N * heads, S, head_dim), or the given static keys/values."""
+    if static is not None:
+        return static
+    return t.view(t.shape[0], heads, head_dim).transpose(0, 1)
+
+
+def _merge_padding(attn_mask: Tensor | None, key_padding_mask: Tensor | None, bsz: int,
+                   num_heads: int, src_len: int) -> Tensor | None:
+    """The attention mask plus the key padding mask repeated for every head."""
+    if key_padding_mask is None:
+        return attn_mask
+    if key_padding_mask.shape[0] != bsz:
+        raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                             f"{key_padding_mask.shape[0]}")
+    if key_padding_mask.shape[1] != src_len:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                             f"{key_padding_mask.shape[1]}")
+    padding = key_padding_mask.view(bsz, 1, 1, src_len).expand(
+        -1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+    return padding if attn_mask is None else attn_mask + padding
+
+
+def _attend_with_weights(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None,
+                         dropout_p: float) -> tuple:
+    """(output, weights) of the explicit path, baddbmm with the mask (PyTorch's order)."""
+    q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
+    weights = (_baddbmm(attn_mask, q_scaled, k.transpose(-2, -1)) if attn_mask is not None
+               else FUNCTIONS["bmm"](q_scaled, k.transpose(-2, -1)))
+    weights = FUNCTIONS["softmax"](weights, -1, None)
+    if dropout_p > 0.0:
+        weights = dropout(weights, p=dropout_p)
+    return FUNCTIONS["bmm"](weights, v), weights
+
+
+def _masks(query: Tensor, attn_mask: Any, key_padding_mask: Any, is_causal: bool,
+           need_weights: bool) -> tuple:
+    """(attn_mask, key_padding_mask, is_causal) as PyTorch canonicalises them."""
+    key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask",
+                                      None if attn_mask is None else attn_mask.dtype,
+                                      "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        return None, None, True  # scaled_dot_product_attention applies the causal mask
+    attn_mask = canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
+    return attn_mask, key_padding_mask, is_causal and key_padding_mask is None
+
+
 def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor,
                                  embed_dim_to_check: int, num_heads: int,
                                  in_proj_weight: Tensor | None, in_proj_bias: Tensor | None,
@@ -221,94 +291,47 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor,
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
-    key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask",
-                                      None if attn_mask is None else attn_mask.dtype,
-                                      "attn_mask", query.dtype)
-    if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
-                           "Transformer module method `generate_square_subsequent_mask` to "
-                           "create this mask.")
-    if is_causal and key_padding_mask is None and not need_weights:
-        attn_mask = None  # scaled_dot_product_attention applies the causal mask itself
-    else:
-        attn_mask = canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
-        if key_padding_mask is not None:
-            is_causal = False
+    attn_mask, key_padding_mask, is_causal = _masks(query, attn_mask, key_padding_mask,
+                                                    is_causal, need_weights)
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
                              f"got {embed_dim}")
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
-    if use_separate_proj_weight:
-        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
-                                 f"value's {value.shape[:2]}")
-        b_q, b_k, b_v = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
-        q, k, v = (linear(query, q_proj_weight, b_q), linear(key, k_proj_weight, b_k),
-                   linear(value, v_proj_weight, b_v))
-    else:
-        if tuple(key.shape) != tuple(value.shape):
-            raise AssertionError(f"key shape {key.shape} does not match value shape "
-                                 f"{value.shape}")
-        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias,
+                       use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
     if attn_mask is not None:
-        attn_mask = _check_mask_size(attn_mask, tgt_len, src_len, bsz * num_heads)
+        attn_mask = _check_mask_size(attn_mask, tgt_len, key.shape[0], bsz * num_heads)
     if bias_k is not None and bias_v is not None:
         k = FUNCTIONS["cat"]([k, bias_k.repeat(1, bsz, 1)])
         v = FUNCTIONS["cat"]([v, bias_v.repeat(1, bsz, 1)])
-        attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
-        key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
-    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = (k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-         if static_k is None else static_k)
-    v = (v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-         if static_v is None else static_v)
+        attn_mask, key_padding_mask = _pad_masks((attn_mask, key_padding_mask))
+    heads = bsz * num_heads
+    q = q.view(tgt_len, heads, head_dim).transpose(0, 1)
+    k, v = _heads(k, static_k, heads, head_dim), _heads(v, static_v, heads, head_dim)
     if add_zero_attn:
-        zeros = _factories.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)
+        zeros = _factories.zeros(heads, 1, head_dim, dtype=k.dtype, device=k.device)
         k, v = FUNCTIONS["cat"]([k, zeros], 1), FUNCTIONS["cat"]([v, zeros], 1)
-        attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
-        key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
+        attn_mask, key_padding_mask = _pad_masks((attn_mask, key_padding_mask))
     src_len = k.shape[1]
-    if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
-                                 f"{key_padding_mask.shape[0]}" if key_padding_mask.shape[0]
-                                 != bsz else f"Expected key_padded_mask.shape[1] to be "
-                                 f"{src_len}, but got {key_padding_mask.shape[1]}")
-        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(
-            -1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
-        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
-    if not training:
-        dropout_p = 0.0
+    attn_mask = _merge_padding(attn_mask, key_padding_mask, bsz, num_heads, src_len)
+    dropout_p = dropout_p if training else 0.0
     if need_weights:
-        q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
-        if attn_mask is not None:
-            weights = _baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
-        else:
-            weights = FUNCTIONS["bmm"](q_scaled, k.transpose(-2, -1))
-        weights = FUNCTIONS["softmax"](weights, -1, None)
-        if dropout_p > 0.0:
-            weights = dropout(weights, p=dropout_p)
-        out = FUNCTIONS["bmm"](weights, v)
+        out, weights = _attend_with_weights(q, k, v, attn_mask, dropout_p)
         out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight, out_proj_bias)
-        out = out.view(tgt_len, bsz, out.shape[1])
+        out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
         weights = weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(dim=1)
-        if not batched:
-            out, weights = out.squeeze(1), weights.squeeze(0)
-        return out, weights
+        return (out, weights) if batched else (out.squeeze(1), weights.squeeze(0))
     if attn_mask is not None:
         attn_mask = (attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 and attn_mask.ndim == 3
                      else attn_mask.view(bsz, num_heads, -1, src_len))
-    q = q.view(bsz, num_heads, tgt_len, head_dim)
-    k = k.view(bsz, num_heads, src_len, head_dim)
-    v = v.view(bsz, num_heads, src_len, head_dim)
-    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = scaled_dot_product_attention(q.view(bsz, num_heads, tgt_len, head_dim),
+                                       k.view(bsz, num_heads, src_len, head_dim),
+                                       v.view(bsz, num_heads, src_len, head_dim), attn_mask,
+                                       dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias)
-    out = out.view(tgt_len, bsz, out.shape[1])
+    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
     return (out if batched else out.squeeze(1)), None
