@@ -12,7 +12,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     wt = FUNCTIONS["t"](weight)
     if bias is not None and input.ndim == 2:
         return FUNCTIONS["addmm"](bias, input, wt)
-    if bias is not None and input.ndim > 2:
+    if bias is not None and input.ndim != 2:
         lead = tuple(input.shape[:-1])
         flat = FUNCTIONS["addmm"](bias, METHODS["reshape"](input, -1, input.shape[-1]), wt)
         return METHODS["view"](flat, *lead, weight.shape[0])
