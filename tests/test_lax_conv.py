@@ -234,3 +234,21 @@ def test_sliding_window_view_matches_numpy_and_differentiates(args):
     check_grads(lambda a: sliding_window_view(a, *args), (x,), order=2, modes=("rev", "fwd"))
     with pytest.raises(ValueError, match="window shape cannot be larger"):
         sliding_window_view(x, (5, 1))
+
+
+@pytest.mark.gpu
+def test_conv_and_windows_on_the_gpu_match_the_cpu():
+    x, w = rand(2, 4, 7, 6), rand(6, 2, 3, 3)
+
+    def f(x, w):
+        h = lax.conv_general_dilated(x, w, (2, 1), ((1, 1), (2, 0)), rhs_dilation=(1, 2),
+                                     feature_group_count=2)
+        return fnp.sum(lax.reduce_window(h, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 1, 2),
+                                         ((0, 0), (0, 0), (1, 0), (0, 1))) ** 2)
+    cpu = funcgrad.value_and_grad(f, (0, 1))(x, w)
+    gpu = funcgrad.value_and_grad(f, (0, 1))(funcgrad.device_put(fnp.asarray(x), "gpu"),
+                                             funcgrad.device_put(fnp.asarray(w), "gpu"))
+    _same(gpu[0].to_numpy(), cpu[0])
+    for a, b in zip(gpu[1], cpu[1]):
+        assert a.device.startswith("gpu")
+        _same(a.to_numpy(), b)
