@@ -11,7 +11,8 @@ from . import WORKLOADS, large_chain, run
 from .harness import Config, Report, Row, load, machine, versions
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
-_REFS = {"numpy": "x numpy", "own grad": "x own grad", "no ckpt": "x no ckpt"}
+_REFS = {"numpy": "x numpy", "own grad": "x own grad", "no ckpt": "x no ckpt",
+         "torch": "x torch", "funcgrad": "x funcgrad"}
 
 
 def _value(row: Row) -> str:
@@ -63,7 +64,7 @@ def document(report: Report, argv: list[str], cfg: Config, info: dict[str, str])
         "the ratio of medians is shown beside it. Every "
         "implementation's gradient is checked against hand-written numpy's before it is "
         "timed.",
-        table(report), "## Targets (issue 7)", targets(report), *report.sections])
+        table(report), "## Targets (issues 7 and 21)", targets(report), *report.sections])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="tiny sizes and few repeats (a smoke run; writes no RESULTS.md)")
     parser.add_argument("--only", type=int, nargs="+", choices=sorted(WORKLOADS),
-                        default=sorted(WORKLOADS), metavar="N", help="workloads to run (1-5)")
+                        default=sorted(WORKLOADS), metavar="N", help="workloads to run (1-6)")
     parser.add_argument("--output", type=Path, default=None,
                         help=f"where to write the results (default {RESULTS} on full runs)")
     args = parser.parse_args(argv)

@@ -10,7 +10,7 @@ from funcgrad.numpy._reductions import *  # noqa: F401,F403
 from funcgrad.numpy._shape import *  # noqa: F401,F403
 from funcgrad.numpy._indexing import *  # noqa: F401,F403
 from funcgrad.numpy._linalg import *  # noqa: F401,F403
-from funcgrad.numpy import linalg, fft
+from funcgrad.numpy import linalg, fft, lib
 from funcgrad.numpy import _methods
 from funcgrad.array import Array as ndarray  # isinstance(x, funcgrad.numpy.ndarray)
 

@@ -7,14 +7,20 @@ b = 1 / sqrt(fan_in).
 from __future__ import annotations
 
 import math
-from typing import Any
+import warnings
+from typing import Any, Callable
 
+import numpy as np
+
+from funcgrad.torch._factories import _rng
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-           "trunc_normal_"]
+           "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+           "trunc_normal_", "orthogonal_", "sparse_", "uniform", "normal", "constant", "eye",
+           "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
+           "orthogonal", "sparse"]
 
 
 def calculate_gain(nonlinearity: str, param: Any = None) -> float:
@@ -47,7 +53,7 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple:
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
-def _fan(tensor: Tensor, mode: str) -> int:
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
@@ -69,8 +75,6 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator: Any = None) -> Tensor:
     """Normal(mean, std) samples redrawn until they fall in [a, b]."""
-    import numpy as np
-    from funcgrad.torch._factories import _rng
     rng = _rng(generator)
     out = rng.normal(mean, std, tuple(tensor.shape))
     bad = (out < a) | (out > b)
@@ -96,7 +100,6 @@ def zeros_(tensor: Tensor) -> Tensor:
 
 
 def eye_(tensor: Tensor) -> Tensor:
-    import numpy as np
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with grad_mode.no_grad():
@@ -118,7 +121,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator: Any = None) -> Tensor:
     if 0 in tuple(tensor.shape):
         return tensor
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
@@ -127,5 +130,85 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator: Any = None) -> Tensor:
     if 0 in tuple(tensor.shape):
         return tensor
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The identity convolution kernel (a 1 at the centre of channel d -> d), per group."""
+    dims = tensor.ndim
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    values = np.zeros(sizes, dtype=tensor.dtype.np)
+    centre = tuple(s // 2 for s in sizes[2:])
+    for g in range(groups):
+        for d in range(min(per_group, sizes[1])):
+            values[(g * per_group + d, d) + centre] = 1
+    with grad_mode.no_grad():
+        return tensor.copy_(values)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tensor:
+    """A (semi-)orthogonal matrix (trailing dims flattened): Q of the QR decomposition of
+    a Gaussian matrix, its columns' signs made uniform (Saxe et al., 2013)."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with grad_mode.no_grad():
+        return tensor.copy_((gain * q).reshape(tuple(tensor.shape)).astype(tensor.dtype.np))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Any = None) -> Tensor:
+    """N(0, std) entries with ``ceil(sparsity * rows)`` zeros in every column."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tuple(tensor.shape)
+    zeros = int(math.ceil(sparsity * rows))
+    rng = _rng(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    for c in range(cols):
+        values[rng.permutation(rows)[:zeros], c] = 0
+    with grad_mode.no_grad():
+        return tensor.copy_(values.astype(tensor.dtype.np))
+
+
+def _deprecated(method: Callable) -> Callable:
+    """The old name (no trailing underscore) of an initialiser, with PyTorch's warning."""
+    new_name = method.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        return method(*args, **kwargs)
+    deprecated_init.__name__ = old_name
+    deprecated_init.__doc__ = f"Deprecated: use `{new_name}`."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -1,0 +1,17 @@
+"""funcgrad.lax: `jax.lax`'s functions on funcgrad's primitives.
+
+A re-export list: each family lives in its own module (convolution, windowed reductions;
+control flow to come), and this namespace only gathers their public names.
+"""
+from funcgrad.primitives.control import stop_gradient
+from funcgrad.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,
+                                      conv_general_dilated, conv_general_dilated_patches,
+                                      conv_transpose, conv_with_general_padding,
+                                      padtype_to_pads)
+from funcgrad.lax.windowed import (add, max, min, mul, reduce_window,  # noqa: A004
+                                   reduce_window_max_with_indices)
+
+__all__ = ["stop_gradient", "ConvDimensionNumbers", "conv", "conv_dimension_numbers",
+           "conv_general_dilated", "conv_general_dilated_patches", "conv_transpose",
+           "conv_with_general_padding", "padtype_to_pads", "add", "max", "min", "mul",
+           "reduce_window", "reduce_window_max_with_indices"]

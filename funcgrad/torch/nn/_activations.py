@@ -1,0 +1,132 @@
+"""More torch.nn.functional activations, each one node named as PyTorch names it (or
+PyTorch's own composition of tensor ops where it composes: tanhshrink, softmin, relu6)."""
+from __future__ import annotations
+
+from typing import Any
+
+import funcgrad.numpy as fnp
+import funcgrad.scipy.special as sps
+from funcgrad.torch._dispatch import apply, inplace as _inplace
+from funcgrad.torch._ops_basic import FUNCTIONS
+from funcgrad.torch._tensor import Tensor
+
+__all__ = ["celu", "selu", "mish", "hardswish", "hardsigmoid", "tanhshrink",
+           "softshrink", "hardshrink", "threshold", "threshold_", "glu", "prelu", "softmin"]
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _op(node: str, fn: Any, input: Tensor, in_place: bool = False) -> Tensor:
+    return _inplace(input, node, fn) if in_place else apply(node, fn, [input])
+
+
+def _elu(x: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Any:
+    """scale * (x for x > 0 (and NaN), alpha (exp(x * input_scale) - 1) for x <= 0): the
+    slope at 0 is the left one, as PyTorch's."""
+    left = fnp.less_equal(x, 0)
+    neg = fnp.multiply(fnp.expm1(fnp.multiply(fnp.where(left, x, 0), input_scale)), alpha)
+    return fnp.multiply(fnp.where(left, neg, x), scale)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _op("CeluBackward0", lambda x: _elu(x, alpha, 1.0, 1.0 / alpha), input, inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the self-normalising constants (EluBackward0)."""
+    return _op("EluBackward0", lambda x: _elu(x, SELU_ALPHA, SELU_SCALE), input, inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _op("MishBackward0", lambda x: fnp.multiply(x, fnp.tanh(fnp.logaddexp(x, 0))),
+               input, inplace)
+
+
+def _relu6_of(x: Any, shift: float) -> Any:
+    return fnp.clip(fnp.add(x, shift), 0, 6)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    return _op("HardswishBackward0", lambda x: fnp.true_divide(
+        fnp.multiply(x, _relu6_of(x, 3.0)), 6), input, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return _op("HardsigmoidBackward0", lambda x: fnp.true_divide(_relu6_of(x, 3.0), 6),
+               input, inplace)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return apply("SoftshrinkBackward0", lambda x: fnp.where(
+        fnp.greater(x, lambd), fnp.subtract(x, lambd),
+        fnp.where(fnp.less(x, -lambd), fnp.add(x, lambd), fnp.multiply(x, 0))), [input])
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return apply("HardshrinkBackward0", lambda x: fnp.where(
+        fnp.greater(fnp.abs(x), lambd), x, fnp.multiply(x, 0)), [input])
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value."""
+    return _op("ThresholdBackward0", lambda x: fnp.where(
+        fnp.greater(x, threshold), x, fnp.astype(fnp.full_like(x, value), x.dtype)),
+        input, inplace)
+
+
+def threshold_(input: Tensor, threshold_value: float, value: float) -> Tensor:
+    return threshold(input, threshold_value, value, True)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b) with a, b the two halves of ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    axis = dim % input.ndim
+    size = input.shape[axis]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size "
+                           f"{size}")
+
+    def f(x: Any) -> Any:
+        a, b = fnp.split(x, 2, axis=axis)
+        return fnp.multiply(a, sps.expit(b))
+    return apply("GluBackward0", f, [input])
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, else weight * x; weight has 1 or C (axis 1) entries."""
+    if weight.numel() != 1 and (input.ndim < 2 or weight.numel() != input.shape[1]):
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {weight.numel()} and channel size = "
+                           f"{input.shape[1] if input.ndim > 1 else 1}.")
+    shape = (1, -1) + (1,) * (input.ndim - 2) if input.ndim > 1 else (-1,)
+
+    def f(x: Any, w: Any) -> Any:
+        w = fnp.reshape(w, shape) if w.size != 1 else fnp.reshape(w, ())
+        return fnp.where(fnp.greater(x, 0), x, fnp.multiply(w, x))
+    return apply("PreluKernelBackward0", f, [input, weight])
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
+    """softmax(-x)."""
+    return FUNCTIONS["softmax"](-input, dim, dtype)
+
+
