@@ -21,7 +21,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as sps
 from funcgrad.primitives import binary as binary_prims
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
 from funcgrad.torch._tensor import Tensor
 
@@ -228,9 +228,21 @@ def _floor_divide(input: Any, other: Any) -> Spec:
                    other)._replace(differentiable=False)
 
 
-@op("remainder", "fmod", inplace=True)
+def _overload(node: str, other: Any) -> str:
+    """PyTorch's node name for the Scalar (``0``) or the Tensor (``1``) overload."""
+    return node + ("1" if isinstance(other, Tensor) else "0")
+
+
+@op("remainder", inplace=True)
 def _remainder(input: Any, other: Any) -> Spec:
-    return _binary("RemainderBackward0", np_fn("remainder"), input, other)
+    """The remainder with the sign of ``other`` (Python's ``%``)."""
+    return _binary(_overload("RemainderBackward", other), np_fn("remainder"), input, other)
+
+
+@op("fmod", inplace=True)
+def _fmod(input: Any, other: Any) -> Spec:
+    """The remainder with the sign of ``input`` (C's fmod)."""
+    return _binary(_overload("FmodBackward", other), np_fn("fmod"), input, other)
 
 
 @op("pow", inplace=True)
@@ -255,17 +267,17 @@ def _float_power(input: Any, exponent: Any) -> Spec:
 
 @op("atan2", "arctan2", inplace=True)
 def _atan2(input: Any, other: Any) -> Spec:
-    return _binary("Atan2Backward0", np_fn("arctan2"), input, other, floating=True)
+    return _binary("Atan2Backward0", conventions.atan2, input, other, floating=True)
 
 
 @op("maximum", inplace=False)
 def _maximum(input: Tensor, other: Tensor) -> Spec:
-    return _binary("MaximumBackward0", np_fn("maximum"), input, other)
+    return _binary("MaximumBackward0", conventions.maximum, input, other)
 
 
 @op("minimum", inplace=False)
 def _minimum(input: Tensor, other: Tensor) -> Spec:
-    return _binary("MinimumBackward0", np_fn("minimum"), input, other)
+    return _binary("MinimumBackward0", conventions.minimum, input, other)
 
 
 @op("lerp", inplace=True)
@@ -403,26 +415,45 @@ def _equal(input: Tensor, other: Tensor) -> Spec:
 
 # -- clamp, where --------------------------------------------------------------------------------
 
+def _bound(b: Any) -> Any:
+    return None if b is None else operand(b)
+
+
+def _clamp_spec(node: str, input: Tensor, lo: Any, hi: Any) -> Spec:
+    """``clamp`` with PyTorch's gradients (`conventions.clamp`): ``<node>0`` for number
+    bounds, ``<node>1`` when a bound is a tensor (then the bounds get gradients too)."""
+    lo, hi = _bound(lo), _bound(hi)
+    dt = result_type(*[b for b in (input, lo, hi) if b is not None]).np
+    tensors = [b for b in (lo, hi) if isinstance(b, Tensor)]
+    if not tensors:
+        return Spec(node + "0", lambda x: conventions.clamp(cast(x, dt), lo, hi), [input])
+    lo_at = 1 if isinstance(lo, Tensor) else None
+    hi_at = 1 + (lo_at or 0) if isinstance(hi, Tensor) else None
+
+    def f(x: Any, *bounds: Any) -> Any:
+        a = cast(bounds[lo_at - 1], dt) if lo_at else lo
+        b = cast(bounds[hi_at - 1], dt) if hi_at else hi
+        return conventions.clamp(cast(x, dt), a, b)
+    return Spec(node + "1", f, [input, *tensors])
+
+
 @op("clamp", "clip", inplace=True)
 def _clamp(input: Tensor, min: Any = None, max: Any = None) -> Spec:  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo = min if min is not None else float("-inf")
-        hi = max if max is not None else float("inf")
-        return Spec("ClampBackward0", lambda x, a, b: fnp.minimum(fnp.maximum(x, a), b),
-                    [input, operand(lo), operand(hi)])
-    return Spec("ClampBackward1", lambda x: fnp.clip(x, min, max), [input])
+    s = _clamp_spec("ClampBackward", input, min, max)
+    # PyTorch numbers clamp's overloads the other way round: Tensor bounds are 0
+    return s._replace(name="ClampBackward" + ("0" if s.name.endswith("1") else "1"))
 
 
 @op("clamp_min", inplace=True)
 def _clamp_min(input: Tensor, min: Any) -> Spec:  # noqa: A002
-    return Spec("ClampMinBackward0", lambda x: fnp.clip(x, min, None), [input])
+    return _clamp_spec("ClampMinBackward", input, min, None)
 
 
 @op("clamp_max", inplace=True)
 def _clamp_max(input: Tensor, max: Any) -> Spec:  # noqa: A002
-    return Spec("ClampMaxBackward0", lambda x: fnp.clip(x, None, max), [input])
+    return _clamp_spec("ClampMaxBackward", input, None, max)
 
 
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.primitives import reductions as reduction_prims
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, np_fn, op, sp_fn
@@ -145,8 +145,8 @@ op("std")(_spread("StdBackward0", fnp.std))
 
 
 def _extreme(kind: str):  # noqa: ANN202
-    fn, arg, pair = ("max", "argmax", "maximum") if kind == "max" else ("min", "argmin",
-                                                                           "minimum")
+    pair = "maximum" if kind == "max" else "minimum"
+    largest = kind == "max"
     node = kind.capitalize()
     result = getattr(return_types, kind)
 
@@ -157,19 +157,22 @@ def _extreme(kind: str):  # noqa: ANN202
                 raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for "
                                    "input.numel() == 0. Specify the reduction dim with the "
                                    "'dim' argument.")
-            return apply(f"{node}Backward1", np_fn(fn), [input])
+            return apply(f"{node}Backward1", lambda x: conventions.extreme_all(x, largest),
+                         [input])
         if isinstance(dim, Tensor):
             return FUNCTIONS[pair](input, dim)
         axis = _axes(dim, input.ndim)
         axis = axis[0] if axis else None
-
-        def f(x: Any) -> tuple:
-            idx = getattr(fnp, arg)(x, axis=axis, keepdims=keepdim)
-            return (getattr(fnp, fn)(x, axis=axis, keepdims=keepdim), idx)
-        return result(*apply(f"{node}Backward0", f, [input], multi=True))
+        if axis is not None and input.shape[axis] == 0:
+            raise IndexError(f"{kind}(): Expected reduction dim {axis} to have non-zero "
+                             "size.")
+        return result(*apply(f"{node}Backward0", lambda x: conventions.extreme_along(
+            x, axis, keepdim, largest), [input], multi=True))
     extreme.__name__ = kind
     extreme.__doc__ = (f"``{kind}(input)`` (a scalar), ``{kind}(input, dim, keepdim)`` "
-                       f"(values and indices) or ``{kind}(input, other)`` ({pair}).")
+                       f"(values and indices) or ``{kind}(input, other)`` ({pair}). The "
+                       "gradient follows PyTorch: evenly among NaNs or ties for the "
+                       "scalar, to the returned index for the ``dim`` form.")
     return extreme
 
 
@@ -276,10 +279,17 @@ def _softmax_dim(input: Tensor, dim: int | None) -> int | None:
 @op("norm")
 def _norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
           dtype: Any = None) -> Spec:
+    """``torch.norm``: a vector norm over ``dim`` (all of it by default); ``'nuc'`` (and
+    ``'fro'`` over two dims) are matrix norms, as in PyTorch."""
+    if p == "nuc" or (p == "fro" and dim is not None and not isinstance(dim, int)
+                      and len(dim) == 2):
+        from funcgrad.torch import linalg
+        return Spec(*linalg.matrix_norm_spec(input, p, (-2, -1) if dim is None else dim,
+                                             keepdim))
     ord_ = 2 if p in ("fro", None) else p
     axes = None if dim is None else _axes(dim, input.ndim)
-    return Spec("LinalgVectorNormBackward0", lambda x: fnp.linalg.vector_norm(
-        x, ord=ord_, axis=axes, keepdims=keepdim), [input])
+    return Spec("LinalgVectorNormBackward0", lambda x: conventions.vector_norm(
+        x, ord_, axes, keepdim), [input])
 
 
 # -- sorting and selection ----------------------------------------------------------------

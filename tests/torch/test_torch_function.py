@@ -139,7 +139,7 @@ def test_saved_tensors_are_version_checked_and_freed():
     c = a * 1
     out = Mul.apply(c, b, 1.0)
     c.add_(1)
-    with pytest.raises(RuntimeError, match="which is output 0 of AddBackward0, is at version "
+    with pytest.raises(RuntimeError, match="which is output 0 of Add, is at version "
                                            "1; expected version 0"):
         out.sum().backward()
     out = Mul.apply(a, b, 1.0)

@@ -12,6 +12,7 @@ version at save time, and raises PyTorch's in-place error if they differ on use.
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -239,15 +240,24 @@ class SavedRef:
             fn, nr = t._grad_fn, t._output_nr
         else:
             fn = None
-        which = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+        which = f", which is output {nr} of {_op_name(fn.name())}," if fn is not None else ""
         if anomaly.is_anomaly_enabled():
             hint = ("Hint: the backtrace further above shows the operation that failed to "
                     "compute its gradient. The variable in question was changed in there or "
                     "anywhere later. Good luck!")
         else:
             hint = ("Hint: enable anomaly detection to find the operation that failed to "
-                    "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+                    "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+                    "check_nan=False).")
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{tensor_type_name(dtype, dev)} {list(shape)}]{which} is at "
             f"version {self.vc.v}; expected version {self.version} instead. {hint}")
+
+
+def _op_name(node_name: str) -> str:
+    """The operation a node's name stands for, as PyTorch's in-place error names it:
+    ``MulBackward0`` -> ``Mul``, ``ClampBackward1`` -> ``Clamp1``; names of other forms
+    (``CopySlices``) as they are."""
+    return re.sub(r"Backward(\d+)$", lambda m: "" if m.group(1) == "0" else m.group(1),
+                  node_name)

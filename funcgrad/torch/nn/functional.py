@@ -14,7 +14,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.primitives import reductions as reduction_prims
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, cast, result_type, sp_fn
 from funcgrad.torch._tensor import Tensor
@@ -23,7 +23,7 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "elu", "soft
            "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "nll_loss",
            "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "one_hot", "embedding", "normalize",
-           "logsigmoid", "hardtanh", "softsign"]
+           "logsigmoid", "hardtanh", "relu6", "softsign"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -60,8 +60,17 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
-    return _unary("HardtanhBackward0", lambda x: fnp.clip(x, min_val, max_val),
+    """``clamp(input, min_val, max_val)`` whose gradient, as PyTorch's, is 1 only strictly
+    between the bounds (and at NaN), 0 at them."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _unary("HardtanhBackward0", lambda x: conventions.hardtanh(x, min_val, max_val),
                   input, inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``hardtanh(input, 0, 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
