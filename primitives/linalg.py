@@ -9,7 +9,8 @@
 | diagonal_embed   | diagonal of g                                                         |
 | solve            | gb = solve(a^T, g), ga = -gb @ x^T                                    |
 | inv              | -inv^T @ g @ inv^T                                                    |
-| det              | g * det * inv(a)^T                                                    |
+| det              | g * cofactor(a) (= det * inv(a)^T, exact at singular matrices too)    |
+| cofactor         | (<g, C> C - C g^T C) / det (the derivative of det * inv^T)            |
 | slogdet          | (g_logdet + i Im(sign g_sign)) * inv(a)^T                             |
 
 The decompositions (cholesky, eigh, svd, qr, pinv) live in `decompositions`; the helpers
@@ -28,6 +29,7 @@ from funcgrad.array import Array
 from funcgrad.backend import wrap_on
 from funcgrad.core import Primitive
 from . import sampling
+from .kernels.linalg import cofactor_matrix
 from .sampling import Case
 from .shape import reshape, transpose
 
@@ -424,9 +426,31 @@ inv = Primitive("inv", np.linalg.inv, sample=square_cases(lambda a: inv(a)))
 inv.defvjp(lambda g, out: -matmul(matmul(mT(out), g), mT(out)))
 inv.defjvp(lambda t, out: -matmul(matmul(out, t), out))
 
+def _cofactor_vjp(g: Any, x: Any, out: Any) -> Any:
+    """The transpose of dC = (tr(C^T dA) C - C dA^T C) / det(a), the derivative of
+    C = det(a) a^-T. (It divides by det: at a singular matrix the second derivative of
+    det is NaN, its first one, the cofactor itself, is exact.)"""
+    d = expand(expand(det(x), -1), -1)
+    inner = expand(expand(fnp.sum(g * out, axis=(-2, -1)), -1), -1)
+    return (inner * out - matmul(matmul(out, mT(g)), out)) / d
+
+
+def _cofactor_jvp(t: Any, x: Any, out: Any) -> Any:
+    d = expand(expand(det(x), -1), -1)
+    inner = expand(expand(fnp.sum(out * t, axis=(-2, -1)), -1), -1)
+    return (inner * out - matmul(matmul(out, mT(t)), out)) / d
+
+
+# det's derivative, det(a) inv(a)^T, computed so that it exists at singular matrices too
+cofactor = Primitive("cofactor", cofactor_matrix, sample=square_cases(lambda a: cofactor(a)),
+                     doc="The cofactor matrices det(a) inv(a)^T of square matrices (exact "
+                     "at singular ones).")
+cofactor.defvjp(_cofactor_vjp)
+cofactor.defjvp(_cofactor_jvp)
+
 det = Primitive("det", np.linalg.det, sample=square_cases(lambda a: det(a)))
-det.defvjp(lambda g, x, out: expand(expand(g * out, -1), -1) * mT(inv(x)))
-det.defjvp(lambda t, x, out: out * trace(solve(x, t)))
+det.defvjp(lambda g, x: expand(expand(g, -1), -1) * cofactor(x))
+det.defjvp(lambda t, x: fnp.sum(cofactor(x) * t, axis=(-2, -1)))
 
 slogdet = Primitive("slogdet", lambda a: tuple(np.linalg.slogdet(a)), ("a",),
                     multiple_results=True, sample=square_cases(lambda a: slogdet(a)),

@@ -14,6 +14,8 @@ plain function's and whose *derivatives*, by the rules of the pieces, are PyTorc
 | hardtanh            | 1 strictly inside (lo < x < hi) and at NaN, 0 at the bounds     |
 | maximum / minimum   | 0.5 each at ties, 1 to both where either is NaN                 |
 | atan2               | 0 where y**2 + x**2 == 0 (the origin)                           |
+| abs, sign           | sign(NaN) = 0, so abs has the gradient 0 at NaN                 |
+| std, 2-norms        | 0 where the result is 0 (sqrt's infinite slope masked)          |
 | max() / min()       | evenly among the NaNs if there are any, else among the ties     |
 | max(dim) / min(dim) | all to the index returned (the first extreme, or first NaN)     |
 | vector norms        | 0 where the norm is 0; for p < 1 also 0 at zero entries         |
@@ -31,8 +33,8 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.primitives.control import stop_gradient
 
-__all__ = ["clamp", "hardtanh", "maximum", "minimum", "atan2", "extreme_all",
-           "extreme_along", "vector_norm"]
+__all__ = ["clamp", "clamp_inside", "hardtanh", "abs", "sign", "angle", "maximum",
+           "minimum", "atan2", "extreme_all", "extreme_along", "vector_norm", "sqrt_at_zero"]
 
 
 def clamp(x: Any, lo: Any = None, hi: Any = None) -> Any:
@@ -47,10 +49,55 @@ def clamp(x: Any, lo: Any = None, hi: Any = None) -> Any:
     if hi is not None:
         below_hi = fnp.less_equal(x, hi)
         inside = below_hi if inside is None else fnp.logical_and(inside, below_hi)
-        to_hi = fnp.greater(x, hi) if lo is None else fnp.logical_or(fnp.greater(x, hi),
-                                                                     fnp.less(hi, lo))
-        out = fnp.where(to_hi, hi, out)
+        if lo is None:
+            out = fnp.where(fnp.greater(x, hi), hi, out)
+        else:  # max < min: max wins, even over a NaN x, which still makes the value NaN
+            to_hi = fnp.logical_or(fnp.greater(x, hi), fnp.less(hi, lo))
+            nan_of_x = stop_gradient(fnp.where(fnp.isnan(x), x, 0))
+            out = fnp.where(to_hi, fnp.add(hi, nan_of_x), out)
     return out if inside is None else fnp.where(inside, x, out)
+
+
+def clamp_inside(x: Any, lo: float, hi: float) -> Any:
+    """x limited to [lo, hi] with the gradient 1 inside and at the bounds, 0 outside (the
+    clamp of ``logit(x, eps)``)."""
+    return fnp.where(fnp.less(x, lo), lo, fnp.where(fnp.greater(x, hi), hi, x))
+
+
+def _nan_free(x: Any) -> tuple:
+    """``(isnan(x), x with NaN replaced by 0)``: a function applied to the second has no
+    NaN in its derivative, which a where on the first then keeps out."""
+    nan = fnp.isnan(x)
+    return nan, fnp.where(nan, 0, x)
+
+
+def sign(x: Any) -> Any:
+    """-1, 0 or 1; 0 at NaN (PyTorch's sign; numpy's is NaN there)."""
+    if not np.issubdtype(fnp.asarray(x).dtype, np.floating):
+        return fnp.sign(x)
+    return fnp.sign(_nan_free(x)[1])
+
+
+def abs(x: Any) -> Any:  # noqa: A001 - PyTorch's name
+    """|x| whose gradient is sign(x): 0 at 0 and at NaN."""
+    if not np.issubdtype(fnp.asarray(x).dtype, np.floating):
+        return fnp.abs(x)
+    nan, clean = _nan_free(x)
+    return fnp.where(nan, stop_gradient(x), fnp.abs(clean))
+
+
+def angle(x: Any) -> Any:
+    """The argument of x: pi for negative reals, 0 otherwise, NaN at NaN (derivative 0);
+    atan2(imag, real) for complex x."""
+    if np.iscomplexobj(fnp.asarray(x)):
+        return fnp.angle(x)
+    negative = fnp.astype(fnp.multiply(fnp.less(x, 0), math.pi), x.dtype)
+    return stop_gradient(fnp.where(fnp.isnan(x), x, negative))
+
+
+def sqrt_at_zero(a: Any) -> Any:
+    """sqrt(a) for a >= 0 (NaN stays NaN), with the gradient 0 where a == 0."""
+    return _masked_power(a, 0.5, 0)
 
 
 def hardtanh(x: Any, lo: float, hi: float) -> Any:
@@ -125,22 +172,36 @@ def _masked_power(a: Any, p: float, fill: float) -> Any:
     return fnp.where(zero, fill, fnp.power(fnp.where(zero, 1, a), p))
 
 
+def _extreme_magnitude(a: Any, largest: bool, axis: tuple | None, keepdims: bool) -> Any:
+    """max |x| (or min): the gradient shared among the tied entries, and 0 for a group
+    holding a NaN (whose value is NaN)."""
+    reduce = fnp.max if largest else fnp.min
+    nan, clean = _nan_free(a)
+    with_nan = fnp.any(nan, axis=axis, keepdims=keepdims)
+    return fnp.where(with_nan, stop_gradient(reduce(a, axis=axis, keepdims=keepdims)),
+                     reduce(clean, axis=axis, keepdims=keepdims))
+
+
 def vector_norm(x: Any, ord: Any, axis: tuple | None, keepdims: bool) -> Any:
     """The ``ord``-norm over ``axis`` (None: all) with PyTorch's subgradients: 0 where the
     norm is 0 (and, for ord < 1, at zero entries); inf/-inf norms share among ties and 1
     is |x|'s sign, as the pieces' own rules give."""
     if isinstance(ord, str) or ord is None:
         raise RuntimeError(f"linalg.vector_norm: Expected a numeric order, but got {ord!r}")
+    shape = fnp.shape(x)
+    reduced = range(len(shape)) if axis is None else axis
+    if (ord < 0 or ord == math.inf) and any(shape[d] == 0 for d in reduced):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+                           "tensor because the operation does not have an identity")
     a = fnp.abs(x)
-    if ord == math.inf:
-        return fnp.max(a, axis=axis, keepdims=keepdims)
-    if ord == -math.inf:
-        return fnp.min(a, axis=axis, keepdims=keepdims)
+    if ord == 1:  # sign(x): 0 at 0 and, as PyTorch's sgn, at NaN
+        return fnp.sum(a if np.iscomplexobj(x) else abs(x), axis=axis, keepdims=keepdims)
+    if ord in (math.inf, -math.inf):
+        return _extreme_magnitude(a if np.iscomplexobj(x) else abs(x), ord > 0, axis,
+                                  keepdims)
     if ord == 0:
-        return fnp.astype(fnp.sum(fnp.not_equal(a, 0), axis=axis, keepdims=keepdims),
-                          a.dtype)
-    if ord == 1:
-        return fnp.sum(a, axis=axis, keepdims=keepdims)
+        return stop_gradient(fnp.astype(fnp.sum(fnp.not_equal(a, 0), axis=axis,
+                                                keepdims=keepdims), a.dtype))
     if ord == 2:  # real or complex: |x|**2 without the square root of |x|
         squares = fnp.real(fnp.multiply(x, fnp.conj(x))) if np.iscomplexobj(x) else \
             fnp.multiply(x, x)

@@ -40,11 +40,12 @@ class Spec(NamedTuple):
     differentiable: bool = True
 
 
-def op(*names: str, inplace: bool = False, method: bool = True, function: bool = True
-       ) -> Callable:
+def op(*names: str, inplace: bool = False, method: bool = True, function: bool = True,
+       broadcasts: bool = True) -> Callable:
     """Register a spec under ``names`` as a torch function, a Tensor method and, with
-    ``inplace``, the ``<name>_`` in-place method. Returns the spec itself, so that specs
-    can build on one another."""
+    ``inplace``, the ``<name>_`` in-place method (whose tensor operands must broadcast to
+    the tensor's shape when ``broadcasts``). Returns the spec itself, so that specs can
+    build on one another."""
     def deco(spec: Callable) -> Callable:
         def fn(*args: Any, **kwargs: Any) -> Any:
             s = spec(*args, **kwargs)
@@ -59,12 +60,36 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
             if inplace:
                 def fn_(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
                     s = spec(self, *args, **kwargs)
-                    return _inplace(self, s.name, s.f, s.slots[1:])
+                    if broadcasts:
+                        _check_inplace_shape(self, s.slots[1:])
+                    return _inplace(self, INPLACE_NODES.get(s.name, s.name), s.f,
+                                    s.slots[1:])
                 fn_.__name__ = name + "_"
                 METHODS[name + "_"] = fn_
                 FUNCTIONS[name + "_"] = fn_
         return spec
     return deco
+
+
+# in-place forms PyTorch records under another node than the out-of-place op
+INPLACE_NODES = {"AcoshBackward0": "AcoshBackward1", "AsinhBackward0": "AsinhBackward1",
+                 "AtanhBackward0": "AtanhBackward1"}
+
+
+def _check_inplace_shape(self: Tensor, others: Sequence) -> None:
+    """An in-place op cannot grow ``self``: the operands must broadcast to its shape."""
+    shapes = [tuple(t.shape) for t in others if isinstance(t, Tensor)]
+    if not shapes:
+        return
+    own = tuple(self.shape)
+    try:
+        target = np.broadcast_shapes(own, *shapes)
+    except ValueError:
+        target = None
+    if target != own:
+        shown = list(target) if target is not None else "incompatible"
+        raise RuntimeError(f"output with shape {list(own)} doesn't match the broadcast "
+                           f"shape {shown}")
 
 
 def np_fn(name: str) -> Callable:
@@ -128,6 +153,13 @@ _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _NUMBER_CATEGORY = {builtins.bool: 0, builtins.int: 1, builtins.float: 2, builtins.complex: 3}
 
 
+def _category(x: Any) -> int:
+    """PyTorch's type category of a tensor or number: bool 0, integer 1, float 2, complex 3."""
+    if isinstance(x, Tensor):
+        return _KIND_CATEGORY[x.dtype.np.kind]
+    return _NUMBER_CATEGORY.get(type(x), 4)
+
+
 def result_type(*xs: Any) -> D.dtype:
     """PyTorch's result dtype of tensors and Python numbers. Tensors of one dtype with
     numbers of no higher category (the common case: ``x * 2``, ``p - lr * g``) keep it."""
@@ -188,17 +220,40 @@ def _add(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
                    input, other)
 
 
+def _no_bool_subtraction(*xs: Any) -> None:
+    bools = [x for x in xs if (isinstance(x, Tensor) and x.dtype is D.bool)
+             or isinstance(x, builtins.bool)]
+    if len(bools) == 2 and all(isinstance(x, Tensor) for x in xs):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if bools:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+
+
+def _no_integer_zero_division(input: Any, other: Any) -> None:
+    """Integer division and remainders by zero raise (PyTorch's error)."""
+    if _category(input) > 1 or _category(other) > 1:
+        return
+    values = other.detach().numpy(force=True) if isinstance(other, Tensor) else other
+    if np.any(np.equal(values, 0)):
+        raise RuntimeError("ZeroDivisionError")
+
+
 @op("sub", "subtract", inplace=True)
 def _sub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
+    _no_bool_subtraction(input, other)
     if alpha == 1:
         return _binary("SubBackward0", np_fn("subtract"), input, other)
     return _binary("SubBackward0", lambda x, y: fnp.subtract(x, fnp.multiply(y, alpha)),
                    input, other)
 
 
-@op("rsub")
+@op("rsub", method=False)
 def _rsub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
     """``other - alpha * input``."""
+    _no_bool_subtraction(input, other)
     if isinstance(other, Tensor):
         return _binary("RsubBackward0", lambda x, y: fnp.subtract(y, fnp.multiply(x, alpha)),
                        input, other)
@@ -216,14 +271,32 @@ def _mul(input: Any, other: Any) -> Spec:
 def _div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Spec:
     if rounding_mode is None:
         return _binary("DivBackward0", np_fn("true_divide"), input, other, floating=True)
-    fn = {"trunc": lambda x, y: fnp.trunc(fnp.true_divide(x, y)),
-          "floor": np_fn("floor_divide")}[rounding_mode]
-    s = _binary("DivBackward1", fn, input, other)
-    return s._replace(differentiable=False)
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found '{rounding_mode}'")
+    _no_integer_zero_division(input, other)
+    fn = {"trunc": lambda x, y: fnp.trunc(fnp.true_divide(x, y)) if _floating(x, y) else
+          _truncated_quotient(x, y), "floor": np_fn("floor_divide")}[rounding_mode]
+    # a rounded quotient has the derivative 0, which PyTorch records (DivBackward2/3)
+    return _binary("DivBackward3" if isinstance(other, _NUMBERS) else "DivBackward2", fn,
+                   input, other)
+
+
+def _floating(*xs: Any) -> bool:
+    return any(np.issubdtype(fnp.asarray(x).dtype, np.inexact) for x in xs)
+
+
+def _truncated_quotient(x: Any, y: Any) -> Any:
+    """x / y rounded toward zero, for integers (exact: no float division)."""
+    q = fnp.floor_divide(x, y)
+    inexact = fnp.logical_and(fnp.not_equal(fnp.remainder(x, y), 0),
+                              fnp.less(fnp.multiply(x, y), 0))
+    return fnp.where(inexact, fnp.add(q, 1), q)
 
 
 @op("floor_divide", inplace=True)
 def _floor_divide(input: Any, other: Any) -> Spec:
+    _no_integer_zero_division(input, other)
     return _binary("FloorDivideBackward0", np_fn("floor_divide"), input,
                    other)._replace(differentiable=False)
 
@@ -236,17 +309,34 @@ def _overload(node: str, other: Any) -> str:
 @op("remainder", inplace=True)
 def _remainder(input: Any, other: Any) -> Spec:
     """The remainder with the sign of ``other`` (Python's ``%``)."""
+    _no_integer_zero_division(input, other)
     return _binary(_overload("RemainderBackward", other), np_fn("remainder"), input, other)
 
 
 @op("fmod", inplace=True)
 def _fmod(input: Any, other: Any) -> Spec:
     """The remainder with the sign of ``input`` (C's fmod)."""
+    _no_integer_zero_division(input, other)
     return _binary(_overload("FmodBackward", other), np_fn("fmod"), input, other)
+
+
+def _integer_power(x: Any, e: Any) -> Any:
+    """x ** e for integers with PyTorch's values at negative exponents (1 ** e = 1,
+    (-1) ** e = ±1, 0 otherwise) where numpy raises."""
+    negative = fnp.less(e, 0)
+    odd = fnp.not_equal(fnp.remainder(e, 2), 0)
+    at_negative = fnp.where(fnp.equal(x, 1), 1, fnp.where(fnp.equal(x, -1), fnp.where(
+        odd, -1, 1), 0))
+    return fnp.where(negative, at_negative, fnp.power(x, fnp.where(negative, 0, e)))
 
 
 @op("pow", inplace=True)
 def _pow(input: Any, exponent: Any) -> Spec:
+    integral = all(_category(v) <= 1 for v in (input, exponent))
+    if integral and isinstance(exponent, _NUMBERS) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if integral and isinstance(exponent, Tensor):
+        return _binary("PowBackward1", _integer_power, input, exponent)
     if not isinstance(input, Tensor):
         dt = result_type(input, exponent).np
         return Spec("PowBackward2", lambda e: fnp.power(input, cast(e, dt)), [exponent])
@@ -263,6 +353,22 @@ def _float_power(input: Any, exponent: Any) -> Spec:
         return Spec("PowBackward1", lambda x, e: fnp.power(cast(x, f64), cast(e, f64)),
                     [input, exponent])
     return Spec("PowBackward0", lambda x: fnp.power(cast(x, f64), exponent), [input])
+
+
+def float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place ``float_power``: only a float64 (complex128) tensor can hold its result."""
+    wanted = D.complex128 if self.is_complex() or (isinstance(exponent, Tensor) and
+                                                   exponent.is_complex()) else D.float64
+    if self.dtype is not wanted:
+        from funcgrad.torch._tensor import _type_word
+        raise RuntimeError(f"the base given to float_power_ has dtype {_type_word(self.dtype)}"
+                           f" but the operation's result requires dtype "
+                           f"{_type_word(wanted)}")
+    return _float_power_any(self, exponent)
+
+
+_float_power_any = METHODS["float_power_"]
+METHODS["float_power_"] = FUNCTIONS["float_power_"] = float_power_
 
 
 @op("atan2", "arctan2", inplace=True)
@@ -332,23 +438,18 @@ UNARY = {
     "acosh": (np_fn("arccosh"), "AcoshBackward0", True),
     "atanh": (np_fn("arctanh"), "AtanhBackward0", True),
     "sigmoid": (sp_fn("expit"), "SigmoidBackward0", True),
-    "logit": (sp_fn("logit"), "LogitBackward0", True),
     "erf": (sp_fn("erf"), "ErfBackward0", True),
     "erfc": (sp_fn("erfc"), "ErfcBackward0", True),
     "reciprocal": (lambda x: fnp.true_divide(1, x), "ReciprocalBackward0", True),
-    "abs": (np_fn("abs"), "AbsBackward0", False),
+    "abs": (conventions.abs, "AbsBackward0", False),
     "neg": (np_fn("negative"), "NegBackward0", False),
-    "sign": (np_fn("sign"), "SignBackward0", False),
+    "sign": (conventions.sign, "SignBackward0", False),
     "floor": (np_fn("floor"), "FloorBackward0", False),
     "ceil": (np_fn("ceil"), "CeilBackward0", False),
-    "round": (np_fn("round"), "RoundBackward0", False),
     "trunc": (np_fn("trunc"), "TruncBackward0", False),
     "square": (lambda x: fnp.power(x, 2), "PowBackward0", False),
     "relu": (_direct(binary_prims.relu), "ReluBackward0", False),
-    "conj": (np_fn("conj"), "ConjBackward0", False),
-    "real": (np_fn("real"), "RealBackward0", False),
-    "imag": (np_fn("imag"), "ImagBackward0", False),
-    "angle": (np_fn("angle"), "AngleBackward0", False),
+    "angle": (conventions.angle, "AngleBackward0", True),
 }
 _ALIASES = {"absolute": "abs", "negative": "neg", "arcsin": "asin", "arccos": "acos",
             "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
@@ -370,14 +471,94 @@ def _unary_spec(name: str) -> Callable:
 
 for _name in UNARY:
     op(_name, *[a for a, b in _ALIASES.items() if b == _name],
-       inplace=_name not in ("real", "imag", "angle"))(_unary_spec(_name))
+       inplace=_name != "angle")(_unary_spec(_name))
+
+
+def _real_abs_(plain: Callable) -> Callable:
+    def abs_(self: Tensor) -> Tensor:
+        """|x| in place (not for complex tensors: the result is real)."""
+        if _is_complex(self):
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
+        return plain(self)
+    return abs_
+
+
+for _name in ("abs_", "absolute_"):
+    METHODS[_name] = FUNCTIONS[_name] = _real_abs_(METHODS[_name])
+
+
+@op("round", inplace=True)
+def _round(input: Tensor, *, decimals: int = 0) -> Spec:
+    """Round half to even, to ``decimals`` decimals (derivative 0)."""
+    return Spec("RoundBackward" + ("1" if decimals else "0"),
+                lambda x: fnp.round(x, decimals), [input])
+
+
+@op("logit", inplace=True)
+def _logit(input: Tensor, eps: float | None = None) -> Spec:
+    """log(p / (1 - p)); with ``eps``, p clamped to [eps, 1 - eps] first (gradient 0
+    outside, as PyTorch's)."""
+    npdt = input.dtype.np if input.dtype.is_floating_point else D.get_default_dtype().np
+    logit = sp_fn("logit")
+    if eps is None:
+        return Spec("LogitBackward0", lambda x: logit(cast(x, npdt)), [input])
+    return Spec("LogitBackward0", lambda x: logit(conventions.clamp_inside(
+        cast(x, npdt), eps, 1 - eps)), [input])
+
+
+def _is_complex(t: Tensor) -> bool:
+    return t.dtype.is_complex
+
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate; a real tensor is its own conjugate (returned as it is)."""
+    if not _is_complex(input):
+        return input
+    return apply("ConjBackward0", np_fn("conj"), [input])
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part (a real tensor itself); PyTorch's node is the select of
+    ``view_as_real``."""
+    if not _is_complex(input):
+        return input
+    return apply("SelectBackward0", np_fn("real"), [input])
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor."""
+    if not _is_complex(input):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return apply("SelectBackward0", np_fn("imag"), [input])
+
+
+for _f in (conj, real, imag):
+    FUNCTIONS[_f.__name__] = METHODS[_f.__name__] = _f
 
 
 # -- comparisons and logic (no gradient) -----------------------------------------------------
 
+def _check_integral(name: str, *xs: Any) -> None:
+    """Bit operations are defined on integers and bools only (PyTorch's error)."""
+    for x in xs:
+        if isinstance(x, Tensor) and x.dtype.np.kind not in "biu":
+            from funcgrad.torch._tensor import _type_word
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{_type_word(x.dtype)}'")
+
+
 def _compare(name: str, fn_name: str) -> None:
+    # the node PyTorch records when the op runs in place on a tensor that requires grad
+    # (its gradient is zero): EqBackward0 / EqBackward1 for a number / tensor other;
+    # the logical ops multiply
+    node = ("MulBackward" if name.startswith("logical") else
+            "".join(w.capitalize() for w in name.split("_")) + "Backward")
+
     def spec(input: Any, other: Any) -> Spec:
-        return Spec(name, np_fn(fn_name), [operand(input), operand(other)],
+        if name.startswith("bitwise"):
+            _check_integral(name, input, other)
+        overload = "0" if node == "MulBackward" or not isinstance(other, Tensor) else "1"
+        return Spec(node + overload, np_fn(fn_name), [operand(input), operand(other)],
                     differentiable=False)
     spec.__name__ = name
     op(name, inplace=True)(spec)
@@ -396,6 +577,8 @@ for _alias, _n in [("greater", "gt"), ("less", "lt"), ("greater_equal", "ge"),
 
 def _predicate(name: str, fn_name: str) -> None:
     def spec(input: Tensor) -> Spec:
+        if name == "bitwise_not":
+            _check_integral(name, input)
         return Spec(name, np_fn(fn_name), [input], differentiable=False)
     spec.__name__ = name
     op(name)(spec)
@@ -407,10 +590,13 @@ for _n, _f in [("isnan", "isnan"), ("isinf", "isinf"), ("isfinite", "isfinite"),
     _predicate(_n, _f)
 
 
-@op("equal", method=True)
-def _equal(input: Tensor, other: Tensor) -> Spec:
-    return Spec("equal", lambda a, b: fnp.asarray(a.shape == b.shape and bool(
-        fnp.all(fnp.equal(a, b)))), [input, other], differentiable=False)
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether the tensors have the same shape and elements (a Python bool)."""
+    return tuple(input.shape) == tuple(other.shape) and bool(np.array_equal(
+        input.detach().numpy(force=True), other.detach().numpy(force=True)))
+
+
+FUNCTIONS["equal"] = METHODS["equal"] = equal
 
 
 # -- clamp, where --------------------------------------------------------------------------------

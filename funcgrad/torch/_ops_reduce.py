@@ -99,8 +99,9 @@ def _sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 def _nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
             dtype: Any = None) -> Spec:
     axes = None if dim is None else _axes(dim, input.ndim)
-    return Spec("NansumBackward0", lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0, x), axis=axes,
-                                                     keepdims=keepdim), [input])
+    dt = _sum_dtype(input, dtype)
+    return Spec("NansumBackward0", lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0, cast(x, dt)),
+                                                     axis=axes, keepdims=keepdim), [input])
 
 
 def _float_input(input: Tensor, fn: str, dtype: Any) -> np.dtype:
@@ -130,10 +131,19 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
     return dim, correction
 
 
+def _std(x: Any, axis: Any, ddof: int, keepdims: bool) -> Any:
+    """The standard deviation whose gradient is 0 where it is 0 (PyTorch's masked
+    ``grad / (2 std)``), not NaN."""
+    return conventions.sqrt_at_zero(fnp.var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
 def _spread(node: str, fn: Callable) -> Callable:
-    """torch.var / torch.std: ``fn`` (fnp.var or fnp.std) with torch's arguments."""
+    """torch.var / torch.std: ``fn`` (variance or standard deviation) with torch's
+    arguments."""
     def spec(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> Spec:
+        if not (input.dtype.is_floating_point or input.dtype.is_complex):
+            raise RuntimeError("std and var only support floating point and complex dtypes")
         dim, ddof = _correction(dim, unbiased, correction)
         axes = None if dim is None else _axes(dim, input.ndim)
         return Spec(node, lambda x: fn(x, axis=axes, ddof=ddof, keepdims=keepdim), [input])
@@ -141,7 +151,7 @@ def _spread(node: str, fn: Callable) -> Callable:
 
 
 op("var")(_spread("VarBackward0", fnp.var))
-op("std")(_spread("StdBackward0", fnp.std))
+op("std")(_spread("StdBackward0", _std))
 
 
 def _extreme(kind: str):  # noqa: ANN202
@@ -157,6 +167,8 @@ def _extreme(kind: str):  # noqa: ANN202
                 raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for "
                                    "input.numel() == 0. Specify the reduction dim with the "
                                    "'dim' argument.")
+            if not input.dtype.is_floating_point:  # no NaN, no gradient: the plain max
+                return apply(f"{node}Backward1", np_fn(kind), [input])
             return apply(f"{node}Backward1", lambda x: conventions.extreme_all(x, largest),
                          [input])
         if isinstance(dim, Tensor):
@@ -201,9 +213,15 @@ def _index_reduction(name: str, one_axis: bool) -> None:
 
     def spec(input: Tensor, dim: Any = None, keepdim: bool = False) -> Spec:
         if dim is None:
+            if one_axis and input.numel() == 0:
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
             f = (lambda x: fn(fnp.ravel(x))) if one_axis else fn
         else:
             axes = _axes(dim, input.ndim)
+            if one_axis and axes and input.shape[axes[0]] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {axes[0]} to have "
+                                 "non-zero size.")
             axis = (axes[0] if axes else None) if one_axis else axes
             f = lambda x: fn(x, axis=axis, keepdims=keepdim)  # noqa: E731
         return Spec(name, f, [input], differentiable=False)
@@ -223,25 +241,30 @@ def _count_nonzero(input: Tensor, dim: Any = None) -> Spec:
                 differentiable=False)
 
 
+def _scan(node: str, fn: Callable, input: Tensor, dim: int, dtype: Any) -> Spec:
+    """A cumulative op along ``dim``; a 0-d tensor stays 0-d (its scan is itself)."""
+    dt, axis = _sum_dtype(input, dtype), _axes(dim, input.ndim)
+    if not axis:
+        return Spec(node, lambda x: cast(x, dt), [input])
+    return Spec(node, lambda x: fn(cast(x, dt), axis=axis[0]), [input])
+
+
 @op("cumsum")
 def _cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Spec:
-    dt, axis = _sum_dtype(input, dtype), _axes(dim, input.ndim)
-    return Spec("CumsumBackward0", lambda x: fnp.cumsum(cast(x, dt), axis=axis[0] if axis
-                                                        else None), [input])
+    return _scan("CumsumBackward0", fnp.cumsum, input, dim, dtype)
 
 
 @op("cumprod")
 def _cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Spec:
-    dt, axis = _sum_dtype(input, dtype), _axes(dim, input.ndim)
-    return Spec("CumprodBackward0", lambda x: fnp.cumprod(cast(x, dt), axis=axis[0] if axis
-                                                          else None), [input])
+    return _scan("CumprodBackward0", fnp.cumprod, input, dim, dtype)
 
 
 @op("logsumexp")
 def _logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Spec:
     axes = _axes(dim, input.ndim)
-    return Spec("LogsumexpBackward0",
-                lambda x: sp_fn("logsumexp")(x, axis=axes, keepdims=keepdim), [input])
+    dt = input.dtype if input.dtype.is_floating_point else D.get_default_dtype()
+    return Spec("LogsumexpBackward0", lambda x: sp_fn("logsumexp")(
+        cast(x, dt.np), axis=axes, keepdims=keepdim), [input])
 
 
 def _softmax_dtype(input: Tensor, dtype: Any) -> np.dtype:

@@ -168,6 +168,12 @@ def _expand(input: Tensor, *sizes: Any) -> Spec:
     sizes = _size_args(sizes)
     lead = len(sizes) - input.ndim
     target = tuple(s if s != -1 else input.shape[i - lead] for i, s in enumerate(sizes))
+    for i, n in enumerate(input.shape):
+        if n != 1 and n != target[lead + i]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[lead + i]}) must "
+                               f"match the existing size ({n}) at non-singleton dimension "
+                               f"{lead + i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(input.shape)}")
     return Spec("ExpandBackward0", lambda x: fnp.broadcast_to(x, target), [input])
 
 
@@ -222,7 +228,10 @@ def _diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> S
 
 @op("diag")
 def _diag(input: Tensor, diagonal: int = 0) -> Spec:
-    return Spec("DiagBackward0", lambda x: fnp.diag(x, k=diagonal), [input])
+    """The diagonal of a matrix, or the matrix of a vector (PyTorch's nodes: a copy of
+    ``diagonal``, ``diag_embed``)."""
+    node = "DiagonalBackward0_copy" if input.ndim == 2 else "DiagEmbedBackward0"
+    return Spec(node, lambda x: fnp.diag(x, k=diagonal), [input])
 
 
 @op("trace")
@@ -248,12 +257,28 @@ def _joinable(tensors: Sequence[Tensor]) -> tuple:
 
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
     """Concatenate along ``dim`` (CatBackward0); 1-d empty tensors are skipped."""
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     tensors, dt = _joinable(tensors)
     ref = next((t for t in tensors if not (t.ndim == 1 and t.numel() == 0)), tensors[0])
     axis = _dim(dim, ref.ndim)
     kept = [t for t in tensors if not (t.ndim == 1 and t.numel() == 0) or t is ref]
+    _check_joined(kept, ref, axis)
     return apply("CatBackward0", lambda *xs: fnp.concatenate([cast(x, dt) for x in xs],
                                                              axis=axis), kept)
+
+
+def _check_joined(tensors: Sequence[Tensor], ref: Tensor, axis: int) -> None:
+    """PyTorch's errors for tensors that cannot be concatenated along ``axis``."""
+    for k, t in enumerate(tensors):
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got "
+                               f"{ref.ndim} and {t.ndim}")
+        for d, (n, m) in enumerate(zip(ref.shape, t.shape)):
+            if d != axis and n != m:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension "
+                                   f"{axis}. Expected size {n} but got size {m} for tensor "
+                                   f"number {k} in the list.")
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
@@ -321,8 +346,20 @@ FUNCTIONS["hstack"], FUNCTIONS["vstack"] = hstack, vstack
 
 # -- gather, scatter, masks --------------------------------------------------------------
 
+def _checked_index(fn: str, index: Tensor, size: int, axis: int) -> None:
+    """An index tensor of gather/scatter: integers within ``size`` (PyTorch's errors)."""
+    if index.dtype.np.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index")
+    raw = index.detach().numpy(force=True)
+    bad = raw[(raw < -size) | (raw >= size)] if raw.size else raw
+    if bad.size:
+        raise RuntimeError(f"index {int(bad.flat[0])} is out of bounds for dimension "
+                           f"{axis} with size {size}")
+
+
 @op("gather")
 def _gather(input: Tensor, dim: int, index: Tensor) -> Spec:
+    _checked_index("gather", index, input.shape[_dim(dim, input.ndim)], _dim(dim, input.ndim))
     axis, idx = _dim(dim, input.ndim), index._st.a
     return Spec("GatherBackward0", lambda x: fnp.take_along_axis(x, idx, axis=axis), [input])
 
@@ -357,8 +394,9 @@ def _along_axis(index: Tensor, dim: int, like: Tensor) -> tuple:
     return tuple(const_like(g, like) for g in grids)
 
 
-@op("scatter", inplace=True)
+@op("scatter", inplace=True, broadcasts=False)
 def _scatter(input: Tensor, dim: int, index: Tensor, src: Any) -> Spec:
+    _checked_index("scatter", index, input.shape[_dim(dim, input.ndim)], _dim(dim, input.ndim))
     idx = _along_axis(index, dim, input)
     if isinstance(src, Tensor):
         return Spec("ScatterBackward0", lambda x, s: x.at[idx].set(s[tuple(
@@ -366,8 +404,10 @@ def _scatter(input: Tensor, dim: int, index: Tensor, src: Any) -> Spec:
     return Spec("ScatterBackward1", lambda x: x.at[idx].set(src), [input])
 
 
-@op("scatter_add", inplace=True)
+@op("scatter_add", inplace=True, broadcasts=False)
 def _scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Spec:
+    _checked_index("scatter_add", index, input.shape[_dim(dim, input.ndim)],
+                   _dim(dim, input.ndim))
     idx = _along_axis(index, dim, input)
     return Spec("ScatterAddBackward0", lambda x, s: x.at[idx].add(s[tuple(
         slice(0, n) for n in index.shape)]), [input, src])
@@ -407,14 +447,16 @@ def getitem(self: Tensor, idx: Any) -> Tensor:
 
 
 def setitem(self: Tensor, idx: Any, value: Any) -> None:
-    """``x[idx] = value``: a functional update rebinding ``x`` (grad_fn CopySlices)."""
+    """``x[idx] = value``: a functional update rebinding ``x`` (grad_fn CopySlices, or
+    IndexPutBackward0 for an advanced index, as PyTorch's index_put_)."""
     data = _index_data(idx)
     dtype = self._st.a.dtype
+    node = "IndexPutBackward0" if _index_node(idx) == "IndexBackward0" else "CopySlices"
     if isinstance(value, Tensor):
-        inplace(self, "CopySlices", lambda x, v: x.at[data].set(cast(v, dtype)), [value])
+        inplace(self, node, lambda x, v: x.at[data].set(cast(v, dtype)), [value])
     else:
         value = operand(value)
-        inplace(self, "CopySlices", lambda x: x.at[data].set(value))
+        inplace(self, node, lambda x: x.at[data].set(value))
 
 
 Tensor.__getitem__ = getitem
@@ -433,9 +475,56 @@ Tensor.__iter__ = _iter
 # -- matrix products ---------------------------------------------------------------------
 
 def _matmul_node(a: int, b: int) -> str:
+    """The node of the aten op PyTorch's matmul dispatches to for these ranks."""
     return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
-            (1, 2): "SqueezeBackward1", (3, 3): "BmmBackward0"}.get((a, b),
-                                                                     "UnsafeViewBackward0")
+            (1, 2): "SqueezeBackward4"}.get((a, b), "UnsafeViewBackward0")
+
+
+# the C++ names of dtypes in PyTorch's matmul messages
+_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
+
+
+def _check_matmul_dtypes(name: str, input: Tensor, other: Tensor) -> None:
+    """PyTorch's products do not promote: operands of different dtypes raise."""
+    if input.dtype is other.dtype:
+        return
+    from funcgrad.torch._tensor import _type_word
+    words = _type_word(input.dtype), _type_word(other.dtype)
+    if name in ("dot", "inner") or (name == "matmul" and input.ndim == other.ndim == 1):
+        msg = ("both inputs should have same dtype" if name == "inner" else
+               f"dot : expected both vectors to have same dtype, but found {words[0]} and "
+               f"{words[1]}")
+    elif name == "mv" or (name == "matmul" and (input.ndim, other.ndim) == (2, 1)):
+        msg = (f"addmv input tensors must have the same dtype, but got {words[1]}, "
+               f"{words[0]}, and {words[1]}")
+    elif name == "bmm" or (name == "matmul" and max(input.ndim, other.ndim) > 2):
+        msg = f"expected scalar type {words[0]} but found {words[1]}"
+    else:
+        msg = (f"expected m1 and m2 to have the same dtype, but got: "
+               f"{_C_TYPES[input.dtype.name]} != {_C_TYPES[other.dtype.name]}")
+    raise RuntimeError(msg)
+
+
+def _check_matmul(name: str, input: Tensor, other: Tensor) -> None:
+    """PyTorch's shape and dtype errors of mm, bmm, mv, dot and matmul."""
+    _check_matmul_dtypes(name, input, other)
+    a, b = tuple(input.shape), tuple(other.shape)
+    if name in ("mm", "matmul") and len(a) == 2 and len(b) == 2 and a[1] != b[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and "
+                           f"{b[0]}x{b[1]})")
+    if name in ("dot", "inner", "matmul") and len(a) == 1 and len(b) == 1 and a != b:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a[0]}] and src "
+                           f"[{b[0]}] to have the same number of elements, but got {a[0]} "
+                           f"and {b[0]} elements respectively")
+    if name == "mv" and len(a) == 2 and len(b) == 1 and a[1] != b[0]:
+        raise RuntimeError(f"size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec "
+                           f"({b[0]})")
+    if name == "bmm" and len(a) == 3 and len(b) == 3 and b[:2] != (a[0], a[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a[0]}, {a[2]}] but got: [{b[0]}, {b[1]}].")
 
 
 @op("matmul")
@@ -443,16 +532,27 @@ def _matmul(input: Tensor, other: Tensor) -> Spec:
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{input.ndim}D and {other.ndim}D")
+    _check_matmul("matmul", input, other)
     dt = result_type(input, other).np
     return Spec(_matmul_node(input.ndim, other.ndim),
                 lambda a, b: fnp.matmul(cast(a, dt), cast(b, dt)), [input, other])
 
 
+# PyTorch's rank errors of the fixed-rank products
+_RANK_ERRORS = {
+    "mm": lambda a, b: "self must be a matrix" if a != 2 else "mat2 must be a matrix",
+    "bmm": lambda a, b: "batch1 must be a 3D tensor" if a != 3 else
+    "batch2 must be a 3D tensor",
+    "mv": lambda a, b: f"vector + matrix @ vector expected, got 1, {a}, {b}",
+    "dot": lambda a, b: f"1D tensors expected, but got {a}D and {b}D tensors",
+}
+
+
 def _checked(name: str, node: str, nd: tuple) -> None:
     def spec(input: Tensor, other: Tensor) -> Spec:
         if (input.ndim, other.ndim) != nd:
-            raise RuntimeError(f"{name}: expected {nd[0]}-D and {nd[1]}-D tensors, got "
-                               f"{input.ndim}-D and {other.ndim}-D")
+            raise RuntimeError(_RANK_ERRORS[name](input.ndim, other.ndim))
+        _check_matmul(name, input, other)
         s = _matmul(input, other)
         return s._replace(name=node)
     spec.__name__ = name
@@ -463,12 +563,25 @@ _checked("mm", "MmBackward0", (2, 2))
 _checked("bmm", "BmmBackward0", (3, 3))
 _checked("mv", "MvBackward0", (2, 1))
 _checked("dot", "DotBackward0", (1, 1))
-_checked("inner", "DotBackward0", (1, 1))
+
+
+@op("inner")
+def _inner(input: Tensor, other: Tensor) -> Spec:
+    """The inner product over the last axes (PyTorch's composition ends in a view)."""
+    _check_matmul("inner", input, other)
+    dt = result_type(input, other).np
+    return Spec("ViewBackward0", lambda a, b: fnp.inner(cast(a, dt), cast(b, dt)),
+                [input, other])
 
 
 @op("addmm")
 def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Spec:
+    if input.dtype is not mat2.dtype:
+        from funcgrad.torch._tensor import _type_word
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_type_word(input.dtype)} and {_type_word(mat2.dtype)}")
+    _check_matmul("mm", mat1, mat2)
     if beta == 1 and alpha == 1:
         return Spec("AddmmBackward0", _ADDMM, [input, mat1, mat2])
 
@@ -492,6 +605,13 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation (funcgrad.numpy.einsum)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    dtypes = {t.dtype for t in operands if isinstance(t, Tensor)}
+    if len(dtypes) > 1:
+        from funcgrad.torch._tensor import _type_word
+        first, *rest = [t.dtype for t in operands]
+        other = next(d for d in rest if d is not first)
+        raise RuntimeError(f"expected scalar type {_type_word(first)} but found "
+                           f"{_type_word(other)}")
     dt = result_type(*operands).np
     return apply("EinsumBackward0", lambda *xs: fnp.einsum(equation, *[cast(x, dt)
                                                                        for x in xs]),

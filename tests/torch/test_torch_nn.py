@@ -126,7 +126,7 @@ def test_linear_init_matches_pytorchs_bounds():
 def test_linear_forward_forms():
     lin = nn.Linear(3, 2)
     W, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
-    for shape, name in [((4, 3), "AddmmBackward0"), ((3,), "AddBackward0"),
+    for shape, name in [((4, 3), "AddmmBackward0"), ((3,), "ViewBackward0"),
                         ((2, 4, 3), "ViewBackward0")]:
         x = torch.randn(*shape)
         out = lin(x)
@@ -160,7 +160,7 @@ def test_dropout_train_and_eval():
     y = drop(x)
     vals = set(np.round(y.detach().numpy(), 5).tolist())
     assert vals == {0.0, 2.0} and 0.4 < (y == 0).float().mean().item() < 0.6
-    assert y.grad_fn.name() == "NativeDropoutBackward0"
+    assert y.grad_fn.name() == "MulBackward0"  # PyTorch 2.13 on the CPU (native_dropout on GPUs)
     y.sum().backward()
     assert set(x.grad.numpy().tolist()) == {0.0, 2.0}
     drop.eval()

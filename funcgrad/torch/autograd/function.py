@@ -300,7 +300,8 @@ def once_differentiable(fn: Callable) -> Callable:
         needs = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
         if not needs:
             return outputs
-        err = node_class("DelayedError", _DelayedError)(tuple(a._edge() for a in needs))
+        # PyTorch 2.13 names this node torch::autograd::Error
+        err = node_class("Error", _DelayedError)(tuple(a._edge() for a in needs))
         single = not isinstance(outputs, tuple)
         wrapped = tuple(make(o._st.a, grad_fn=err, output_nr=0) if isinstance(o, Tensor)
                         else o for o in ((outputs,) if single else outputs))

@@ -34,6 +34,11 @@ FREED_ERROR = (
     "calling backward.")
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 
+# nodes PyTorch writes by hand in C++ (their name() is namespaced; the generated
+# XBackward0 nodes' is not)
+_CPP_NODES = frozenset({"AccumulateGrad", "CopySlices", "CopyBackwards", "GraphRoot",
+                        "NotImplemented", "Error", "DelayedError"})
+
 # the creation counter: the engine runs nodes with larger numbers first (one counter for
 # all threads, so numbers still grow along each thread's graph)
 _sequence = itertools.count()
@@ -100,7 +105,9 @@ class Node:
 
     # -- PyTorch's Node interface ------------------------------------------------------------
     def name(self) -> str:
-        return type(self).__name__
+        """The class name; PyTorch's hand-written nodes carry their C++ namespace."""
+        name = type(self).__name__
+        return "torch::autograd::" + name if name in _CPP_NODES else name
 
     @property
     def next_functions(self) -> tuple:

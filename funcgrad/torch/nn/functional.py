@@ -31,7 +31,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     wt = FUNCTIONS["t"](weight)
     if bias is not None and input.ndim == 2:
         return FUNCTIONS["addmm"](bias, input, wt)
-    if bias is not None and input.ndim > 2:
+    if bias is not None and input.ndim != 2:
         lead = tuple(input.shape[:-1])
         flat = FUNCTIONS["addmm"](bias, METHODS["reshape"](input, -1, input.shape[-1]), wt)
         return METHODS["view"](flat, *lead, weight.shape[0])
@@ -74,9 +74,12 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _unary("EluBackward0", lambda x: fnp.where(
-        fnp.greater(x, 0), x, fnp.multiply(fnp.expm1(fnp.minimum(x, 0)), alpha)),
-        input, inplace)
+    """x for x > 0 (and NaN), alpha (exp(x) - 1) for x <= 0: PyTorch's slope at 0 is
+    alpha, the left one."""
+    def f(x: Any) -> Any:
+        left = fnp.less_equal(x, 0)
+        return fnp.where(left, fnp.multiply(fnp.expm1(fnp.where(left, x, 0)), alpha), x)
+    return _unary("EluBackward0", f, input, inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -141,8 +144,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     keep = _rng(None).random(tuple(input.shape)) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     mask = const_like((keep * scale).astype(input.dtype.np), input)
-    return _unary("NativeDropoutBackward0", lambda x: fnp.multiply(x, mask),
-                  input, inplace)
+    # PyTorch's fused native_dropout runs on accelerators; on the CPU dropout multiplies
+    node = "MulBackward0" if input.device.type == "cpu" else "NativeDropoutBackward0"
+    return _unary(node, lambda x: fnp.multiply(x, mask), input, inplace)
 
 
 def _reduce(loss: Any, reduction: str) -> Any:
@@ -161,8 +165,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """Negative log-likelihood of class indices ``target`` under log-probabilities
     ``input`` of shape (N, C, ...) or (C,): one `nll_loss` primitive, with the labels and
     the per-target weights (0 for ignored targets) as host-checked constants."""
-    if target._st.a.dtype.kind in "fc":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name}")
+    if target.dtype not in (D.int64, D.uint8):
+        from funcgrad.torch._tensor import _type_word
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_type_word(target.dtype)}")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     t = target._host()
@@ -194,7 +200,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
         w_raw = weight._host()[safe] if weight is not None else np.ones(safe.shape)
         w = const_like((w_raw if all_valid else w_raw * valid).astype(input.dtype.np), input)
     labels = const_like(safe, input)
-    return apply("NllLossBackward0", PrimCall(reduction_prims.nll_loss, {
+    # PyTorch runs image-shaped inputs, (N, C, H) and (N, C, H, W), through nll_loss2d
+    node = "NllLoss2DBackward0" if len(shape) in (3, 4) else "NllLossBackward0"
+    return apply(node, PrimCall(reduction_prims.nll_loss, {
         "axis": cls_axis, "reduction": reduction}, consts=(labels, w)), [input])
 
 
@@ -210,8 +218,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         if label_smoothing:
             target = target * (1 - label_smoothing) + label_smoothing / n_cls
         per = -(logp * target).sum(cls_axis)
-        return {"mean": lambda: per.mean(), "sum": lambda: per.sum(),
-                "none": lambda: per}[reduction]()
+        # PyTorch's mean here is the sum over the batch size (DivBackward1)
+        n = max(per.numel(), 1)
+        return {"mean": lambda: apply("DivBackward1", lambda t: fnp.true_divide(t, n),
+                                      [per.sum()]),
+                "sum": lambda: per.sum(), "none": lambda: per}[reduction]()
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if not label_smoothing:
         return loss
@@ -238,8 +249,11 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
 
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
             reduction: str = "mean") -> Tensor:
-    return _pair_loss("L1LossBackward0", lambda x, y: fnp.abs(fnp.subtract(x, y)),
-                      input, target, reduction)
+    """mean |input - target| (PyTorch composes it: its node is the reduction's, or
+    AbsBackward0 without one)."""
+    node = {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(reduction, "AbsBackward0")
+    return _pair_loss(node, lambda x, y: conventions.abs(fnp.subtract(x, y)), input, target,
+                      reduction)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,
@@ -251,14 +265,20 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,
     return _pair_loss("SmoothL1LossBackward0", elementwise, input, target, reduction)
 
 
+def _clamped_log(p: Any) -> Any:
+    """max(log(p), -100), PyTorch's clamp of BCE's logs, with a finite slope at p == 0
+    (the log is taken of 1 there, so no 0 * inf)."""
+    tiny = fnp.less_equal(p, math.exp(-100))
+    return fnp.where(tiny, -100.0, fnp.log(fnp.where(tiny, 1, p)))
+
+
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
     w = None if weight is None else weight._st.a
 
     def elementwise(p: Any, y: Any) -> Any:
-        logp = fnp.maximum(fnp.log(p), -100)
-        log1m = fnp.maximum(fnp.log(fnp.subtract(1, p)), -100)
+        logp, log1m = _clamped_log(p), _clamped_log(fnp.subtract(1, p))
         loss = fnp.negative(fnp.add(fnp.multiply(y, logp),
                                     fnp.multiply(fnp.subtract(1, y), log1m)))
         return loss if w is None else fnp.multiply(loss, w)
