@@ -31,7 +31,8 @@ from funcgrad.torch._factories import (tensor, as_tensor, from_numpy, zeros, one
                                        rand_like, randn_like, randint_like, randperm, normal,
                                        bernoulli, manual_seed, seed, initial_seed, Generator,
                                        default_generator, scalar_tensor)
-from funcgrad.torch import _ops_basic, _ops_reduce, _ops_shape, _methods
+from funcgrad.torch import (_ops_basic, _ops_elementwise, _ops_reduce, _ops_shape,
+                            _ops_matmul, _methods)
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
 from funcgrad.torch.serialization import save, load

@@ -51,8 +51,8 @@ def matrix_norm_spec(A: Tensor, ord: Any, dim: Any, keepdim: bool) -> tuple:
     if ord not in _MATRIX_NORM_NODES:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
-                           f"dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
     axes = tuple(_axes(d, A.ndim)[0] for d in dim)
     if ord == "fro":
         return (_MATRIX_NORM_NODES[ord], lambda a: conventions.vector_norm(
