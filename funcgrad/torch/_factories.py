@@ -15,6 +15,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import new_array
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._dispatch import apply, const_like
 from funcgrad.torch._tensor import Tensor, _size_args, make
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
@@ -308,7 +309,6 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
         return _finish(_rng(generator).normal(m, s, size=shape), dt, device, requires_grad)
     # mean + std * eps: differentiable in the tensor arguments (PyTorch's NormalBackward1/2/3
     # for a tensor mean, std, or both)
-    from funcgrad.torch._dispatch import apply, const_like
     eps = const_like(_rng(generator).standard_normal(shape).astype(dt.np), tensors[0])
     node = "NormalBackward" + str(isinstance(mean, Tensor) + 2 * isinstance(std, Tensor))
 
@@ -328,6 +328,5 @@ def bernoulli(input: Tensor, p: float | None = None, *,
     if p is not None or not input.requires_grad:
         return _finish(raw, input.dtype, input.device, False)
     # a draw has the gradient 0 (PyTorch records BernoulliBackward0 all the same)
-    from funcgrad.torch._dispatch import apply, const_like
     draw = const_like(raw.astype(input.dtype.np), input)
     return apply("BernoulliBackward0", lambda q: fnp.where(True, draw, q), [input])

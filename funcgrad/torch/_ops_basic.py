@@ -23,7 +23,7 @@ import funcgrad.numpy as fnp
 import funcgrad.scipy.special as sps
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
            "cast", "to"]
@@ -378,7 +378,6 @@ def float_power_(self: Tensor, exponent: Any) -> Tensor:
     wanted = D.complex128 if self.is_complex() or (isinstance(exponent, Tensor) and
                                                    exponent.is_complex()) else D.float64
     if self.dtype is not wanted:
-        from funcgrad.torch._tensor import _type_word
         raise RuntimeError(f"the base given to float_power_ has dtype {_type_word(self.dtype)}"
                            f" but the operation's result requires dtype "
                            f"{_type_word(wanted)}")

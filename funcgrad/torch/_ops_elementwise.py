@@ -17,7 +17,7 @@ from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._ops_basic import (FUNCTIONS, METHODS, Spec, _direct, cast, np_fn, op,
                                        operand, result_type, sp_fn)
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["UNARY", "where", "conj", "real", "imag", "equal"]
 
@@ -156,7 +156,6 @@ def _check_integral(name: str, *xs: Any) -> None:
     """Bit operations are defined on integers and bools only (PyTorch's error)."""
     for x in xs:
         if isinstance(x, Tensor) and x.dtype.np.kind not in "biu":
-            from funcgrad.torch._tensor import _type_word
             raise NotImplementedError(f'"{name}_cpu" not implemented for '
                                       f"'{_type_word(x.dtype)}'")
 

@@ -13,7 +13,7 @@ import funcgrad.numpy as fnp
 from funcgrad.primitives import linalg as linalg_prims
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, Spec, cast, op, result_type
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["matmul", "einsum"]
 
@@ -37,7 +37,6 @@ def _check_matmul_dtypes(name: str, input: Tensor, other: Tensor) -> None:
     """PyTorch's products do not promote: operands of different dtypes raise."""
     if input.dtype is other.dtype:
         return
-    from funcgrad.torch._tensor import _type_word
     words = _type_word(input.dtype), _type_word(other.dtype)
     if name in ("dot", "inner") or (name == "matmul" and input.ndim == other.ndim == 1):
         msg = ("both inputs should have same dtype" if name == "inner" else
@@ -124,7 +123,6 @@ def _inner(input: Tensor, other: Tensor) -> Spec:
 def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Spec:
     if input.dtype is not mat2.dtype:
-        from funcgrad.torch._tensor import _type_word
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{_type_word(input.dtype)} and {_type_word(mat2.dtype)}")
     _check_matmul("mm", mat1, mat2)
@@ -153,7 +151,6 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         operands = tuple(operands[0])
     dtypes = {t.dtype for t in operands if isinstance(t, Tensor)}
     if len(dtypes) > 1:
-        from funcgrad.torch._tensor import _type_word
         first, *rest = [t.dtype for t in operands]
         other = next(d for d in rest if d is not first)
         raise RuntimeError(f"expected scalar type {_type_word(first)} but found "

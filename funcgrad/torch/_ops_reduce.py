@@ -16,7 +16,7 @@ from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.primitives import reductions as reduction_prims
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, np_fn, op, sp_fn
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["return_types", "nonzero", "max", "min"]
 
@@ -107,7 +107,6 @@ def _nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
 def _float_input(input: Tensor, fn: str, dtype: Any) -> np.dtype:
     dt = input.dtype if dtype is None else D.to_torch_dtype(dtype)
     if not (dt.is_floating_point or dt.is_complex):
-        from funcgrad.torch._tensor import _type_word
         raise RuntimeError(f"{fn}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {_type_word(dt)}")
     return dt.np
@@ -306,7 +305,7 @@ def _norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     ``'fro'`` over two dims) are matrix norms, as in PyTorch."""
     if p == "nuc" or (p == "fro" and dim is not None and not isinstance(dim, int)
                       and len(dim) == 2):
-        from funcgrad.torch import linalg
+        from funcgrad.torch import linalg  # in the call: linalg imports this module
         return Spec(*linalg.matrix_norm_spec(input, p, (-2, -1) if dim is None else dim,
                                              keepdim))
     ord_ = 2 if p in ("fro", None) else p

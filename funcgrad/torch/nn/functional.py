@@ -17,7 +17,7 @@ from funcgrad.primitives import reductions as reduction_prims
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, cast, result_type, sp_fn
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "elu", "softplus",
            "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "nll_loss",
@@ -166,7 +166,6 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     ``input`` of shape (N, C, ...) or (C,): one `nll_loss` primitive, with the labels and
     the per-target weights (0 for ignored targets) as host-checked constants."""
     if target.dtype not in (D.int64, D.uint8):
-        from funcgrad.torch._tensor import _type_word
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{_type_word(target.dtype)}")
     if reduction not in ("mean", "sum", "none"):
