@@ -15,6 +15,7 @@ plain function's and whose *derivatives*, by the rules of the pieces, are PyTorc
 | maximum / minimum   | 0.5 each at ties, 1 to both where either is NaN                 |
 | atan2               | 0 where y**2 + x**2 == 0 (the origin)                           |
 | abs, sign           | sign(NaN) = 0, so abs has the gradient 0 at NaN                 |
+| angle (real x)      | pi for x < 0, 0 for x >= 0 (-0 too), NaN at NaN; gradient 0     |
 | std, 2-norms        | 0 where the result is 0 (sqrt's infinite slope masked)          |
 | max() / min()       | evenly among the NaNs if there are any, else among the ties     |
 | max(dim) / min(dim) | all to the index returned (the first extreme, or first NaN)     |
