@@ -9,7 +9,8 @@
 | diagonal_embed   | diagonal of g                                                         |
 | solve            | gb = solve(a^T, g), ga = -gb @ x^T                                    |
 | inv              | -inv^T @ g @ inv^T                                                    |
-| det              | g * det * inv(a)^T                                                    |
+| det              | g * cofactor(a) (= det * inv(a)^T, exact at singular matrices too)    |
+| cofactor         | (<g, C> C - C g^T C) / det (the derivative of det * inv^T)            |
 | slogdet          | (g_logdet + i Im(sign g_sign)) * inv(a)^T                             |
 
 The decompositions (cholesky, eigh, svd, qr, pinv) live in `decompositions`; the helpers
@@ -265,9 +266,37 @@ inv = Primitive("inv", np.linalg.inv, sample=samplers.square(lambda a: inv(a)))
 inv.defvjp(lambda g, out: -matmul(matmul(mT(out), g), mT(out)))
 inv.defjvp(lambda t, out: -matmul(matmul(out, t), out))
 
+def _matrix_sum(x: Any) -> Any:
+    """The sum over the last two axes."""
+    return reduce_sum(x, axis=(x.ndim - 2, x.ndim - 1), keepdims=False)
+
+
+def _cofactor_vjp(g: Any, x: Any, out: Any) -> Any:
+    """The transpose of dC = (tr(C^T dA) C - C dA^T C) / det(a), the derivative of
+    C = det(a) a^-T. (It divides by det: at a singular matrix the second derivative of
+    det is NaN, its first one, the cofactor itself, is exact.)"""
+    d = expand(expand(det(x), -1), -1)
+    inner = expand(expand(_matrix_sum(g * out), -1), -1)
+    return (inner * out - matmul(matmul(out, mT(g)), out)) / d
+
+
+def _cofactor_jvp(t: Any, x: Any, out: Any) -> Any:
+    d = expand(expand(det(x), -1), -1)
+    inner = expand(expand(_matrix_sum(out * t), -1), -1)
+    return (inner * out - matmul(matmul(out, mT(t)), out)) / d
+
+
+# det's derivative, det(a) inv(a)^T, computed so that it exists at singular matrices too
+cofactor = Primitive("cofactor", kernels.cofactor_matrix,
+                     sample=samplers.square(lambda a: cofactor(a)),
+                     doc="The cofactor matrices det(a) inv(a)^T of square matrices (exact "
+                     "at singular ones).")
+cofactor.defvjp(_cofactor_vjp)
+cofactor.defjvp(_cofactor_jvp)
+
 det = Primitive("det", np.linalg.det, sample=samplers.square(lambda a: det(a)))
-det.defvjp(lambda g, x, out: expand(expand(g * out, -1), -1) * mT(inv(x)))
-det.defjvp(lambda t, x, out: out * trace(solve(x, t)))
+det.defvjp(lambda g, x: expand(expand(g, -1), -1) * cofactor(x))
+det.defjvp(lambda t, x: _matrix_sum(cofactor(x) * t))
 
 slogdet = Primitive("slogdet", lambda a: tuple(np.linalg.slogdet(a)), ("a",),
                     multiple_results=True, sample=samplers.square(lambda a: slogdet(a)),

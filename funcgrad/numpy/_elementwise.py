@@ -86,13 +86,16 @@ conjugate = conj
 
 
 def angle(z: Any, deg: bool = False) -> Array:
-    """The argument of z: arctan2(imag, real); for a real input 0 or pi, a constant."""
+    """The argument of z: arctan2(imag, real); for a real input arctan2(0, z): pi where the
+    sign bit is set (-0 included), else 0, NaN at NaN; a constant."""
     if _is_complex(z):
         out = arctan2(E.imag(z), E.real(z))
     else:
         z = asarray(z)
         dtype = z.dtype if np.issubdtype(z.dtype, np.floating) else np.float64
-        out = astype(where(less(z, 0), math.pi, 0.0), dtype)
+        out = astype(where(signbit(z), math.pi, 0.0), dtype)
+        if np.issubdtype(z.dtype, np.floating):  # numpy's arctan2(0, nan) is nan
+            out = where(isnan(z), math.nan, out)
     return out * (180 / math.pi) if deg else out
 
 
@@ -141,13 +144,13 @@ def divmod(x1: Any, x2: Any) -> tuple:
 
 
 def fmax(x1: Any, x2: Any) -> Array:
-    """The larger of x1 and x2, ignoring NaNs; at ties the gradient goes to x1 (JAX)."""
-    return where(logical_or(less(x1, x2), isnan(x1)), x2, x1)
+    """The larger of x1 and x2, ignoring NaNs; at ties the gradient goes to x2 (JAX)."""
+    return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
 def fmin(x1: Any, x2: Any) -> Array:
-    """The smaller of x1 and x2, ignoring NaNs; at ties the gradient goes to x1 (JAX)."""
-    return where(logical_or(greater(x1, x2), isnan(x1)), x2, x1)
+    """The smaller of x1 and x2, ignoring NaNs; at ties the gradient goes to x2 (JAX)."""
+    return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:

@@ -34,7 +34,8 @@ from funcgrad.torch._factories import (tensor, as_tensor, from_numpy, zeros, one
                                        bernoulli, manual_seed, seed, initial_seed, Generator,
                                        default_generator, scalar_tensor, get_rng_state,
                                        set_rng_state, multinomial)
-from funcgrad.torch import _ops_basic, _ops_reduce, _ops_shape, _methods
+from funcgrad.torch import (_ops_basic, _ops_elementwise, _ops_reduce, _ops_shape,
+                            _ops_matmul, _methods)
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
 from funcgrad.torch import accelerator, backends

@@ -182,6 +182,12 @@ class Size(tuple):
         return Size(r) if isinstance(k, slice) else r
 
 
+# the device types PyTorch 2.13 knows (its error lists them); funcgrad has cpu and cuda
+_TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep",
+                       "hip", "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta",
+                       "hpu", "mtia", "privateuseone")
+
+
 class device:
     """``torch.device('cpu')`` / ``torch.device('cuda', 0)``; cuda maps to funcgrad's
     'gpu:N' (cupy)."""
@@ -196,9 +202,12 @@ class device:
         if ":" in type:
             type, idx = type.split(":")
             index = builtin_int(idx)
+        if type not in _TORCH_DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_TORCH_DEVICE_TYPES)} device type "
+                               f"at start of device string: {type}")
         if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device "
-                               f"string: {type}")
+            raise RuntimeError(f"funcgrad.torch has no {type!r} device: use 'cpu' or 'cuda' "
+                               "(cupy)")
         self.type = type
         self.index = index
 

@@ -12,8 +12,10 @@ from typing import Any, Sequence
 import numpy as np
 
 import funcgrad
+import funcgrad.numpy as fnp
 from funcgrad.array import new_array
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._dispatch import apply, const_like
 from funcgrad.torch._tensor import Tensor, _size_args, make
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
@@ -344,10 +346,22 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
     s = std._host() if isinstance(std, Tensor) else std
     shape = tuple(size) if size is not None else np.broadcast(np.asarray(m),
                                                               np.asarray(s)).shape
-    raw = _rng(generator).normal(m, s, size=shape)
     dt = (mean.dtype if isinstance(mean, Tensor) else std.dtype if isinstance(std, Tensor)
           else _dt(dtype))
-    return _finish(raw, dt, device, requires_grad)
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not tensors:
+        return _finish(_rng(generator).normal(m, s, size=shape), dt, device, requires_grad)
+    # mean + std * eps: differentiable in the tensor arguments (PyTorch's NormalBackward1/2/3
+    # for a tensor mean, std, or both)
+    eps = const_like(_rng(generator).standard_normal(shape).astype(dt.np), tensors[0])
+    node = "NormalBackward" + str(isinstance(mean, Tensor) + 2 * isinstance(std, Tensor))
+
+    def f(*ts: Any) -> Any:
+        it = iter(ts)
+        mu = next(it) if isinstance(mean, Tensor) else mean
+        sigma = next(it) if isinstance(std, Tensor) else std
+        return fnp.add(mu, fnp.multiply(sigma, eps))
+    return apply(node, f, tensors)
 
 
 def bernoulli(input: Tensor, p: float | None = None, *,
@@ -355,7 +369,11 @@ def bernoulli(input: Tensor, p: float | None = None, *,
     """1 with probability ``input`` (or ``p``), elementwise; same dtype as input."""
     probs = input._host() if p is None else np.full(tuple(input.shape), p)
     raw = _rng(generator).random(probs.shape) < probs
-    return _finish(raw, input.dtype, input.device, False)
+    if p is not None or not input.requires_grad:
+        return _finish(raw, input.dtype, input.device, False)
+    # a draw has the gradient 0 (PyTorch records BernoulliBackward0 all the same)
+    draw = const_like(raw.astype(input.dtype.np), input)
+    return apply("BernoulliBackward0", lambda q: fnp.where(True, draw, q), [input])
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,

@@ -1,4 +1,5 @@
-"""The op table, part 1: how ops are declared, type promotion, and elementwise ops.
+"""The op table, part 1: how ops are declared, type promotion, arithmetic, conversion and
+fills (unary ops, comparisons, clamp and where are part 1b, `_ops_elementwise`).
 
 An op is declared by a *spec* function returning ``Spec(node_name, f, slots)``: ``f`` is the
 funcgrad function (funcgrad.numpy / funcgrad.scipy names) and ``slots`` the operands that
@@ -20,10 +21,9 @@ import numpy as np
 import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as sps
-from funcgrad.primitives import binary as binary_prims
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
            "cast", "to"]
@@ -40,15 +40,20 @@ class Spec(NamedTuple):
     differentiable: bool = True
 
 
-def op(*names: str, inplace: bool = False, method: bool = True, function: bool = True
-       ) -> Callable:
+def op(*names: str, inplace: bool = False, method: bool = True, function: bool = True,
+       broadcasts: bool = True) -> Callable:
     """Register a spec under ``names`` as a torch function, a Tensor method and, with
-    ``inplace``, the ``<name>_`` in-place method. Returns the spec itself, so that specs
-    can build on one another."""
+    ``inplace``, the ``<name>_`` in-place method (whose tensor operands must broadcast to
+    the tensor's shape when ``broadcasts``). Returns the spec itself, so that specs can
+    build on one another."""
     def deco(spec: Callable) -> Callable:
         def fn(*args: Any, **kwargs: Any) -> Any:
             s = spec(*args, **kwargs)
-            return apply(s.name, s.f, s.slots, multi=s.multi, differentiable=s.differentiable)
+            try:
+                return apply(s.name, s.f, s.slots, multi=s.multi,
+                             differentiable=s.differentiable)
+            except ValueError as e:  # numpy's broadcasting error, in PyTorch's words
+                raise _size_mismatch(s.slots) or e from None
         fn.__name__ = fn.__qualname__ = names[0] if names else spec.__name__
         fn.__doc__ = spec.__doc__
         for name in names or (spec.__name__,):
@@ -59,12 +64,50 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
             if inplace:
                 def fn_(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
                     s = spec(self, *args, **kwargs)
-                    return _inplace(self, s.name, s.f, s.slots[1:])
+                    if broadcasts:
+                        _check_inplace_shape(self, s.slots[1:])
+                    return _inplace(self, INPLACE_NODES.get(s.name, s.name), s.f,
+                                    s.slots[1:])
                 fn_.__name__ = name + "_"
                 METHODS[name + "_"] = fn_
                 FUNCTIONS[name + "_"] = fn_
         return spec
     return deco
+
+
+# in-place forms PyTorch records under another node than the out-of-place op
+INPLACE_NODES = {"AcoshBackward0": "AcoshBackward1", "AsinhBackward0": "AsinhBackward1",
+                 "AtanhBackward0": "AtanhBackward1"}
+
+
+def _size_mismatch(operands: Sequence) -> RuntimeError | None:
+    """PyTorch's error for tensors that do not broadcast together (None if they do)."""
+    shapes = [tuple(t.shape) for t in operands if isinstance(t, Tensor)]
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            n = max(len(a), len(b))
+            for d in range(n - 1, -1, -1):
+                sa = a[d - n + len(a)] if d - n + len(a) >= 0 else 1
+                sb = b[d - n + len(b)] if d - n + len(b) >= 0 else 1
+                if sa != sb and 1 not in (sa, sb):
+                    return RuntimeError(f"The size of tensor a ({sa}) must match the size of "
+                                        f"tensor b ({sb}) at non-singleton dimension {d}")
+    return None
+
+
+def _check_inplace_shape(self: Tensor, others: Sequence) -> None:
+    """An in-place op cannot grow ``self``: the operands must broadcast to its shape."""
+    shapes = [tuple(t.shape) for t in others if isinstance(t, Tensor)]
+    if not shapes:
+        return
+    mismatch = _size_mismatch([self, *others])
+    if mismatch is not None:
+        raise mismatch
+    own = tuple(self.shape)
+    target = np.broadcast_shapes(own, *shapes)
+    if target != own:
+        raise RuntimeError(f"output with shape {list(own)} doesn't match the broadcast "
+                           f"shape {list(target)}")
 
 
 def np_fn(name: str) -> Callable:
@@ -128,6 +171,13 @@ _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _NUMBER_CATEGORY = {builtins.bool: 0, builtins.int: 1, builtins.float: 2, builtins.complex: 3}
 
 
+def _category(x: Any) -> int:
+    """PyTorch's type category of a tensor or number: bool 0, integer 1, float 2, complex 3."""
+    if isinstance(x, Tensor):
+        return _KIND_CATEGORY[x.dtype.np.kind]
+    return _NUMBER_CATEGORY.get(type(x), 4)
+
+
 def result_type(*xs: Any) -> D.dtype:
     """PyTorch's result dtype of tensors and Python numbers. Tensors of one dtype with
     numbers of no higher category (the common case: ``x * 2``, ``p - lr * g``) keep it."""
@@ -188,17 +238,40 @@ def _add(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
                    input, other)
 
 
+def _no_bool_subtraction(*xs: Any) -> None:
+    bools = [x for x in xs if (isinstance(x, Tensor) and x.dtype is D.bool)
+             or isinstance(x, builtins.bool)]
+    if len(bools) == 2 and all(isinstance(x, Tensor) for x in xs):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if bools:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+
+
+def _no_integer_zero_division(input: Any, other: Any) -> None:
+    """Integer division and remainders by zero raise (PyTorch's error)."""
+    if _category(input) > 1 or _category(other) > 1:
+        return
+    values = other.detach().numpy(force=True) if isinstance(other, Tensor) else other
+    if np.any(np.equal(values, 0)):
+        raise RuntimeError("ZeroDivisionError")
+
+
 @op("sub", "subtract", inplace=True)
 def _sub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
+    _no_bool_subtraction(input, other)
     if alpha == 1:
         return _binary("SubBackward0", np_fn("subtract"), input, other)
     return _binary("SubBackward0", lambda x, y: fnp.subtract(x, fnp.multiply(y, alpha)),
                    input, other)
 
 
-@op("rsub")
+@op("rsub", method=False)
 def _rsub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
     """``other - alpha * input``."""
+    _no_bool_subtraction(input, other)
     if isinstance(other, Tensor):
         return _binary("RsubBackward0", lambda x, y: fnp.subtract(y, fnp.multiply(x, alpha)),
                        input, other)
@@ -216,25 +289,72 @@ def _mul(input: Any, other: Any) -> Spec:
 def _div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Spec:
     if rounding_mode is None:
         return _binary("DivBackward0", np_fn("true_divide"), input, other, floating=True)
-    fn = {"trunc": lambda x, y: fnp.trunc(fnp.true_divide(x, y)),
-          "floor": np_fn("floor_divide")}[rounding_mode]
-    s = _binary("DivBackward1", fn, input, other)
-    return s._replace(differentiable=False)
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found '{rounding_mode}'")
+    _no_integer_zero_division(input, other)
+    fn = {"trunc": lambda x, y: fnp.trunc(fnp.true_divide(x, y)) if _floating(x, y) else
+          _truncated_quotient(x, y), "floor": np_fn("floor_divide")}[rounding_mode]
+    # a rounded quotient has the derivative 0, which PyTorch records (DivBackward2/3)
+    return _binary("DivBackward3" if isinstance(other, _NUMBERS) else "DivBackward2", fn,
+                   input, other)
+
+
+def _floating(*xs: Any) -> bool:
+    return any(np.issubdtype(fnp.asarray(x).dtype, np.inexact) for x in xs)
+
+
+def _truncated_quotient(x: Any, y: Any) -> Any:
+    """x / y rounded toward zero, for integers (exact: no float division)."""
+    q = fnp.floor_divide(x, y)
+    inexact = fnp.logical_and(fnp.not_equal(fnp.remainder(x, y), 0),
+                              fnp.less(fnp.multiply(x, y), 0))
+    return fnp.where(inexact, fnp.add(q, 1), q)
 
 
 @op("floor_divide", inplace=True)
 def _floor_divide(input: Any, other: Any) -> Spec:
+    _no_integer_zero_division(input, other)
     return _binary("FloorDivideBackward0", np_fn("floor_divide"), input,
                    other)._replace(differentiable=False)
 
 
-@op("remainder", "fmod", inplace=True)
+def _overload(node: str, other: Any) -> str:
+    """PyTorch's node name for the Scalar (``0``) or the Tensor (``1``) overload."""
+    return node + ("1" if isinstance(other, Tensor) else "0")
+
+
+@op("remainder", inplace=True)
 def _remainder(input: Any, other: Any) -> Spec:
-    return _binary("RemainderBackward0", np_fn("remainder"), input, other)
+    """The remainder with the sign of ``other`` (Python's ``%``)."""
+    _no_integer_zero_division(input, other)
+    return _binary(_overload("RemainderBackward", other), np_fn("remainder"), input, other)
+
+
+@op("fmod", inplace=True)
+def _fmod(input: Any, other: Any) -> Spec:
+    """The remainder with the sign of ``input`` (C's fmod)."""
+    _no_integer_zero_division(input, other)
+    return _binary(_overload("FmodBackward", other), np_fn("fmod"), input, other)
+
+
+def _integer_power(x: Any, e: Any) -> Any:
+    """x ** e for integers with PyTorch's values at negative exponents (1 ** e = 1,
+    (-1) ** e = ±1, 0 otherwise) where numpy raises."""
+    negative = fnp.less(e, 0)
+    odd = fnp.not_equal(fnp.remainder(e, 2), 0)
+    at_negative = fnp.where(fnp.equal(x, 1), 1, fnp.where(fnp.equal(x, -1), fnp.where(
+        odd, -1, 1), 0))
+    return fnp.where(negative, at_negative, fnp.power(x, fnp.where(negative, 0, e)))
 
 
 @op("pow", inplace=True)
 def _pow(input: Any, exponent: Any) -> Spec:
+    integral = all(_category(v) <= 1 for v in (input, exponent))
+    if integral and isinstance(exponent, _NUMBERS) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if integral and isinstance(exponent, Tensor):
+        return _binary("PowBackward1", _integer_power, input, exponent)
     if not isinstance(input, Tensor):
         dt = result_type(input, exponent).np
         return Spec("PowBackward2", lambda e: fnp.power(input, cast(e, dt)), [exponent])
@@ -253,19 +373,34 @@ def _float_power(input: Any, exponent: Any) -> Spec:
     return Spec("PowBackward0", lambda x: fnp.power(cast(x, f64), exponent), [input])
 
 
+def float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place ``float_power``: only a float64 (complex128) tensor can hold its result."""
+    wanted = D.complex128 if self.is_complex() or (isinstance(exponent, Tensor) and
+                                                   exponent.is_complex()) else D.float64
+    if self.dtype is not wanted:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_type_word(self.dtype)}"
+                           f" but the operation's result requires dtype "
+                           f"{_type_word(wanted)}")
+    return _float_power_any(self, exponent)
+
+
+_float_power_any = METHODS["float_power_"]
+METHODS["float_power_"] = FUNCTIONS["float_power_"] = float_power_
+
+
 @op("atan2", "arctan2", inplace=True)
 def _atan2(input: Any, other: Any) -> Spec:
-    return _binary("Atan2Backward0", np_fn("arctan2"), input, other, floating=True)
+    return _binary("Atan2Backward0", conventions.atan2, input, other, floating=True)
 
 
 @op("maximum", inplace=False)
 def _maximum(input: Tensor, other: Tensor) -> Spec:
-    return _binary("MaximumBackward0", np_fn("maximum"), input, other)
+    return _binary("MaximumBackward0", conventions.maximum, input, other)
 
 
 @op("minimum", inplace=False)
 def _minimum(input: Tensor, other: Tensor) -> Spec:
-    return _binary("MinimumBackward0", np_fn("minimum"), input, other)
+    return _binary("MinimumBackward0", conventions.minimum, input, other)
 
 
 @op("lerp", inplace=True)
@@ -290,174 +425,6 @@ def _addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1)
         x, fnp.multiply(fnp.true_divide(a, b), value)), [input, tensor1, tensor2])
 
 
-# -- unary elementwise -----------------------------------------------------------------------
-
-def _rsqrt(x: Any) -> Any:
-    return fnp.true_divide(1, fnp.sqrt(x))
-
-
-# torch name: (funcgrad function, PyTorch node name, integer inputs become float)
-UNARY = {
-    "exp": (np_fn("exp"), "ExpBackward0", True),
-    "exp2": (np_fn("exp2"), "Exp2Backward0", True),
-    "expm1": (np_fn("expm1"), "Expm1Backward0", True),
-    "log": (np_fn("log"), "LogBackward0", True),
-    "log2": (np_fn("log2"), "Log2Backward0", True),
-    "log10": (np_fn("log10"), "Log10Backward0", True),
-    "log1p": (np_fn("log1p"), "Log1PBackward0", True),
-    "sqrt": (np_fn("sqrt"), "SqrtBackward0", True),
-    "rsqrt": (_rsqrt, "RsqrtBackward0", True),
-    "sin": (np_fn("sin"), "SinBackward0", True),
-    "cos": (np_fn("cos"), "CosBackward0", True),
-    "tan": (np_fn("tan"), "TanBackward0", True),
-    "asin": (np_fn("arcsin"), "AsinBackward0", True),
-    "acos": (np_fn("arccos"), "AcosBackward0", True),
-    "atan": (np_fn("arctan"), "AtanBackward0", True),
-    "sinh": (np_fn("sinh"), "SinhBackward0", True),
-    "cosh": (np_fn("cosh"), "CoshBackward0", True),
-    "tanh": (np_fn("tanh"), "TanhBackward0", True),
-    "asinh": (np_fn("arcsinh"), "AsinhBackward0", True),
-    "acosh": (np_fn("arccosh"), "AcoshBackward0", True),
-    "atanh": (np_fn("arctanh"), "AtanhBackward0", True),
-    "sigmoid": (sp_fn("expit"), "SigmoidBackward0", True),
-    "logit": (sp_fn("logit"), "LogitBackward0", True),
-    "erf": (sp_fn("erf"), "ErfBackward0", True),
-    "erfc": (sp_fn("erfc"), "ErfcBackward0", True),
-    "reciprocal": (lambda x: fnp.true_divide(1, x), "ReciprocalBackward0", True),
-    "abs": (np_fn("abs"), "AbsBackward0", False),
-    "neg": (np_fn("negative"), "NegBackward0", False),
-    "sign": (np_fn("sign"), "SignBackward0", False),
-    "floor": (np_fn("floor"), "FloorBackward0", False),
-    "ceil": (np_fn("ceil"), "CeilBackward0", False),
-    "round": (np_fn("round"), "RoundBackward0", False),
-    "trunc": (np_fn("trunc"), "TruncBackward0", False),
-    "square": (lambda x: fnp.power(x, 2), "PowBackward0", False),
-    "relu": (_direct(binary_prims.relu), "ReluBackward0", False),
-    "conj": (np_fn("conj"), "ConjBackward0", False),
-    "real": (np_fn("real"), "RealBackward0", False),
-    "imag": (np_fn("imag"), "ImagBackward0", False),
-    "angle": (np_fn("angle"), "AngleBackward0", False),
-}
-_ALIASES = {"absolute": "abs", "negative": "neg", "arcsin": "asin", "arccos": "acos",
-            "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
-            "fix": "trunc"}
-
-
-def _unary_spec(name: str) -> Callable:
-    fn, node, floating = UNARY[name]
-
-    def spec(input: Tensor) -> Spec:
-        if floating and input._st.a.dtype.kind not in "fc":
-            npdt = D.get_default_dtype().np
-            return Spec(node, lambda x: fn(cast(x, npdt)), [input])
-        return Spec(node, fn, [input])
-    spec.__name__ = name
-    spec.__doc__ = f"Elementwise {name} (funcgrad's {getattr(fn, '__name__', name)})."
-    return spec
-
-
-for _name in UNARY:
-    op(_name, *[a for a, b in _ALIASES.items() if b == _name],
-       inplace=_name not in ("real", "imag", "angle"))(_unary_spec(_name))
-
-
-# -- comparisons and logic (no gradient) -----------------------------------------------------
-
-def _compare(name: str, fn_name: str) -> None:
-    def spec(input: Any, other: Any) -> Spec:
-        return Spec(name, np_fn(fn_name), [operand(input), operand(other)],
-                    differentiable=False)
-    spec.__name__ = name
-    op(name, inplace=True)(spec)
-
-
-for _n, _f in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
-               ("gt", "greater"), ("ge", "greater_equal"), ("logical_and", "logical_and"),
-               ("logical_or", "logical_or"), ("logical_xor", "logical_xor"),
-               ("bitwise_and", "bitwise_and"), ("bitwise_or", "bitwise_or"),
-               ("bitwise_xor", "bitwise_xor")]:
-    _compare(_n, _f)
-for _alias, _n in [("greater", "gt"), ("less", "lt"), ("greater_equal", "ge"),
-                   ("less_equal", "le"), ("not_equal", "ne")]:
-    FUNCTIONS[_alias] = METHODS[_alias] = FUNCTIONS[_n]
-
-
-def _predicate(name: str, fn_name: str) -> None:
-    def spec(input: Tensor) -> Spec:
-        return Spec(name, np_fn(fn_name), [input], differentiable=False)
-    spec.__name__ = name
-    op(name)(spec)
-
-
-for _n, _f in [("isnan", "isnan"), ("isinf", "isinf"), ("isfinite", "isfinite"),
-               ("logical_not", "logical_not"), ("bitwise_not", "invert"),
-               ("signbit", "signbit")]:
-    _predicate(_n, _f)
-
-
-def equal(input: Tensor, other: Tensor) -> bool:
-    """Whether both tensors have the same size and the same elements, as a Python bool
-    (dtypes may differ; NaN equals nothing), like ``torch.equal``."""
-    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"equal(): argument '{name}' (position {position}) must be "
-                            f"Tensor, not {type(value).__name__}")
-    if input.shape != other.shape:
-        return False
-    return bool(FUNCTIONS["eq"](input, other).all())
-
-
-FUNCTIONS["equal"] = METHODS["equal"] = equal
-
-
-# -- clamp, where --------------------------------------------------------------------------------
-
-@op("clamp", "clip", inplace=True)
-def _clamp(input: Tensor, min: Any = None, max: Any = None) -> Spec:  # noqa: A002
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo = min if min is not None else float("-inf")
-        hi = max if max is not None else float("inf")
-        return Spec("ClampBackward0", lambda x, a, b: fnp.minimum(fnp.maximum(x, a), b),
-                    [input, operand(lo), operand(hi)])
-    return Spec("ClampBackward1", lambda x: fnp.clip(x, min, max), [input])
-
-
-@op("clamp_min", inplace=True)
-def _clamp_min(input: Tensor, min: Any) -> Spec:  # noqa: A002
-    return Spec("ClampMinBackward0", lambda x: fnp.clip(x, min, None), [input])
-
-
-@op("clamp_max", inplace=True)
-def _clamp_max(input: Tensor, max: Any) -> Spec:  # noqa: A002
-    return Spec("ClampMaxBackward0", lambda x: fnp.clip(x, None, max), [input])
-
-
-def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
-    """``torch.where(condition, input, other)``; ``torch.where(condition)`` is
-    ``nonzero(condition, as_tuple=True)``."""
-    if input is None and other is None:
-        from funcgrad.torch._ops_reduce import nonzero
-        return nonzero(condition, as_tuple=True)
-    return apply(*_where_spec(input, condition, other)[:3])
-
-
-FUNCTIONS["where"] = where
-
-
-def _where_spec(input: Any, condition: Tensor, other: Any) -> Spec:
-    a, b = operand(input), operand(other)
-    dt = result_type(a, b).np
-    cond = condition._st.a
-    return Spec("WhereBackward0", lambda x, y: fnp.where(cond, cast(x, dt), cast(y, dt)),
-                [a, b])
-
-
-METHODS["where"] = lambda self, condition, other: apply(*_where_spec(self, condition,
-                                                                     other)[:3])
-
-
 # -- conversion -----------------------------------------------------------------------------------
 
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
@@ -465,7 +432,9 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     copy (ToCopyBackward0), or ``self`` when nothing changes."""
     dtype, device = kwargs.get("dtype"), kwargs.get("device")
     for a in args:
-        if isinstance(a, Tensor):
+        if isinstance(a, str) and a.startswith("torch."):
+            dtype, device = _legacy_type(a)  # x.type("torch.cuda.FloatTensor")
+        elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, D.dtype) or (isinstance(a, type) and a in (float, int, bool)):
             dtype = a
@@ -483,6 +452,17 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         a = cast(a, npdt)
         return a if a.device == target else funcgrad.device_put(a, target)
     return apply("ToCopyBackward0", f, [self])
+
+
+def _legacy_type(name: str) -> tuple:
+    """``(dtype, device)`` of a legacy type string such as ``torch.cuda.DoubleTensor``."""
+    dev = "cuda" if name.startswith("torch.cuda.") else "cpu"
+    for np_type in (np.float32, np.float64, np.float16, np.complex64, np.complex128, np.int8,
+                    np.int16, np.int32, np.int64, np.uint8, np.bool_):
+        dt = D.to_torch_dtype(np_type)
+        if D.tensor_type_name(dt, dev) == name:
+            return dt, D.device(dev)
+    raise ValueError(f"invalid type: '{name}'")
 
 
 # -- in-place fills -----------------------------------------------------------------------------
@@ -503,9 +483,9 @@ def zero_(self: Tensor) -> Tensor:
 
 def fill_(self: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor):
-        return _inplace(self, "FillBackward1", lambda x, v: fnp.broadcast_to(
+        return _inplace(self, "FillBackward3", lambda x, v: fnp.broadcast_to(
             cast(v, x.dtype), x.shape), [value])
-    return _fill(self, "FillBackward0", value)
+    return _fill(self, "FillBackward2", value)
 
 
 def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:

@@ -12,11 +12,11 @@ from typing import Any, Callable
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.primitives import reductions as reduction_prims
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, np_fn, op, sp_fn
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["return_types", "nonzero", "max", "min"]
 
@@ -99,14 +99,14 @@ def _sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 def _nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
             dtype: Any = None) -> Spec:
     axes = None if dim is None else _axes(dim, input.ndim)
-    return Spec("NansumBackward0", lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0, x), axis=axes,
-                                                     keepdims=keepdim), [input])
+    dt = _sum_dtype(input, dtype)
+    return Spec("NansumBackward0", lambda x: fnp.sum(fnp.where(fnp.isnan(x), 0, cast(x, dt)),
+                                                     axis=axes, keepdims=keepdim), [input])
 
 
 def _float_input(input: Tensor, fn: str, dtype: Any) -> np.dtype:
     dt = input.dtype if dtype is None else D.to_torch_dtype(dtype)
     if not (dt.is_floating_point or dt.is_complex):
-        from funcgrad.torch._tensor import _type_word
         raise RuntimeError(f"{fn}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {_type_word(dt)}")
     return dt.np
@@ -130,10 +130,19 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
     return dim, correction
 
 
+def _std(x: Any, axis: Any, ddof: int, keepdims: bool) -> Any:
+    """The standard deviation whose gradient is 0 where it is 0 (PyTorch's masked
+    ``grad / (2 std)``), not NaN."""
+    return conventions.sqrt_at_zero(fnp.var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
 def _spread(node: str, fn: Callable) -> Callable:
-    """torch.var / torch.std: ``fn`` (fnp.var or fnp.std) with torch's arguments."""
+    """torch.var / torch.std: ``fn`` (variance or standard deviation) with torch's
+    arguments."""
     def spec(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> Spec:
+        if not (input.dtype.is_floating_point or input.dtype.is_complex):
+            raise RuntimeError("std and var only support floating point and complex dtypes")
         dim, ddof = _correction(dim, unbiased, correction)
         axes = None if dim is None else _axes(dim, input.ndim)
         return Spec(node, lambda x: fn(x, axis=axes, ddof=ddof, keepdims=keepdim), [input])
@@ -141,12 +150,12 @@ def _spread(node: str, fn: Callable) -> Callable:
 
 
 op("var")(_spread("VarBackward0", fnp.var))
-op("std")(_spread("StdBackward0", fnp.std))
+op("std")(_spread("StdBackward0", _std))
 
 
 def _extreme(kind: str):  # noqa: ANN202
-    fn, arg, pair = ("max", "argmax", "maximum") if kind == "max" else ("min", "argmin",
-                                                                           "minimum")
+    pair = "maximum" if kind == "max" else "minimum"
+    largest = kind == "max"
     node = kind.capitalize()
     result = getattr(return_types, kind)
 
@@ -157,19 +166,24 @@ def _extreme(kind: str):  # noqa: ANN202
                 raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for "
                                    "input.numel() == 0. Specify the reduction dim with the "
                                    "'dim' argument.")
-            return apply(f"{node}Backward1", np_fn(fn), [input])
+            if not input.dtype.is_floating_point:  # no NaN, no gradient: the plain max
+                return apply(f"{node}Backward1", np_fn(kind), [input])
+            return apply(f"{node}Backward1", lambda x: conventions.extreme_all(x, largest),
+                         [input])
         if isinstance(dim, Tensor):
             return FUNCTIONS[pair](input, dim)
         axis = _axes(dim, input.ndim)
         axis = axis[0] if axis else None
-
-        def f(x: Any) -> tuple:
-            idx = getattr(fnp, arg)(x, axis=axis, keepdims=keepdim)
-            return (getattr(fnp, fn)(x, axis=axis, keepdims=keepdim), idx)
-        return result(*apply(f"{node}Backward0", f, [input], multi=True))
+        if axis is not None and input.shape[axis] == 0:
+            raise IndexError(f"{kind}(): Expected reduction dim {axis} to have non-zero "
+                             "size.")
+        return result(*apply(f"{node}Backward0", lambda x: conventions.extreme_along(
+            x, axis, keepdim, largest), [input], multi=True))
     extreme.__name__ = kind
     extreme.__doc__ = (f"``{kind}(input)`` (a scalar), ``{kind}(input, dim, keepdim)`` "
-                       f"(values and indices) or ``{kind}(input, other)`` ({pair}).")
+                       f"(values and indices) or ``{kind}(input, other)`` ({pair}). The "
+                       "gradient follows PyTorch: evenly among NaNs or ties for the "
+                       "scalar, to the returned index for the ``dim`` form.")
     return extreme
 
 
@@ -198,9 +212,15 @@ def _index_reduction(name: str, one_axis: bool) -> None:
 
     def spec(input: Tensor, dim: Any = None, keepdim: bool = False) -> Spec:
         if dim is None:
+            if one_axis and input.numel() == 0:
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
             f = (lambda x: fn(fnp.ravel(x))) if one_axis else fn
         else:
             axes = _axes(dim, input.ndim)
+            if one_axis and axes and input.shape[axes[0]] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {axes[0]} to have "
+                                 "non-zero size.")
             axis = (axes[0] if axes else None) if one_axis else axes
             f = lambda x: fn(x, axis=axis, keepdims=keepdim)  # noqa: E731
         return Spec(name, f, [input], differentiable=False)
@@ -220,25 +240,30 @@ def _count_nonzero(input: Tensor, dim: Any = None) -> Spec:
                 differentiable=False)
 
 
+def _scan(node: str, fn: Callable, input: Tensor, dim: int, dtype: Any) -> Spec:
+    """A cumulative op along ``dim``; a 0-d tensor stays 0-d (its scan is itself)."""
+    dt, axis = _sum_dtype(input, dtype), _axes(dim, input.ndim)
+    if not axis:
+        return Spec(node, lambda x: cast(x, dt), [input])
+    return Spec(node, lambda x: fn(cast(x, dt), axis=axis[0]), [input])
+
+
 @op("cumsum")
 def _cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Spec:
-    dt, axis = _sum_dtype(input, dtype), _axes(dim, input.ndim)
-    return Spec("CumsumBackward0", lambda x: fnp.cumsum(cast(x, dt), axis=axis[0] if axis
-                                                        else None), [input])
+    return _scan("CumsumBackward0", fnp.cumsum, input, dim, dtype)
 
 
 @op("cumprod")
 def _cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Spec:
-    dt, axis = _sum_dtype(input, dtype), _axes(dim, input.ndim)
-    return Spec("CumprodBackward0", lambda x: fnp.cumprod(cast(x, dt), axis=axis[0] if axis
-                                                          else None), [input])
+    return _scan("CumprodBackward0", fnp.cumprod, input, dim, dtype)
 
 
 @op("logsumexp")
 def _logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Spec:
     axes = _axes(dim, input.ndim)
-    return Spec("LogsumexpBackward0",
-                lambda x: sp_fn("logsumexp")(x, axis=axes, keepdims=keepdim), [input])
+    dt = input.dtype if input.dtype.is_floating_point else D.get_default_dtype()
+    return Spec("LogsumexpBackward0", lambda x: sp_fn("logsumexp")(
+        cast(x, dt.np), axis=axes, keepdims=keepdim), [input])
 
 
 def _softmax_dtype(input: Tensor, dtype: Any) -> np.dtype:
@@ -276,10 +301,17 @@ def _softmax_dim(input: Tensor, dim: int | None) -> int | None:
 @op("norm")
 def _norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
           dtype: Any = None) -> Spec:
+    """``torch.norm``: a vector norm over ``dim`` (all of it by default); ``'nuc'`` (and
+    ``'fro'`` over two dims) are matrix norms, as in PyTorch."""
+    if p == "nuc" or (p == "fro" and dim is not None and not isinstance(dim, int)
+                      and len(dim) == 2):
+        from funcgrad.torch import linalg  # in the call: linalg imports this module
+        return Spec(*linalg.matrix_norm_spec(input, p, (-2, -1) if dim is None else dim,
+                                             keepdim))
     ord_ = 2 if p in ("fro", None) else p
     axes = None if dim is None else _axes(dim, input.ndim)
-    return Spec("LinalgVectorNormBackward0", lambda x: fnp.linalg.vector_norm(
-        x, ord=ord_, axis=axes, keepdims=keepdim), [input])
+    return Spec("LinalgVectorNormBackward0", lambda x: conventions.vector_norm(
+        x, ord_, axes, keepdim), [input])
 
 
 # -- sorting and selection ----------------------------------------------------------------

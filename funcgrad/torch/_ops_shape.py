@@ -1,4 +1,5 @@
-"""The op table, part 3: shapes, joining, indexing, and matrix products.
+"""The op table, part 3: shapes, joining and indexing (matrix products: part 3b,
+`_ops_matmul`).
 
 View ops (``view``, ``transpose``, slicing...) return new tensors: the core's arrays are
 immutable, so a "view" never aliases its base (writing into it in place does not change the
@@ -6,8 +7,7 @@ base). ``x[idx] = v`` on a tensor itself works: it is a functional update (``.at
 and the tensor's ``grad_fn`` becomes ``CopySlices``, as in PyTorch.
 
 Node names follow the aten op PyTorch dispatches to, e.g. ``x[0]`` is ``SelectBackward0``,
-``x[1:]`` ``SliceBackward0``, ``x[idx_tensor]`` ``IndexBackward0``, ``a @ b`` on matrices
-``MmBackward0`` and ``nn.Linear`` ``AddmmBackward0``.
+``x[1:]`` ``SliceBackward0``, ``x[idx_tensor]`` ``IndexBackward0``.
 """
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
-from funcgrad.primitives import linalg as linalg_prims, shape as shape_prims
+from funcgrad.primitives import shape as shape_prims
 from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _size_args
 
-__all__ = ["getitem", "setitem", "cat", "stack", "split", "chunk", "unbind", "matmul"]
+__all__ = ["getitem", "setitem", "cat", "stack", "split", "chunk", "unbind"]
 
 
 def _dim(dim: int, ndim: int) -> int:
@@ -168,6 +168,12 @@ def _expand(input: Tensor, *sizes: Any) -> Spec:
     sizes = _size_args(sizes)
     lead = len(sizes) - input.ndim
     target = tuple(s if s != -1 else input.shape[i - lead] for i, s in enumerate(sizes))
+    for i, n in reversed(list(enumerate(input.shape))):  # PyTorch reports the last one
+        if n != 1 and n != target[lead + i]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[lead + i]}) must "
+                               f"match the existing size ({n}) at non-singleton dimension "
+                               f"{lead + i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(input.shape)}")
     return Spec("ExpandBackward0", lambda x: fnp.broadcast_to(x, target), [input])
 
 
@@ -222,7 +228,10 @@ def _diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> S
 
 @op("diag")
 def _diag(input: Tensor, diagonal: int = 0) -> Spec:
-    return Spec("DiagBackward0", lambda x: fnp.diag(x, k=diagonal), [input])
+    """The diagonal of a matrix, or the matrix of a vector (PyTorch's nodes: a copy of
+    ``diagonal``, ``diag_embed``)."""
+    node = "DiagonalBackward0_copy" if input.ndim == 2 else "DiagEmbedBackward0"
+    return Spec(node, lambda x: fnp.diag(x, k=diagonal), [input])
 
 
 @op("trace")
@@ -265,12 +274,28 @@ def _joinable(tensors: Sequence[Tensor]) -> tuple:
 
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
     """Concatenate along ``dim`` (CatBackward0); 1-d empty tensors are skipped."""
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     tensors, dt = _joinable(tensors)
     ref = next((t for t in tensors if not (t.ndim == 1 and t.numel() == 0)), tensors[0])
     axis = _dim(dim, ref.ndim)
     kept = [t for t in tensors if not (t.ndim == 1 and t.numel() == 0) or t is ref]
+    _check_joined(kept, ref, axis)
     return apply("CatBackward0", lambda *xs: fnp.concatenate([cast(x, dt) for x in xs],
                                                              axis=axis), kept)
+
+
+def _check_joined(tensors: Sequence[Tensor], ref: Tensor, axis: int) -> None:
+    """PyTorch's errors for tensors that cannot be concatenated along ``axis``."""
+    for k, t in enumerate(tensors):
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got "
+                               f"{ref.ndim} and {t.ndim}")
+        for d, (n, m) in enumerate(zip(ref.shape, t.shape)):
+            if d != axis and n != m:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension "
+                                   f"{axis}. Expected size {n} but got size {m} for tensor "
+                                   f"number {k} in the list.")
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
@@ -338,8 +363,20 @@ FUNCTIONS["hstack"], FUNCTIONS["vstack"] = hstack, vstack
 
 # -- gather, scatter, masks --------------------------------------------------------------
 
+def _checked_index(fn: str, index: Tensor, size: int, axis: int) -> None:
+    """An index tensor of gather/scatter: integers within ``size`` (PyTorch's errors)."""
+    if index.dtype.np.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index")
+    raw = index.detach().numpy(force=True)
+    bad = raw[(raw < -size) | (raw >= size)] if raw.size else raw
+    if bad.size:
+        raise RuntimeError(f"index {int(bad.flat[0])} is out of bounds for dimension "
+                           f"{axis} with size {size}")
+
+
 @op("gather")
 def _gather(input: Tensor, dim: int, index: Tensor) -> Spec:
+    _checked_index("gather", index, input.shape[_dim(dim, input.ndim)], _dim(dim, input.ndim))
     axis, idx = _dim(dim, input.ndim), index._st.a
     return Spec("GatherBackward0", lambda x: fnp.take_along_axis(x, idx, axis=axis), [input])
 
@@ -374,8 +411,9 @@ def _along_axis(index: Tensor, dim: int, like: Tensor) -> tuple:
     return tuple(const_like(g, like) for g in grids)
 
 
-@op("scatter", inplace=True)
+@op("scatter", inplace=True, broadcasts=False)
 def _scatter(input: Tensor, dim: int, index: Tensor, src: Any) -> Spec:
+    _checked_index("scatter", index, input.shape[_dim(dim, input.ndim)], _dim(dim, input.ndim))
     idx = _along_axis(index, dim, input)
     if isinstance(src, Tensor):
         return Spec("ScatterBackward0", lambda x, s: x.at[idx].set(s[tuple(
@@ -383,8 +421,10 @@ def _scatter(input: Tensor, dim: int, index: Tensor, src: Any) -> Spec:
     return Spec("ScatterBackward1", lambda x: x.at[idx].set(src), [input])
 
 
-@op("scatter_add", inplace=True)
+@op("scatter_add", inplace=True, broadcasts=False)
 def _scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Spec:
+    _checked_index("scatter_add", index, input.shape[_dim(dim, input.ndim)],
+                   _dim(dim, input.ndim))
     idx = _along_axis(index, dim, input)
     return Spec("ScatterAddBackward0", lambda x, s: x.at[idx].add(s[tuple(
         slice(0, n) for n in index.shape)]), [input, src])
@@ -420,18 +460,23 @@ def _index_node(idx: Any) -> str:
 def getitem(self: Tensor, idx: Any) -> Tensor:
     """``x[idx]`` with basic and advanced (tensor, list, bool mask) indexing."""
     data = _index_data(idx)
-    return apply(_index_node(idx), lambda x: x[data], [self])
+    try:
+        return apply(_index_node(idx), lambda x: x[data], [self])
+    except IndexError as e:  # numpy's words for PyTorch's
+        raise IndexError(str(e).replace(" for axis ", " for dimension ")) from None
 
 
 def setitem(self: Tensor, idx: Any, value: Any) -> None:
-    """``x[idx] = value``: a functional update rebinding ``x`` (grad_fn CopySlices)."""
+    """``x[idx] = value``: a functional update rebinding ``x`` (grad_fn CopySlices, or
+    IndexPutBackward0 for an advanced index, as PyTorch's index_put_)."""
     data = _index_data(idx)
     dtype = self._st.a.dtype
+    node = "IndexPutBackward0" if _index_node(idx) == "IndexBackward0" else "CopySlices"
     if isinstance(value, Tensor):
-        inplace(self, "CopySlices", lambda x, v: x.at[data].set(cast(v, dtype)), [value])
+        inplace(self, node, lambda x, v: x.at[data].set(cast(v, dtype)), [value])
     else:
         value = operand(value)
-        inplace(self, "CopySlices", lambda x: x.at[data].set(value))
+        inplace(self, node, lambda x: x.at[data].set(value))
 
 
 Tensor.__getitem__ = getitem
@@ -445,75 +490,3 @@ def _iter(self: Tensor) -> Any:
 
 
 Tensor.__iter__ = _iter
-
-
-# -- matrix products ---------------------------------------------------------------------
-
-def _matmul_node(a: int, b: int) -> str:
-    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
-            (1, 2): "SqueezeBackward1", (3, 3): "BmmBackward0"}.get((a, b),
-                                                                     "UnsafeViewBackward0")
-
-
-@op("matmul")
-def _matmul(input: Tensor, other: Tensor) -> Spec:
-    if input.ndim == 0 or other.ndim == 0:
-        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
-                           f"{input.ndim}D and {other.ndim}D")
-    dt = result_type(input, other).np
-    return Spec(_matmul_node(input.ndim, other.ndim),
-                lambda a, b: fnp.matmul(cast(a, dt), cast(b, dt)), [input, other])
-
-
-def _checked(name: str, node: str, nd: tuple) -> None:
-    def spec(input: Tensor, other: Tensor) -> Spec:
-        if (input.ndim, other.ndim) != nd:
-            raise RuntimeError(f"{name}: expected {nd[0]}-D and {nd[1]}-D tensors, got "
-                               f"{input.ndim}-D and {other.ndim}-D")
-        s = _matmul(input, other)
-        return s._replace(name=node)
-    spec.__name__ = name
-    op(name)(spec)
-
-
-_checked("mm", "MmBackward0", (2, 2))
-_checked("bmm", "BmmBackward0", (3, 3))
-_checked("mv", "MvBackward0", (2, 1))
-_checked("dot", "DotBackward0", (1, 1))
-_checked("inner", "DotBackward0", (1, 1))
-
-
-@op("addmm")
-def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
-           alpha: Any = 1) -> Spec:
-    if beta == 1 and alpha == 1:
-        return Spec("AddmmBackward0", _ADDMM, [input, mat1, mat2])
-
-    def f(c: Any, a: Any, b: Any) -> Any:
-        ab = fnp.matmul(a, b)
-        return fnp.add(c if beta == 1 else fnp.multiply(c, beta),
-                       ab if alpha == 1 else fnp.multiply(ab, alpha))
-    return Spec("AddmmBackward0", f, [input, mat1, mat2])
-
-
-_ADDMM = PrimCall(linalg_prims.addmm)
-
-
-@op("outer", "ger")
-def _outer(input: Tensor, vec2: Tensor) -> Spec:
-    return Spec("MulBackward0", lambda a, b: fnp.multiply(fnp.reshape(a, (-1, 1)), b),
-                [input, vec2])
-
-
-def einsum(equation: str, *operands: Any) -> Tensor:
-    """Einstein summation (funcgrad.numpy.einsum)."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    dt = result_type(*operands).np
-    return apply("EinsumBackward0", lambda *xs: fnp.einsum(equation, *[cast(x, dt)
-                                                                       for x in xs]),
-                 list(operands))
-
-
-FUNCTIONS["einsum"] = einsum
-matmul = FUNCTIONS["matmul"]

@@ -1,38 +1,85 @@
 """torch.linalg for funcgrad.torch: a few decompositions and norms over funcgrad.numpy.linalg
-(node names as PyTorch's ``LinalgXBackward0``)."""
+(node names as PyTorch's ``LinalgXBackward0``; a matrix norm PyTorch composes is named by
+the node its composition ends in, e.g. ``'nuc'``: ``SumBackward1``)."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import funcgrad.numpy as fnp
+from funcgrad.torch import _conventions as conventions
 from funcgrad.torch._dispatch import apply
+from funcgrad.torch._dtypes import to_torch_dtype
+from funcgrad.torch._ops_basic import cast
 from funcgrad.torch._ops_reduce import _axes
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["vector_norm", "norm", "matrix_norm", "inv", "det", "slogdet", "solve",
            "cholesky", "qr", "eigh", "svd"]
 
 
+def _checked_float(x: Tensor, fn: str, dtype: Any) -> Any:
+    """The numpy dtype to compute ``fn`` in: ``dtype`` if given, else x's own, which must
+    be floating or complex (PyTorch's error otherwise)."""
+    if dtype is not None:
+        return to_torch_dtype(dtype).np
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_word(x.dtype)}")
+    return x.dtype.np
+
+
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
+    """The ``ord``-norm of x over ``dim`` (all of x by default), with PyTorch's gradient
+    at zero (0, not NaN; see `funcgrad.torch._conventions.vector_norm`)."""
+    dt = _checked_float(x, "linalg.vector_norm", dtype)
     axes = None if dim is None else _axes(dim, x.ndim)
-    return apply("LinalgVectorNormBackward0", lambda a: fnp.linalg.vector_norm(
-        a, ord=ord, axis=axes, keepdims=keepdim), [x])
+    return apply("LinalgVectorNormBackward0", lambda a: conventions.vector_norm(
+        cast(a, dt), ord, axes, keepdim), [x])
+
+
+# the node PyTorch's composition of each matrix norm ends in
+_MATRIX_NORM_NODES = {"fro": "LinalgVectorNormBackward0", "nuc": "SumBackward1",
+                      2: "AmaxBackward0", -2: "AminBackward0", 1: "AmaxBackward0",
+                      -1: "AminBackward0", math.inf: "AmaxBackward0",
+                      -math.inf: "AminBackward0"}
+
+
+def matrix_norm_spec(A: Tensor, ord: Any, dim: Any, keepdim: bool) -> tuple:
+    """``(node, f, slots)`` of the matrix norm of A over the two axes ``dim``."""
+    if ord not in _MATRIX_NORM_NODES:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    axes = tuple(_axes(d, A.ndim)[0] for d in dim)
+    if ord == "fro":
+        return (_MATRIX_NORM_NODES[ord], lambda a: conventions.vector_norm(
+            a, 2, tuple(sorted(axes)), keepdim), [A])
+    return (_MATRIX_NORM_NODES[ord], lambda a: fnp.linalg.norm(
+        a, ord, axis=axes, keepdims=keepdim), [A])
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1),
-                keepdim: bool = False) -> Tensor:
-    return apply("LinalgMatrixNormBackward0", lambda a: fnp.linalg.matrix_norm(
-        a, ord=ord, keepdims=keepdim), [A])
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The matrix norm of A over ``dim`` ('fro', 'nuc', ±1, ±2, ±inf)."""
+    dt = _checked_float(A, "linalg.matrix_norm", dtype)
+    node, f, slots = matrix_norm_spec(A, ord, dim, keepdim)
+    return apply(node, lambda a: f(cast(a, dt)), slots)
 
 
-def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False) -> Tensor:
+def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """``torch.linalg.norm``: the 2-norm of the flattened A without ``ord`` and ``dim``;
+    a matrix norm for two dims (or a 2-D A with ``ord``); a vector norm otherwise."""
     if dim is None and ord is None:
-        return vector_norm(A.reshape(-1), 2, None, keepdim)
-    if (dim is not None and not isinstance(dim, int) and len(dim) == 2) or (
-            dim is None and A.ndim == 2):
-        return matrix_norm(A, "fro" if ord is None else ord, keepdim=keepdim)
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim)
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    two = dim is not None and not isinstance(dim, int) and len(dim) == 2
+    if two or (dim is None and A.ndim == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim,
+                           keepdim, dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 def _single(node: str, fn: str) -> Any:

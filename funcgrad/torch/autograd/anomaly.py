@@ -37,7 +37,10 @@ def forward_trace() -> list | None:
 def warn_forward_trace(node: Any) -> None:
     """Warn with the forward traceback of ``node`` (called when its backward failed)."""
     trace = getattr(node, "_trace", None)
-    if trace is None:
+    if trace is None:  # made before anomaly mode was switched on
+        warnings.warn(f"Error detected in {node.name()}. No forward pass information "
+                      "available. Enable detect anomaly during forward pass for more "
+                      "information.", stacklevel=2)
         return
     warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
                   "the error:\n" + "".join(trace), stacklevel=2)

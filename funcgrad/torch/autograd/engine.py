@@ -64,14 +64,16 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence) -> list:
 
 
 def _grads_tuple(grads: Any, n: int) -> tuple:
+    """The gradients given for ``n`` tensors, one each (as PyTorch, extra ones are
+    ignored; too few raise)."""
     if grads is None:
         return (None,) * n
     if isinstance(grads, Tensor):
         grads = (grads,)
     grads = tuple(grads)
-    if len(grads) != n:
-        raise RuntimeError(f"got {len(grads)} tensors and {n} gradients")
-    return grads
+    if len(grads) < n:
+        raise RuntimeError(f"got {n} tensors and {len(grads)} gradients")
+    return grads[:n]
 
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,

@@ -181,6 +181,12 @@ def _is_setup_context_style(cls: type) -> bool:
     return cls.setup_context is not Function.setup_context
 
 
+_LEGACY_ERROR = ("Legacy autograd function with non-static forward method is deprecated. "
+                 "Please use new-style autograd function with static forward method. "
+                 "(Example: https://pytorch.org/docs/stable/autograd.html"
+                 "#torch.autograd.Function)")
+
+
 class Function(FunctionCtx):
     """Subclass with ``@staticmethod forward(ctx, *args)`` and ``@staticmethod
     backward(ctx, *grad_outputs)``; call with ``MyFunction.apply(*args)``."""
@@ -191,6 +197,16 @@ class Function(FunctionCtx):
         super().__init_subclass__(**kwargs)
         cls._backward_cls = node_class(f"{cls.__name__}Backward", BackwardCFunction)
         cls._backward_cls._forward_cls = cls
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        import warnings
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class "
+                      "itself. Instantiating an autograd function will raise an error in a "
+                      "future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(_LEGACY_ERROR)
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
@@ -214,9 +230,7 @@ class Function(FunctionCtx):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is Function:
-            raise RuntimeError("Legacy autograd function with non-static forward method is "
-                               "deprecated. Please use new-style autograd function with "
-                               "static forward method.")
+            raise RuntimeError(_LEGACY_ERROR)
         ctx = cls._backward_cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with grad_mode.no_grad():
@@ -299,7 +313,8 @@ def once_differentiable(fn: Callable) -> Callable:
         needs = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
         if not needs:
             return outputs
-        err = node_class("DelayedError", _DelayedError)(tuple(a._edge() for a in needs))
+        # PyTorch 2.13 names this node torch::autograd::Error
+        err = node_class("Error", _DelayedError)(tuple(a._edge() for a in needs))
         single = not isinstance(outputs, tuple)
         wrapped = tuple(make(o._st.a, grad_fn=err, output_nr=0) if isinstance(o, Tensor)
                         else o for o in ((outputs,) if single else outputs))

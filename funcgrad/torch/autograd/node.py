@@ -12,6 +12,7 @@ version at save time, and raises PyTorch's in-place error if they differ on use.
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -32,6 +33,11 @@ FREED_ERROR = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward.")
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+
+# nodes PyTorch writes by hand in C++ (their name() is namespaced; the generated
+# XBackward0 nodes' is not)
+_CPP_NODES = frozenset({"AccumulateGrad", "CopySlices", "CopyBackwards", "GraphRoot",
+                        "NotImplemented", "Error", "DelayedError"})
 
 # the creation counter: the engine runs nodes with larger numbers first (one counter for
 # all threads, so numbers still grow along each thread's graph)
@@ -99,7 +105,9 @@ class Node:
 
     # -- PyTorch's Node interface ------------------------------------------------------------
     def name(self) -> str:
-        return type(self).__name__
+        """The class name; PyTorch's hand-written nodes carry their C++ namespace."""
+        name = type(self).__name__
+        return "torch::autograd::" + name if name in _CPP_NODES else name
 
     @property
     def next_functions(self) -> tuple:
@@ -243,15 +251,24 @@ class SavedRef:
             fn, nr = t._grad_fn, t._output_nr
         else:
             fn = None
-        which = f", which is output {nr} of {fn.name()}," if fn is not None else ""
+        which = f", which is output {nr} of {_op_name(fn.name())}," if fn is not None else ""
         if anomaly.is_anomaly_enabled():
             hint = ("Hint: the backtrace further above shows the operation that failed to "
                     "compute its gradient. The variable in question was changed in there or "
                     "anywhere later. Good luck!")
         else:
             hint = ("Hint: enable anomaly detection to find the operation that failed to "
-                    "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+                    "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+                    "check_nan=False).")
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{tensor_type_name(dtype, dev)} {list(shape)}]{which} is at "
             f"version {self.vc.v}; expected version {self.version} instead. {hint}")
+
+
+def _op_name(node_name: str) -> str:
+    """The operation a node's name stands for, as PyTorch's in-place error names it:
+    ``MulBackward0`` -> ``Mul``, ``ClampBackward1`` -> ``Clamp1``; names of other forms
+    (``CopySlices``) as they are."""
+    return re.sub(r"Backward(\d+)$", lambda m: "" if m.group(1) == "0" else m.group(1),
+                  node_name)

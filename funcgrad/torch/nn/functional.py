@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import apply, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, sp_fn
 from funcgrad.torch._tensor import Tensor
@@ -60,7 +60,11 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
-    return _unary("HardtanhBackward0", lambda x: fnp.clip(x, min_val, max_val),
+    """``clamp(input, min_val, max_val)`` whose gradient, as PyTorch's, is 1 only strictly
+    between the bounds (and at NaN), 0 at them."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _unary("HardtanhBackward0", lambda x: conventions.hardtanh(x, min_val, max_val),
                   input, inplace)
 
 
@@ -70,9 +74,12 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _unary("EluBackward0", lambda x: fnp.where(
-        fnp.greater(x, 0), x, fnp.multiply(fnp.expm1(fnp.minimum(x, 0)), alpha)),
-        input, inplace)
+    """x for x > 0 (and NaN), alpha (exp(x) - 1) for x <= 0: PyTorch's slope at 0 is
+    alpha, the left one."""
+    def f(x: Any) -> Any:
+        left = fnp.less_equal(x, 0)
+        return fnp.where(left, fnp.multiply(fnp.expm1(fnp.where(left, x, 0)), alpha), x)
+    return _unary("EluBackward0", f, input, inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

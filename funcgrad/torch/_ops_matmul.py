@@ -1,0 +1,165 @@
+"""The op table, part 3b: matrix products (matmul, mm, bmm, mv, dot, inner, addmm, outer,
+einsum), with PyTorch's node names and its errors: products do not promote dtypes.
+
+``a @ b`` on matrices is ``MmBackward0``, on a vector and a matrix ``SqueezeBackward4``
+(PyTorch unsqueezes, multiplies and squeezes), batched ``UnsafeViewBackward0``; ``nn.Linear``
+is ``AddmmBackward0``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import funcgrad.numpy as fnp
+from funcgrad.primitives import linalg as linalg_prims
+from funcgrad.torch._dispatch import PrimCall, apply
+from funcgrad.torch._ops_basic import FUNCTIONS, Spec, cast, op, result_type
+from funcgrad.torch._tensor import Tensor, _type_word
+
+__all__ = ["matmul", "einsum"]
+
+
+# -- matrix products ---------------------------------------------------------------------
+
+def _matmul_node(a: int, b: int) -> str:
+    """The node of the aten op PyTorch's matmul dispatches to for these ranks."""
+    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
+            (1, 2): "SqueezeBackward4"}.get((a, b), "UnsafeViewBackward0")
+
+
+# the C++ names of dtypes in PyTorch's matmul messages
+_C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
+
+
+def _check_matmul_dtypes(name: str, input: Tensor, other: Tensor) -> None:
+    """PyTorch's products do not promote: operands of different dtypes raise."""
+    if input.dtype is other.dtype:
+        return
+    words = _type_word(input.dtype), _type_word(other.dtype)
+    if name in ("dot", "inner") or (name == "matmul" and input.ndim == other.ndim == 1):
+        msg = ("both inputs should have same dtype" if name == "inner" else
+               f"dot : expected both vectors to have same dtype, but found {words[0]} and "
+               f"{words[1]}")
+    elif name == "mv" or (name == "matmul" and (input.ndim, other.ndim) == (2, 1)):
+        msg = (f"addmv input tensors must have the same dtype, but got {words[1]}, "
+               f"{words[0]}, and {words[1]}")
+    elif name == "bmm" or (name == "matmul" and max(input.ndim, other.ndim) > 2):
+        msg = f"expected scalar type {words[0]} but found {words[1]}"
+    else:
+        msg = (f"expected m1 and m2 to have the same dtype, but got: "
+               f"{_C_TYPES[input.dtype.name]} != {_C_TYPES[other.dtype.name]}")
+    raise RuntimeError(msg)
+
+
+def _check_matmul(name: str, input: Tensor, other: Tensor) -> None:
+    """PyTorch's shape and dtype errors of mm, bmm, mv, dot and matmul."""
+    _check_matmul_dtypes(name, input, other)
+    a, b = tuple(input.shape), tuple(other.shape)
+    if name in ("mm", "matmul") and len(a) == 2 and len(b) == 2 and a[1] != b[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and "
+                           f"{b[0]}x{b[1]})")
+    if name in ("dot", "inner", "matmul") and len(a) == 1 and len(b) == 1 and a != b:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a[0]}] and src "
+                           f"[{b[0]}] to have the same number of elements, but got {a[0]} "
+                           f"and {b[0]} elements respectively")
+    if name == "mv" and len(a) == 2 and len(b) == 1 and a[1] != b[0]:
+        raise RuntimeError(f"size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec "
+                           f"({b[0]})")
+    if name == "bmm" and len(a) == 3 and len(b) == 3 and b[:2] != (a[0], a[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a[0]}, {a[2]}] but got: [{b[0]}, {b[1]}].")
+
+
+@op("matmul")
+def _matmul(input: Tensor, other: Tensor) -> Spec:
+    if input.ndim == 0 or other.ndim == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
+                           f"{input.ndim}D and {other.ndim}D")
+    _check_matmul("matmul", input, other)
+    dt = result_type(input, other).np
+    return Spec(_matmul_node(input.ndim, other.ndim),
+                lambda a, b: fnp.matmul(cast(a, dt), cast(b, dt)), [input, other])
+
+
+# PyTorch's rank errors of the fixed-rank products
+_RANK_ERRORS = {
+    "mm": lambda a, b: "self must be a matrix" if a != 2 else "mat2 must be a matrix",
+    "bmm": lambda a, b: "batch1 must be a 3D tensor" if a != 3 else
+    "batch2 must be a 3D tensor",
+    "mv": lambda a, b: f"vector + matrix @ vector expected, got 1, {a}, {b}",
+    "dot": lambda a, b: f"1D tensors expected, but got {a}D and {b}D tensors",
+}
+
+
+def _checked(name: str, node: str, nd: tuple) -> None:
+    def spec(input: Tensor, other: Tensor) -> Spec:
+        if (input.ndim, other.ndim) != nd:
+            raise RuntimeError(_RANK_ERRORS[name](input.ndim, other.ndim))
+        _check_matmul(name, input, other)
+        s = _matmul(input, other)
+        return s._replace(name=node)
+    spec.__name__ = name
+    op(name)(spec)
+
+
+_checked("mm", "MmBackward0", (2, 2))
+_checked("bmm", "BmmBackward0", (3, 3))
+_checked("mv", "MvBackward0", (2, 1))
+_checked("dot", "DotBackward0", (1, 1))
+
+
+@op("inner")
+def _inner(input: Tensor, other: Tensor) -> Spec:
+    """The inner product over the last axes (PyTorch's composition ends in a view)."""
+    _check_matmul("inner", input, other)
+    dt = result_type(input, other).np
+    return Spec("ViewBackward0", lambda a, b: fnp.inner(cast(a, dt), cast(b, dt)),
+                [input, other])
+
+
+@op("addmm")
+def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
+           alpha: Any = 1) -> Spec:
+    if input.dtype is not mat2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_type_word(input.dtype)} and {_type_word(mat2.dtype)}")
+    _check_matmul("mm", mat1, mat2)
+    if beta == 1 and alpha == 1:
+        return Spec("AddmmBackward0", _ADDMM, [input, mat1, mat2])
+
+    def f(c: Any, a: Any, b: Any) -> Any:
+        ab = fnp.matmul(a, b)
+        return fnp.add(c if beta == 1 else fnp.multiply(c, beta),
+                       ab if alpha == 1 else fnp.multiply(ab, alpha))
+    return Spec("AddmmBackward0", f, [input, mat1, mat2])
+
+
+_ADDMM = PrimCall(linalg_prims.addmm)
+
+
+@op("outer", "ger")
+def _outer(input: Tensor, vec2: Tensor) -> Spec:
+    return Spec("MulBackward0", lambda a, b: fnp.multiply(fnp.reshape(a, (-1, 1)), b),
+                [input, vec2])
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation (funcgrad.numpy.einsum)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    dtypes = {t.dtype for t in operands if isinstance(t, Tensor)}
+    if len(dtypes) > 1:
+        first, *rest = [t.dtype for t in operands]
+        other = next(d for d in rest if d is not first)
+        raise RuntimeError(f"expected scalar type {_type_word(first)} but found "
+                           f"{_type_word(other)}")
+    dt = result_type(*operands).np
+    return apply("EinsumBackward0", lambda *xs: fnp.einsum(equation, *[cast(x, dt)
+                                                                       for x in xs]),
+                 list(operands))
+
+
+FUNCTIONS["einsum"] = einsum
+matmul = FUNCTIONS["matmul"]
