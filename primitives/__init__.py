@@ -3,7 +3,7 @@
 A primitive is its backend implementation plus its derivative rules, written in funcgrad
 ops (so rules are differentiable again). The families live one per module, each a readable
 table: `elementwise`, `binary`, `special`, `reductions`, `shape`, `indexing`, `linalg`,
-`fft`, `control`.
+`fft`, `sets`, `control`.
 
 Declaring your own (the same API funcgrad uses)::
 
@@ -26,7 +26,8 @@ from funcgrad.core import ZERO, Primitive, registry
 
 from . import sampling
 from . import (control, elementwise, binary, special, reductions, shape, indexing, linalg,
-               decompositions, fft)
+               decompositions, fft, sets)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "elementwise", "binary",
-           "special", "reductions", "shape", "indexing", "linalg", "decompositions", "fft"]
+           "special", "reductions", "shape", "indexing", "linalg", "decompositions", "fft",
+           "sets"]

@@ -9,6 +9,7 @@ angle, deg2rad, fabs, divmod. Wrappers exist only where numpy's signature needs 
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -108,7 +109,7 @@ def fabs(x: Any) -> Array:
 
 def round(a: Any, decimals: int = 0) -> Array:
     """a rounded to ``decimals`` decimals, halves to even (derivative 0)."""
-    return E.round(a, decimals=int(decimals))
+    return E.round(a, decimals=operator.index(decimals))
 
 
 around = round

@@ -7,6 +7,7 @@ explicit subscripts such as "ab,bc->ac" before the primitive sees them.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -59,7 +60,7 @@ def outer(a: Any, b: Any) -> Array:
 
 def _axes_pair(axes: Any, a: Array, b: Array) -> tuple[list, list]:
     if isinstance(axes, (int, np.integer)):
-        n = int(axes)
+        n = operator.index(axes)
         return list(range(a.ndim - n, a.ndim)), list(range(n))
     xa, xb = axes
     xa = [xa] if isinstance(xa, (int, np.integer)) else list(xa)
@@ -165,7 +166,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     ax1, ax2 = (normalize_axis(x, a.ndim)[0] for x in (axis1, axis2))
     if ax1 == ax2:
         raise ValueError(f"diagonal: axis1 and axis2 are the same axis ({ax1})")
-    return P.diagonal(a, offset=int(offset), axis1=ax1, axis2=ax2)
+    return P.diagonal(a, offset=operator.index(offset), axis1=ax1, axis2=ax2)
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Array:
@@ -178,8 +179,9 @@ def diag(v: Any, k: int = 0) -> Array:
     diagonal."""
     v = asarray(v)
     if v.ndim == 1:
-        n = v.shape[0] + abs(int(k))
-        return P.diagonal_embed(v, shape=(n, n), offset=int(k), axis1=0, axis2=1)
+        k = operator.index(k)
+        n = v.shape[0] + abs(k)
+        return P.diagonal_embed(v, shape=(n, n), offset=k, axis1=0, axis2=1)
     if v.ndim == 2:
         return diagonal(v, k)
     raise ValueError(f"diag: input must be 1-D or 2-D, got shape {v.shape}")
@@ -192,7 +194,7 @@ def diagflat(v: Any, k: int = 0) -> Array:
 
 def _triangle(m: Any, k: int, lower: bool) -> Array:
     m = asarray(m)
-    mask = np.tri(*m.shape[-2:], k=int(k) - (0 if lower else 1), dtype=bool)
+    mask = np.tri(*m.shape[-2:], k=operator.index(k) - (0 if lower else 1), dtype=bool)
     mask = P.constant(m, mask if lower else ~mask)
     return fnp.where(mask, m, P.constant(m, np.zeros((), m.dtype)))
 

@@ -27,7 +27,8 @@ _OPERATORS = [
     ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
     ("floordiv", "floor_divide"), ("mod", "mod"), ("pow", "power"),
     ("matmul", "matmul"), ("and", "logical_and_bitwise"), ("or", "logical_or_bitwise"),
-    ("xor", "logical_xor_bitwise"), ("divmod", "divmod"),
+    ("xor", "logical_xor_bitwise"), ("divmod", "divmod"), ("lshift", "left_shift"),
+    ("rshift", "right_shift"),
 ]
 _COMPARISONS = [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                 ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]
@@ -35,6 +36,7 @@ _UNARY = [("neg", "negative"), ("pos", "positive"), ("abs", "abs"), ("invert", "
 _PROPERTIES = {"T": "_T", "mT": "matrix_transpose", "real": "real", "imag": "imag"}
 
 
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 _OPERANDS = (Array, float, int, np.ndarray, np.generic, complex, list)
 
 
@@ -83,8 +85,24 @@ def install(ns: Any) -> None:
     def transpose(self: Array, *axes: Any) -> Array:
         return ns.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
 
+    def __array_namespace__(self: Array, /, *, api_version: str | None = None) -> Any:
+        """The Array API namespace of this Array: funcgrad.numpy."""
+        if api_version is not None and api_version not in _API_VERSIONS:
+            raise ValueError(f"funcgrad.numpy implements the Array API "
+                             f"{ns.__array_api_version__}; api_version={api_version!r} "
+                             f"is not one of {', '.join(_API_VERSIONS)}")
+        return ns
+
+    def to_device(self: Array, device: Any, /, *, stream: Any = None) -> Array:
+        """This Array on ``device`` (differentiable; see funcgrad.device_put)."""
+        if stream is not None:
+            raise ValueError("to_device: funcgrad does not take a stream; pass stream=None")
+        return ns.asarray(self, device=device)
+
     Array.reshape = reshape
     Array.transpose = transpose
+    Array.__array_namespace__ = __array_namespace__
+    Array.to_device = to_device
     Array.__getitem__ = ns.getitem
     Array.copy = lambda self: self
     Array.__array_ufunc__ = _array_ufunc(ns)

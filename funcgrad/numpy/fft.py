@@ -7,6 +7,7 @@ Gradients of complex values follow JAX's convention (the VJP is the transpose).
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -54,7 +55,7 @@ def _prepare(a: Any, n: int | None, axis: int, name: str, real: bool = False
         raise TypeError(f"{name} takes a real input, got {a.dtype}; use fft for complex "
                         "signals (or pass the real part)")
     axis = normalize_axis(axis, a.ndim)[0]
-    return (a if n is None else _resize(a, int(n), axis)), axis
+    return (a if n is None else _resize(a, operator.index(n), axis)), axis
 
 
 def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
@@ -79,7 +80,7 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
     """The real signal of length n (default 2 (m - 1)) with DFT terms a."""
     a = asarray(a)
     axis = normalize_axis(axis, max(a.ndim, 1))[0]
-    n = 2 * (a.shape[axis] - 1) if n is None else int(n)
+    n = 2 * (a.shape[axis] - 1) if n is None else operator.index(n)
     if n < 1:
         raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
     a, axis = _prepare(a, n // 2 + 1, axis, "irfft")
