@@ -21,6 +21,7 @@ import numpy as np
 
 from funcgrad.core import ZERO, Primitive
 from . import sampling
+from .kernels import elementwise as K
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
@@ -161,7 +162,7 @@ arccosh = unary("arccosh", np.arccosh, lambda g, x: g / (sqrt(x - 1) * sqrt(x + 
 arctanh = unary("arctanh", np.arctanh, lambda g, x: g / (1 - x * x), domain=(-0.9, 0.9))
 exp = unary("exp", np.exp, lambda g, out: g * out)
 exp2 = unary("exp2", np.exp2, lambda g, out: g * out * LN2)
-expm1 = unary("expm1", np.expm1, lambda g, out: g * (out + 1))
+expm1 = unary("expm1", K.expm1, lambda g, out: g * (out + 1))
 log = unary("log", np.log, lambda g, x: g / x, domain=(0.1, 2.0))
 log2 = unary("log2", np.log2, lambda g, x: g / (x * LN2), domain=(0.1, 2.0))
 log10 = unary("log10", np.log10, lambda g, x: g / (x * LN10), domain=(0.1, 2.0))
@@ -187,6 +188,18 @@ trunc = unary("trunc", np.trunc, ZERO, sample=steps_sampler())
 rint = unary("rint", np.rint, ZERO, sample=steps_sampler())
 round = unary("round", lambda x, decimals: np.round(x, decimals), ZERO,
               params={"decimals": 1}, sample=steps_sampler({"decimals": 1}, 0.1))
+# the gap to the next float: constant between powers of two (drawn away from them)
+spacing = unary("spacing", np.spacing, ZERO, domain=(1.1, 1.9), signed=True, complex_=False)
+
+
+# modf: (x - trunc(x), trunc(x)), numpy's values (modf(inf) is (0, inf)); the fractional
+# part has slope 1, the integral part 0
+modf = Primitive("modf", lambda x: tuple(np.modf(x)), multiple_results=True,
+                 sample=steps_sampler(), doc="(fractional part, integral part) of x.")
+modf.defvjp(lambda g: g[0])
+modf.defjvp(lambda t: (t, t * 0))
+frexp_exponent = Primitive("frexp_exponent", lambda x: np.frexp(x)[1], differentiable=False,
+                           doc="the exponent e of x = m 2**e, 0.5 <= |m| < 1 (numpy's frexp).")
 
 isfinite = predicate("isfinite", np.isfinite)
 isnan = predicate("isnan", np.isnan)
@@ -194,3 +207,4 @@ isinf = predicate("isinf", np.isinf)
 signbit = predicate("signbit", np.signbit)
 logical_not = predicate("logical_not", np.logical_not)
 invert = predicate("invert", np.invert)
+bitwise_count = predicate("bitwise_count", np.bitwise_count)

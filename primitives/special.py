@@ -1,4 +1,4 @@
-"""Special functions: erf, erfc, gammaln, digamma, polygamma, expit.
+"""Special functions: erf, erfc, gammaln, digamma, polygamma, expit, i0, i1.
 
 Each is a primitive because its derivative is another special function (digamma's is
 polygamma(1, .), polygamma(n, .)'s is polygamma(n + 1, .)), which makes every order of
@@ -17,7 +17,7 @@ import numpy as np
 
 from funcgrad.core import ZERO, Primitive
 from . import sampling
-from .elementwise import exp, unary
+from .elementwise import exp, nonzero_or_one, unary
 
 try:
     import scipy.special as _scipy_special
@@ -125,9 +125,26 @@ def expit_fallback(x: Any) -> Any:
     return np.exp(-np.logaddexp(0, -np.asarray(x)))
 
 
+def i1_fallback(x: Any) -> np.ndarray:
+    """I_1(x) = sum_k (x/2)^(2k+1) / (k! (k+1)!): all terms share x's sign, so the sum
+    has no cancellation; it runs until the terms stop contributing."""
+    x = np.asarray(x, np.float64)
+    half = x / 2
+    term = half.copy()
+    total = term.copy()
+    k = 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        while np.any(np.abs(term) > 1e-17 * np.abs(total)):
+            term = term * half * half / ((k + 1) * (k + 2))
+            total = total + term
+            k += 1
+    return total
+
+
 _FALLBACKS = {"erf": _vectorize(math.erf), "erfc": _vectorize(math.erfc),
               "gammaln": _vectorize(_lgamma), "digamma": digamma_fallback,
-              "polygamma": polygamma_fallback, "expit": expit_fallback}
+              "polygamma": polygamma_fallback, "expit": expit_fallback,
+              "i0": np.i0, "i1": i1_fallback}
 
 
 def _impl(name: str) -> Callable:
@@ -147,6 +164,17 @@ gammaln = unary("gammaln", _impl("gammaln"), lambda g, x: g * digamma(x),
 digamma = unary("digamma", _impl("digamma"), lambda g, x: g * polygamma(1, x),
                 domain=(0.2, 3.0), complex_=False)
 expit = unary("expit", _impl("expit"), lambda g, out: g * out * (1 - out), complex_=False)
+
+
+def _i1_slope(g: Any, x: Any) -> Any:
+    """I_1'(x) = I_0(x) - I_1(x) / x, which is 1/2 at x = 0."""
+    from .binary import where  # binary imports elementwise, as this module does
+    return g * where(x == 0, 0.5, i0(x) - i1(x) / nonzero_or_one(x))
+
+
+# the modified Bessel functions of the first kind of orders 0 and 1 (numpy's i0)
+i0 = unary("i0", _impl("i0"), lambda g, x: g * i1(x), complex_=False)
+i1 = unary("i1", _impl("i1"), _i1_slope, complex_=False)
 
 
 def _polygamma_cases(rng: np.random.RandomState, draw: Any) -> list:
