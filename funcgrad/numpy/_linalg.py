@@ -17,10 +17,11 @@ from funcgrad.array import Array
 from funcgrad.primitives import linalg as P
 from funcgrad.primitives.linalg import matmul
 from funcgrad.numpy._creation import asarray
-from funcgrad.numpy._reductions import normalize_axis
+from funcgrad.numpy._reductions import axis_index, normalize_axis
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron",
-           "trace", "diag", "diagflat", "diagonal", "tril", "triu"]
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path",
+           "kron", "trace", "diag", "diagflat", "diagonal", "tril", "triu", "vecdot",
+           "matvec", "vecmat"]
 
 
 def dot(a: Any, b: Any) -> Array:
@@ -90,6 +91,42 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Array:
     return P.einsum(a, b, subscripts=f"{''.join(sa)},{''.join(sb)}->{''.join(out)}")
 
 
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
+    """sum(conj(x1) * x2) over ``axis`` (which must have one length in both), broadcasting
+    the other axes; the result keeps the promoted dtype of the inputs."""
+    x1, x2 = asarray(x1), asarray(x2)
+    ax = axis_index(axis)
+    if ax >= 0 or ax < -min(x1.ndim, x2.ndim):
+        raise ValueError(f"vecdot: axis {axis} must be negative and at most "
+                         f"{min(x1.ndim, x2.ndim)} axes from the end for shapes "
+                         f"{x1.shape} and {x2.shape}")
+    if x1.shape[ax] != x2.shape[ax]:
+        raise ValueError(f"vecdot: x1 and x2 must have the same size along axis {axis}, "
+                         f"got shapes {x1.shape} and {x2.shape}")
+    dtype = np.result_type(x1.dtype, x2.dtype)
+    return fnp.sum(P.conj(x1) * x2, axis=ax, dtype=dtype)
+
+
+def matvec(x1: Any, x2: Any, /) -> Array:
+    """The matrix-vector products x1 @ x2 of stacks of matrices (..., M, N) and vectors
+    (..., N), batch dimensions broadcast."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x1.ndim < 2 or x2.ndim < 1 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"matvec: shapes {x1.shape} and {x2.shape} do not match: need "
+                         "(..., M, N) and (..., N)")
+    return fnp.squeeze(matmul(x1, fnp.expand_dims(x2, -1)), -1)
+
+
+def vecmat(x1: Any, x2: Any, /) -> Array:
+    """The vector-matrix products conj(x1) @ x2 of stacks of vectors (..., M) and
+    matrices (..., M, N), batch dimensions broadcast."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x2.ndim < 2 or x1.ndim < 1 or x1.shape[-1] != x2.shape[-2]:
+        raise ValueError(f"vecmat: shapes {x1.shape} and {x2.shape} do not match: need "
+                         "(..., M) and (..., M, N)")
+    return fnp.squeeze(matmul(fnp.expand_dims(P.conj(x1), -2), x2), -2)
+
+
 # -- einsum ------------------------------------------------------------------------------
 
 def _interleaved(args: Sequence) -> tuple[str, list]:
@@ -143,6 +180,13 @@ def einsum(*operands: Any, optimize: Any = None) -> Array:
         subscripts, ops = _interleaved(operands)
     ops = [asarray(x) for x in ops]
     return P.einsum(*ops, subscripts=_explicit(subscripts, [x.shape for x in ops]))
+
+
+def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = False) -> Any:
+    """numpy's contraction order for an einsum (computed on the operands' shapes)."""
+    shaped = [np.empty(asarray(x).shape, dtype=[]) if not isinstance(x, (str, list)) else x
+              for x in operands]
+    return np.einsum_path(*shaped, optimize=optimize, einsum_call=einsum_call)
 
 
 def kron(a: Any, b: Any) -> Array:

@@ -13,12 +13,13 @@ from typing import Any, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad._config import default_float
 from funcgrad.array import Array, new_array
 from funcgrad.primitives import fft as F
 from funcgrad.numpy._creation import asarray
 from funcgrad.numpy._reductions import normalize_axis
 
-__all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2",
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2",
            "irfft2", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 _NORMS = ("backward", "ortho", "forward")
@@ -85,6 +86,20 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
         raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
     a, axis = _prepare(a, n // 2 + 1, axis, "irfft")
     return F.irfft(a, n=n, axis=axis, norm=_norm(norm))
+
+
+_SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """The DFT of a signal with Hermitian symmetry, given by its n // 2 + 1 first terms
+    (a real spectrum of length n, default 2 (m - 1)): irfft of conj(a), norms swapped."""
+    return irfft(fnp.conj(asarray(a)), n, axis, _SWAPPED[_norm(norm)])
+
+
+def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """The inverse of hfft for a real signal: conj(rfft(a)), norms swapped."""
+    return fnp.conj(rfft(a, n, axis, _SWAPPED[_norm(norm)]))
 
 
 def _plan(a: Array, s: Sequence[int] | None, axes: Sequence[int] | None) -> tuple[list, list]:
@@ -155,14 +170,19 @@ rfft2 = _two_axes(rfftn, "rfft2", "The two-dimensional DFT of a real array.")
 irfft2 = _two_axes(irfftn, "irfft2", "The inverse of rfft2.")
 
 
-def fftfreq(n: int, d: float = 1.0) -> Array:
-    """The sample frequencies of an n-point DFT (a constant)."""
-    return new_array(np.fft.fftfreq(n, d))
+def _frequencies(raw: np.ndarray, dtype: Any, device: Any) -> Array:
+    dtype = default_float() if dtype is None else np.dtype(dtype)
+    return fnp.asarray(new_array(raw.astype(dtype)), device=device)
 
 
-def rfftfreq(n: int, d: float = 1.0) -> Array:
-    """The sample frequencies of an n-point rfft (a constant)."""
-    return new_array(np.fft.rfftfreq(n, d))
+def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None) -> Array:
+    """The sample frequencies of an n-point DFT (a constant; float64 by default)."""
+    return _frequencies(np.fft.fftfreq(operator.index(n), d), dtype, device)
+
+
+def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None) -> Array:
+    """The sample frequencies of an n-point rfft (a constant; float64 by default)."""
+    return _frequencies(np.fft.rfftfreq(operator.index(n), d), dtype, device)
 
 
 def _shift(x: Any, axes: Any, sign: int) -> Array:
