@@ -15,6 +15,8 @@ from funcgrad.numpy._indexing import *  # noqa: F401,F403
 from funcgrad.numpy._sorting import *  # noqa: F401,F403
 from funcgrad.numpy._manipulation import *  # noqa: F401,F403
 from funcgrad.numpy._numeric import *  # noqa: F401,F403
+from funcgrad.numpy._statistics import *  # noqa: F401,F403
+from funcgrad.numpy._nanfunctions import *  # noqa: F401,F403
 from funcgrad.numpy._linalg import *  # noqa: F401,F403
 from funcgrad.numpy import linalg, fft
 from funcgrad.numpy import _methods

@@ -291,12 +291,14 @@ def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = None, *,
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
     """An Array from any object with ``__dlpack__`` (numpy, cupy, torch, JAX arrays...).
-    The data is always copied into funcgrad's immutable memory (``copy=False`` raises)."""
-    if copy is False:
-        raise ValueError("from_dlpack(copy=False): funcgrad Arrays own immutable memory, "
-                         "so the data is always copied; pass copy=None or copy=True")
+    Other producers' memory may change, so their data is always copied into funcgrad's
+    immutable memory (``copy=False`` raises BufferError); an Array is returned as it is."""
     if isinstance(x, Array):
         return _placed(x, device)
+    if copy is False:
+        raise BufferError("from_dlpack(copy=False): funcgrad Arrays own immutable memory, "
+                          "so another library's data is always copied; pass copy=None or "
+                          "copy=True")
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__!r} does not implement __dlpack__")
     if hasattr(x, "__cuda_array_interface__"):

@@ -172,10 +172,11 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
 _UNSET: Any = object()
 
 
-def clip(a: Any, a_min: Any = _UNSET, a_max: Any = _UNSET, *, min: Any = None,
-         max: Any = None) -> Array:
-    """a limited to [a_min, a_max] (either may be None): maximum(a_min, a), then
-    minimum(a_max, .), so that at a bound the gradient is split 0.5/0.5 as in JAX."""
+def clip(a: Any, /, min: Any = None, max: Any = None, *, a_min: Any = _UNSET,
+         a_max: Any = _UNSET) -> Array:
+    """a limited to [min, max] (either may be None; numpy's older names a_min and a_max
+    are accepted as keywords): maximum(min, a), then minimum(max, .), so that at a bound
+    the gradient is split 0.5/0.5 as in JAX."""
     lo = min if a_min is _UNSET else a_min
     hi = max if a_max is _UNSET else a_max
     out = asarray(a)

@@ -174,9 +174,10 @@ def geomspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True,
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
-             indexing: str = "xy") -> tuple:
+             indexing: str = "xy") -> list:
     """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy': Cartesian, the
-    first two axes swapped; 'ij': matrix). Differentiable in the vectors."""
+    first two axes swapped; 'ij': matrix), as a list (the Array API's and JAX's type).
+    Differentiable in the vectors."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     vectors = [ravel(asarray(x)) for x in xi]
@@ -187,9 +188,9 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
         shapes.append(tuple(-1 if j == pos else 1 for j in range(n)))
     grids = [reshape(v, s) for v, s in zip(vectors, shapes)]
     if sparse:
-        return tuple(grids)
+        return grids
     full = np.broadcast_shapes(*(g.shape for g in grids))
-    return tuple(broadcast_to(g, full) for g in grids)
+    return [broadcast_to(g, full) for g in grids]
 
 
 def indices(dimensions: Sequence, dtype: Any = int, sparse: bool = False) -> Any:

@@ -31,12 +31,19 @@ broadcast_shapes = np.broadcast_shapes
 
 
 
-def reshape(a: Any, newshape: Any = None, order: str = "C", *, shape: Any = None) -> Array:
-    """``a`` with a new shape (one entry may be -1); only C order."""
+def reshape(a: Any, /, shape: Any = None, order: str = "C", *, newshape: Any = None,
+            copy: bool | None = None) -> Array:
+    """``a`` with a new shape (one entry may be -1); only C order. ``copy`` is accepted
+    for the Array API (an immutable Array never needs one)."""
     a = asarray(a)
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported; transpose the "
                                   "array first for a Fortran-order reshape")
+    if shape is not None and newshape is not None:
+        raise TypeError("You cannot specify 'newshape' and 'shape' arguments at the same "
+                        "time.")
+    if shape is None and newshape is None:
+        raise TypeError("reshape() missing 1 required positional argument: 'shape'")
     target = as_shape(shape if shape is not None else newshape)
     if target == a.shape:
         return a
@@ -56,11 +63,11 @@ def broadcast_to(array: Any, shape: Any) -> Array:
     return a if a.shape == shape else P.broadcast_to(a, shape=shape)
 
 
-def broadcast_arrays(*args: Any) -> tuple:
-    """The arguments broadcast against each other."""
+def broadcast_arrays(*args: Any) -> list:
+    """The arguments broadcast against each other (a list, as the Array API and JAX)."""
     arrays = [asarray(x) for x in args]
     shape = np.broadcast_shapes(*(x.shape for x in arrays))
-    return tuple(broadcast_to(x, shape) for x in arrays)
+    return [broadcast_to(x, shape) for x in arrays]
 
 
 def transpose(a: Any, axes: Any = None) -> Array:
