@@ -17,6 +17,8 @@ from funcgrad.numpy._manipulation import *  # noqa: F401,F403
 from funcgrad.numpy._numeric import *  # noqa: F401,F403
 from funcgrad.numpy._statistics import *  # noqa: F401,F403
 from funcgrad.numpy._nanfunctions import *  # noqa: F401,F403
+from funcgrad.numpy._index_tricks import *  # noqa: F401,F403
+from funcgrad.numpy._polynomial import *  # noqa: F401,F403
 from funcgrad.numpy._linalg import *  # noqa: F401,F403
 from funcgrad.numpy import linalg, fft
 from funcgrad.numpy import _methods
