@@ -26,7 +26,7 @@ __all__ = ["asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarra
            "zeros_like", "ones_like", "empty_like", "full_like", "eye", "identity", "tri",
            "astype", "from_dlpack", "frombuffer", "fromiter", "fromstring", "fromfile",
            "fromfunction", "fromregex", "loadtxt", "genfromtxt", "load", "ndim", "shape",
-           "size", "device_put_p", "as_shape"]
+           "size", "device_put_p"]
 
 _SCALARS = (int, float, complex, bool, np.generic)
 

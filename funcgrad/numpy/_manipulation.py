@@ -334,7 +334,8 @@ def apply_over_axes(func: Callable, a: Any, axes: Any) -> Array:
 
 # -- functional forms of numpy's in-place updates --------------------------------------------
 
-def _functional(name: str, inplace: bool) -> None:
+def refuse_in_place(name: str, inplace: bool) -> None:
+    """JAX's rule for numpy's in-place functions: they need inplace=False."""
     if inplace:
         raise ValueError(f"funcgrad.numpy.{name} cannot modify arrays in-place, because "
                          "funcgrad Arrays are immutable. Pass inplace=False to instead "
@@ -344,7 +345,7 @@ def _functional(name: str, inplace: bool) -> None:
 def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Array:
     """A copy of ``arr`` with its masked elements set, in order, from ``vals`` (repeated
     as needed); ``inplace=False`` is required."""
-    _functional("place", inplace)
+    refuse_in_place("place", inplace)
     arr = asarray(arr)
     where_ = np.flatnonzero(np.asarray(asarray(mask).concrete().to_numpy(), bool))
     vals = ravel(asarray(vals))
@@ -357,7 +358,7 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Array:
 def put(a: Any, ind: Any, v: Any, mode: Any = None, *, inplace: bool = True) -> Array:
     """A copy of ``a`` with the flat positions ``ind`` set to ``v`` (repeated as needed;
     mode 'raise', 'wrap' or 'clip'); ``inplace=False`` is required."""
-    _functional("put", inplace)
+    refuse_in_place("put", inplace)
     a = asarray(a)
     ind = np.ravel(np.asarray(_index_obj(ind)))
     n = a.size
@@ -373,7 +374,7 @@ def put(a: Any, ind: Any, v: Any, mode: Any = None, *, inplace: bool = True) -> 
 def putmask(a: Any, mask: Any, values: Any, *, inplace: bool = True) -> Array:
     """A copy of ``a`` with ``a[i] = values[i % len(values)]`` where the mask holds;
     ``inplace=False`` is required."""
-    _functional("putmask", inplace)
+    refuse_in_place("putmask", inplace)
     a = asarray(a)
     m = np.flatnonzero(np.broadcast_to(np.asarray(asarray(mask).concrete().to_numpy(),
                                                   bool), a.shape))
@@ -385,7 +386,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any, inplace: bool
                    *, mode: Any = None) -> Array:
     """A copy of ``arr`` with ``values`` set at ``indices`` along ``axis`` (the inverse of
     take_along_axis); ``inplace=False`` is required."""
-    _functional("put_along_axis", inplace)
+    refuse_in_place("put_along_axis", inplace)
     a = asarray(arr)
     shape = a.shape
     if axis is None:
@@ -405,7 +406,7 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *,
     """A copy of ``a`` with its main diagonal (a[i, i, ...]) set to ``val`` (repeated as
     needed; ``wrap`` continues below the first square of a tall matrix);
     ``inplace=False`` is required."""
-    _functional("fill_diagonal", inplace)
+    refuse_in_place("fill_diagonal", inplace)
     a = asarray(a)
     if a.ndim < 2:
         raise ValueError("array must be at least 2-d")

@@ -21,6 +21,8 @@ _METHODS = {
     "flatten": "ravel", "astype": "astype", "dot": "dot", "clip": "clip", "conj": "conj",
     "conjugate": "conj", "round": "round", "trace": "trace", "diagonal": "diagonal",
     "repeat": "repeat", "take": "take", "nonzero": "nonzero", "ptp": "ptp",
+    "argpartition": "argpartition", "choose": "choose", "searchsorted": "searchsorted",
+    "sort": "sort",
 }
 # binary operators: (name, function, reflected)
 _OPERATORS = [
@@ -99,6 +101,27 @@ def install(ns: Any) -> None:
             raise ValueError("to_device: funcgrad does not take a stream; pass stream=None")
         return ns.asarray(self, device=device)
 
+    def compress(self: Array, condition: Any, axis: Any = None) -> Array:
+        """The slices along ``axis`` where ``condition`` is true (numpy's argument order)."""
+        return ns.compress(condition, self, axis)
+
+    def tobytes(self: Array, order: str = "C") -> bytes:
+        """The raw bytes of the values (a traced Array refuses, as np.asarray does)."""
+        return np.asarray(self).tobytes(order)
+
+    def view(self: Array, dtype: Any = None) -> Array:
+        """The same bits read as ``dtype`` (JAX's bitcast; not differentiable, so a traced
+        inexact Array refuses)."""
+        raw = np.asarray(self)
+        return ns.asarray(raw if dtype is None else raw.view(dtype))
+
+    def __contains__(self: Array, value: Any) -> bool:
+        return bool(ns.any(ns.equal(self, value)))
+
+    Array.compress = compress
+    Array.tobytes = tobytes
+    Array.view = view
+    Array.__contains__ = __contains__
     Array.reshape = reshape
     Array.transpose = transpose
     Array.__array_namespace__ = __array_namespace__

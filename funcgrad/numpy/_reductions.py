@@ -28,7 +28,7 @@ from funcgrad.numpy._elementwise import (conj, maximum, minimum, not_equal, real
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "std", "var", "cumsum",
            "cumprod", "cumulative_sum", "cumulative_prod", "argmax", "argmin", "all", "any",
            "ptp", "average", "count_nonzero", "normalize_axis", "normalize_axis_tuple",
-           "AxisError", "axis_index", "no_out"]
+           "AxisError"]
 
 try:
     from numpy.exceptions import AxisError
