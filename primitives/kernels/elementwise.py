@@ -36,12 +36,13 @@ def expm1(x: Any) -> Any:
     ``expm1(a) cos b - 2 sin^2(b/2) + i e^a sin b``, with the standard's special values
     (an imaginary +0 stays 0, a = -inf gives -1 + 0j, a = +inf with b not finite gives
     inf + nan j)."""
-    if _kind(x) != "c":
-        return np.expm1(x)
+    out = np.expm1(x)
+    if out.dtype.kind != "c":
+        return out
     a, b = np.real(x), np.imag(x)
     with np.errstate(invalid="ignore", over="ignore"):
         half = np.sin(b / 2)
-        re = np.expm1(a) * np.cos(b) - 2 * half * half
+        re = np.expm1(a) * np.cos(b) - 2 * half * half + 0.0  # -0 - 0 is +0 here
         im = np.exp(a) * np.sin(b)
         im = np.where(b == 0, b, im)
         minus_inf = a == -np.inf
@@ -50,7 +51,25 @@ def expm1(x: Any) -> Any:
         wild = (a == np.inf) & ~np.isfinite(b)
         re = np.where(wild, np.inf, re)
         im = np.where(wild, np.nan, im)
-    out = np.empty_like(np.asarray(x) if np.ndim(x) == 0 else x)  # re + i im, no inf * 0j
+    return _complex(re, im, x)
+
+
+def _complex(re: Any, im: Any, like: Any) -> Any:
+    """re + i im without the NaNs of ``re + 1j * im`` (inf * 0j), shaped like ``like``."""
+    out = np.empty_like(np.asarray(like) if np.ndim(like) == 0 else like)
     out.real = re
     out.imag = im
     return out
+
+
+def tanh(x: Any) -> Any:
+    """np.tanh, with the standard's tanh(+-inf + iy) = +-1 + 0j (imaginary zero with y's
+    sign) for finite y, where numpy's sign follows sin(2y)."""
+    out = np.tanh(x)
+    if out.dtype.kind != "c":
+        return out
+    a, b = np.real(x), np.imag(x)
+    at_inf = np.isinf(a) & np.isfinite(b)
+    if not np.any(at_inf):
+        return out
+    return np.where(at_inf, _complex(np.sign(a), np.copysign(0.0, b), x), out)
