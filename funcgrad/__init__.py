@@ -4,6 +4,7 @@ JAX's transforms (grad, vjp, jvp, jacfwd, jacrev, hessian, checkpoint, custom ru
 immutable Arrays, and `funcgrad.torch`, a PyTorch-style facade on the same rules.
 """
 from funcgrad.array import Array
+from funcgrad._config import config
 from funcgrad import tree_util
 from funcgrad.backend import device_put, devices
 from funcgrad import numpy
@@ -19,7 +20,7 @@ from funcgrad.core import EscapedTracerError
 
 __version__ = "0.1.0"
 
-__all__ = ["Array", "tree_util", "device_put", "devices", "numpy", "primitives", "scipy",
+__all__ = ["Array", "config", "tree_util", "device_put", "devices", "numpy", "primitives", "scipy",
            "stop_gradient", "Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",

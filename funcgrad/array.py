@@ -125,7 +125,7 @@ class Array:
         return value.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple:
-        return self._value.__dlpack_device__()
+        return self.concrete()._value.__dlpack_device__()
 
     def item(self, *args: Any) -> Any:
         return self._value.item(*args)

@@ -233,21 +233,21 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     a = asarray(ary)
     axis = _one(axis, a.ndim)
     n = a.shape[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if np.ndim(indices_or_sections) == 0:
         sections = operator.index(indices_or_sections)
         if sections <= 0:
             raise ValueError("number sections must be larger than 0.")
         each, extra = divmod(n, sections)
         bounds = np.cumsum([0] + extra * [each + 1] + (sections - extra) * [each])
     else:  # numpy slices between the given indices, negative ones included
-        bounds = [0, *indices_or_sections, n]
+        bounds = [0, *(operator.index(i) for i in indices_or_sections), n]
     return _slices(a, axis, [int(b) for b in bounds])
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     """Split into equal sub-arrays (an int that must divide the axis) or at indices."""
     a = asarray(ary)
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if np.ndim(indices_or_sections) == 0:
         n = a.shape[_one(axis, a.ndim)]
         if n % operator.index(indices_or_sections):
             raise ValueError(f"array split does not result in an equal division: axis of "

@@ -160,7 +160,9 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, weights: A
     a_in = asarray(a)
     flat, axes = _prepare(a_in, axis)
     q, q_raw = _q_of(q)
-    dtype = np.result_type(flat.dtype, q.dtype if isinstance(q, Array) else q)
+    weak = isinstance(q, (int, float)) and not isinstance(q, bool)  # NEP 50: a Python float
+    dtype = np.result_type(flat.dtype, q if weak else (
+        q.dtype if isinstance(q, Array) else q_raw.dtype))
     if weights is not None:
         out = _weighted_quantile(flat, a_in, axes, q_raw, weights, method)
     elif flat.shape[0] == 0:

@@ -240,8 +240,8 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
     cut = max(m, n) * np.finfo(dtype).eps if rcond is None else rcond
     x = matmul(D.pinv(a, rcond=_cutoff(cut), hermitian=False), b)
     s = D.svdvals(a)
-    top = float(fnp.max(s, initial=0))
-    rank = int(np.count_nonzero(s.concrete().to_numpy() > cut * top))
+    s_raw = np.asarray(s.concrete().to_numpy())
+    rank = int(np.count_nonzero(s_raw > cut * (s_raw.max() if s_raw.size else 0.0)))
     if rank == n and m > n:
         resid = fnp.sum(P.abs2(b - matmul(a, x)), axis=0)
         resid = fnp.reshape(resid, (1,)) if b.ndim == 1 else resid
