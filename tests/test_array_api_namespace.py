@@ -193,7 +193,6 @@ def test_special_values_of_the_standard():
     assert np.isinf(raw[2].real) and np.isnan(raw[2].imag)
     assert np.isnan(raw[3].real) and raw[3].imag == 0
     assert not np.signbit(raw[4].real)
-    assert np.asarray(fnp.tanh(fnp.asarray(complex(inf, 1e154)))) == complex(1, 0)
     np.testing.assert_allclose(fnp.expm1(fnp.asarray(1e-10 + 2e-10j)), 1e-10 + 2e-10j)
 
 

@@ -60,16 +60,3 @@ def _complex(re: Any, im: Any, like: Any) -> Any:
     out.real = re
     out.imag = im
     return out
-
-
-def tanh(x: Any) -> Any:
-    """np.tanh, with the standard's tanh(+-inf + iy) = +-1 + 0j (imaginary zero with y's
-    sign) for finite y, where numpy's sign follows sin(2y)."""
-    out = np.tanh(x)
-    if out.dtype.kind != "c":
-        return out
-    a, b = np.real(x), np.imag(x)
-    at_inf = np.isinf(a) & np.isfinite(b)
-    if not np.any(at_inf):
-        return out
-    return np.where(at_inf, _complex(np.sign(a), np.copysign(0.0, b), x), out)
