@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from funcgrad._config import canonical_dtype, default_float
+from funcgrad._config import canonical_dtype, config, default_float
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.backend import backend_of, device_of, device_put
 from funcgrad.core import Tracer
@@ -59,6 +59,8 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
     Array (``copy=False`` raises for it). Lists holding Arrays are stacked, differentiably.
     ``order`` is accepted for numpy compatibility (Arrays expose no memory layout)."""
     if isinstance(a, Array):
+        if dtype is None and device is None:
+            return a  # the common case (every wrapper calls asarray on its inputs)
         out = a
         if dtype is not None and a.dtype != np.dtype(dtype):
             if copy is False:
@@ -160,6 +162,10 @@ def astype(x: Any, dtype: Any, /, order: Any = "K", casting: str = "unsafe",
 def as_shape(shape: Any) -> tuple:
     """numpy's shape argument (an int, a sequence of ints, an integer Array) as a tuple of
     Python ints; anything else raises numpy's TypeError."""
+    if type(shape) is int:
+        return (shape,)
+    if type(shape) is tuple and all(type(s) is int for s in shape):
+        return shape
     if isinstance(shape, (Array, np.ndarray)) and np.ndim(shape) == 0:
         return (operator.index(shape),)
     try:
@@ -169,14 +175,12 @@ def as_shape(shape: Any) -> tuple:
     return tuple(operator.index(s) for s in items)
 
 
-def _device_name(device: Any) -> str | None:
-    return None if device is None else str(device)
-
-
 def _placed(out: Array, device: Any) -> Array:
     """``out`` on ``device`` (None: where it already is)."""
-    device = _device_name(device)
-    if device is None or out.device == device or (device == "gpu" and
+    if device is None:
+        return out
+    device = str(device)
+    if out.device == device or (device == "gpu" and
                                                   out.device.startswith("gpu")):
         return out
     return device_put(out, device)
@@ -205,12 +209,15 @@ def empty(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None
     return zeros(shape, dtype, device=device)
 
 
-def _fill_dtype(fill_value: Any, dtype: Any) -> np.dtype:
-    """numpy's dtype for a fill value (Python scalars: the default of their kind)."""
+def _fill_dtype(fill_value: Any, dtype: Any) -> Any:
+    """numpy's dtype for a fill value, narrowed when x64 is disabled (None: numpy's own
+    choice, which is the fill value's dtype)."""
     if dtype is not None:
         return np.dtype(dtype)
     if isinstance(fill_value, Array):
         return fill_value.dtype
+    if config.x64_enabled:
+        return None
     return canonical_dtype(np.asarray(to_raw(fill_value)).dtype)
 
 
