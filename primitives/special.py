@@ -17,6 +17,7 @@ import numpy as np
 
 from funcgrad.core import ZERO, Primitive
 from . import sampling
+from .binary import where
 from .elementwise import exp, nonzero_or_one, unary
 
 try:
@@ -168,7 +169,6 @@ expit = unary("expit", _impl("expit"), lambda g, out: g * out * (1 - out), compl
 
 def _i1_slope(g: Any, x: Any) -> Any:
     """I_1'(x) = I_0(x) - I_1(x) / x, which is 1/2 at x = 0."""
-    from .binary import where  # binary imports elementwise, as this module does
     return g * where(x == 0, 0.5, i0(x) - i1(x) / nonzero_or_one(x))
 
 

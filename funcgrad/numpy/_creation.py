@@ -11,7 +11,7 @@ their first argument. Shapes may be ints, sequences of ints or integer Arrays (n
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from funcgrad.array import Array, new_array
-from funcgrad.numpy._creation import array, asarray, astype
+from funcgrad.numpy._creation import array, asarray, astype, ones
 from funcgrad.numpy._indexing import getitem, nonzero
 from funcgrad.numpy._ranges import arange, linspace
 from funcgrad.numpy._shape import concatenate, reshape, swapaxes, transpose
@@ -181,7 +181,6 @@ def triu_indices_from(arr: Any, k: Any = 0) -> tuple:
 
 def mask_indices(n: Any, mask_func: Callable, k: Any = 0) -> tuple:
     """The indices where ``mask_func(ones((n, n)), k)`` is non-zero (e.g. triu)."""
-    from funcgrad.numpy._creation import ones  # the mask function's argument
     mask = asarray(mask_func(ones((operator.index(n),) * 2, dtype=int), k))
     return nonzero(mask != 0)
 

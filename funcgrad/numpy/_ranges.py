@@ -66,7 +66,7 @@ def _traced_arange(start: Any, stop: Any, step: Any, dtype: Any, device: Any) ->
     if st == 0:
         raise ZeroDivisionError("arange: step must not be zero")
     n = max(int(math.ceil((hi - lo) / st)), 0)
-    k = new_array(np.arange(n, dtype=np.result_type(float, asarray(start).dtype,
+    k = new_array(np.arange(n, dtype=np.result_type(default_float(), asarray(start).dtype,
                                                      asarray(step).dtype)))
     out = asarray(start) + k * step
     return _placed(out if dtype is None else astype(out, dtype), device)

@@ -23,8 +23,7 @@ from funcgrad.numpy._creation import asarray, astype
 from funcgrad.numpy._elementwise import clip, conj, imag, isnan, less, real, sqrt, where
 from funcgrad.numpy._indexing import getitem
 from funcgrad.numpy._linalg import diagonal, matmul, outer
-from funcgrad.numpy._reductions import (any as _any, mean, no_out, normalize_axis,
-                                        normalize_axis_tuple, sum)
+from funcgrad.numpy._reductions import any as _any, mean, no_out, normalize_axis, sum
 from funcgrad.numpy._shape import broadcast_to, moveaxis, ravel, reshape, stack, vstack
 from funcgrad.numpy._sorting import argsort, sort
 
