@@ -4,6 +4,7 @@ JAX's transforms (grad, vjp, jvp, jacfwd, jacrev, hessian, checkpoint, custom ru
 immutable Arrays, and `funcgrad.torch`, a PyTorch-style facade on the same rules.
 """
 from funcgrad.array import Array
+from funcgrad._config import config
 from funcgrad import tree_util
 from funcgrad.backend import devices
 from funcgrad.primitives.control import device_put
@@ -24,9 +25,9 @@ from funcgrad import viz  # installs the notebook reprs (graphviz is imported on
 
 __version__ = "0.1.0"
 
-__all__ = ["Array", "tree_util", "device_put", "devices", "numpy", "primitives", "scipy",
-           "random", "nn", "stop_gradient", "Tape", "make_tape", "grad", "value_and_grad",
-           "vjp", "float0",
+__all__ = ["Array", "config", "tree_util", "device_put", "devices", "numpy", "primitives",
+           "scipy", "random", "nn", "stop_gradient", "Tape", "make_tape", "grad",
+           "value_and_grad", "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals",

@@ -107,11 +107,18 @@ class Array:
         out = self.to_numpy()
         return out if dtype is None or out.dtype == dtype else out.astype(dtype)
 
-    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._value.__dlpack__(*args, **kwargs)
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
+                   dl_device: Any = None, copy: Any = None) -> Any:
+        """The DLPack capsule of the concrete value (a traced Array refuses, as for
+        __array__, since the derivative would be lost)."""
+        value = self._value if type(self) is Array else self.__array__()
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy))
+                  if v is not None}
+        return value.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple:
-        return self._value.__dlpack_device__()
+        return self.concrete()._value.__dlpack_device__()
 
     def item(self, *args: Any) -> Any:
         return self._value.item(*args)

@@ -4,11 +4,11 @@ A primitive is its backend implementation plus its derivative rules, written in 
 ops (so rules are differentiable again). The families live one per module, each a readable
 table: `select` (where), `elementwise`, `binary`, `special`, `distributions`, `bessel`,
 `reductions`, `shape`, `indexing`, `linalg`, `decompositions`, `triangular`,
-`matrix_functions`, `signal`, `fft`, `conv` (convolution and sliding windows), `control`,
-`collectives` (psum, all_gather, ... over a named axis), `random` (the Threefry hash and
-the samplers of funcgrad.random). Implementations that look at data or memory layout live
-in `kernels`, test-input samplers in `samplers`, and `constants` makes the shape-only
-constants rules need.
+`matrix_functions`, `signal`, `fft`, `conv` (convolution and sliding windows), `sets`,
+`control`, `collectives` (psum, all_gather, ... over a named axis), `random` (the Threefry
+hash and the samplers of funcgrad.random). Implementations that look at data or memory
+layout live in `kernels`, test-input samplers in `samplers`, and `constants` makes the
+shape-only constants rules need.
 
 Declaring your own (the same API funcgrad uses)::
 
@@ -32,9 +32,9 @@ from funcgrad.core import ZERO, Primitive, registry
 from . import sampling
 from . import (control, select, elementwise, binary, special, distributions, bessel,
                reductions, shape, indexing, linalg, decompositions, triangular,
-               matrix_functions, signal, fft, conv, collectives, random)
+               matrix_functions, signal, fft, conv, sets, collectives, random)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "select", "elementwise",
            "binary", "special", "distributions", "bessel", "reductions", "shape",
            "indexing", "linalg", "decompositions", "triangular", "matrix_functions",
-           "signal", "fft", "conv", "collectives", "random"]
+           "signal", "fft", "conv", "sets", "collectives", "random"]

@@ -88,7 +88,7 @@ mul = binary("mul", np.multiply, lambda g, y: g * y, lambda g, x: g * x)
 div = binary("div", np.true_divide, lambda g, y: g / y, lambda g, out, y: -g * out / y,
              domain=[(-2.0, 2.0), (0.2, 2.0)], signed=True)
 power = binary("power", np.power, _pow_dx, _pow_dy, domain=[(0.2, 2.0), (-2.0, 2.0)])
-floor_divide = binary("floor_divide", np.floor_divide, ZERO, ZERO,
+floor_divide = binary("floor_divide", kernels.floor_divide, ZERO, ZERO,
                       sample=samplers.pairs(samplers.quotients))
 mod = binary("mod", np.remainder, lambda g: g, lambda g, x, y: -g * floor_divide(x, y),
              sample=samplers.pairs(samplers.quotients))
@@ -114,6 +114,26 @@ copysign = binary("copysign", np.copysign,
                   lambda g, x, y: g * copysign(1, x) * copysign(1, y), ZERO,
                   domain=(0.2, 2.0), signed=True, complex_=False)
 
+# the next float after x towards y: x moved by less than an ulp, slope 1 in x
+nextafter = binary("nextafter", np.nextafter, lambda g: g, ZERO, complex_=False)
+# the step function, with the value y at x == 0 (derivative in x: 0 away from the jump)
+heaviside = binary("heaviside", np.heaviside, ZERO, lambda g, x: where(x == 0, g, 0),
+                   domain=[(0.2, 2.0), (-2.0, 2.0)], signed=True, complex_=False)
+
+
+def _ldexp_cases(rng: np.random.RandomState, draw: Any) -> list:
+    shape = sampling.draw_shape(draw)
+    i = rng.randint(-3, 4, shape)
+    return [sampling.Case(lambda x: ldexp(x, i), (sampling.values(rng, shape),),
+                          f"{shape}")]
+
+
+# x * 2**i for integer i, exact (a change of exponent)
+ldexp = Primitive("ldexp", np.ldexp, ("x", "i"), sample=sampling.custom(_ldexp_cases),
+                  doc="x * 2**i for integer i.")
+ldexp.defvjp(lambda g, i: ldexp(g, i), None)
+ldexp.defjvp(lambda t, i: ldexp(t, i), None)
+
 equal = predicate("equal", np.equal, ("x", "y"))
 not_equal = predicate("not_equal", np.not_equal, ("x", "y"))
 less = predicate("less", np.less, ("x", "y"))
@@ -128,6 +148,8 @@ bitwise_or = predicate("bitwise_or", np.bitwise_or, ("x", "y"))
 bitwise_xor = predicate("bitwise_xor", np.bitwise_xor, ("x", "y"))
 left_shift = predicate("left_shift", np.left_shift, ("x", "y"))
 right_shift = predicate("right_shift", np.right_shift, ("x", "y"))
+gcd = predicate("gcd", np.gcd, ("x", "y"))
+lcm = predicate("lcm", np.lcm, ("x", "y"))
 
 
 # ReLU, the select against zero above as one primitive (PyTorch's relu and threshold_backward

@@ -7,6 +7,8 @@
 | eigvalsh  | dw as above (V recomputed in the rule: no 1/(w_j - w_i) terms)                |
 | svd       | reduced U, s, V^H; the full_matrices derivative is not unique and raises      |
 | svdvals   | ds = Re diag(U^H dA V) (U, V recomputed in the rule)                         |
+| eig       | dw = diag(C), dV = V (F * C) renormalised; C = V^-1 dA V, F as for eigh       |
+| eigvals   | dw as above (V recomputed in the rule)                                       |
 | qr        | reduced mode; wide matrices through the square QR of their leading block      |
 | pinv      | Golub & Pereyra's derivative (valid where the rank is locally constant)      |
 
@@ -127,6 +129,52 @@ eigvalsh = Primitive("eigvalsh", np.linalg.eigvalsh, ("a",),
                      doc="The eigenvalues of the Hermitian matrix in a's lower triangle.")
 eigvalsh.defvjp(lambda g, a: _eigen_back(eigh(a)[1], diag(g)))
 eigvalsh.defjvp(lambda t, a: real(diagonal_of(_eigen_forward(t, eigh(a)[1]))))
+
+# ---------------------------------------------------------------------------------------
+# eig, eigvals (general square matrices; complex results, as in JAX)
+# ---------------------------------------------------------------------------------------
+
+
+def _eig_impl(a: Any) -> tuple:
+    w, v = np.linalg.eig(a)
+    dtype = np.result_type(a.dtype, np.complex64)
+    return w.astype(dtype, copy=False), v.astype(dtype, copy=False)
+
+
+def _from_eigenbasis(v: Any, x: Any) -> Any:
+    """V^-T X V^T: the transpose of dA -> V^-1 dA V."""
+    return solve(mT(v), matmul(x, mT(v)))
+
+
+def _eig_vjp(g: tuple, out: tuple) -> Any:
+    """The transpose of `_eig_jvp` (JAX's convention; the normalisation of the
+    eigenvectors is the only non-holomorphic part, hence the real part below)."""
+    (gw, gv), (w, v) = g, out
+    vt_gv = matmul(mT(v), gv)
+    keep_norm = mT(matmul(H(v), v)) * expand(real(diagonal_of(vt_gv)), -2)
+    return _from_eigenbasis(v, diag(gw) + _gaps(w) * (vt_gv - keep_norm))
+
+
+def _eig_jvp(t: Any, out: tuple) -> tuple:
+    """dw = diag(C), dV = V (F * C) with C = V^-1 dA V, minus the part that would change
+    the unit norm numpy gives each eigenvector (its phase stays a gauge choice)."""
+    w, v = out
+    c = solve(v, matmul(t, v))
+    dv = matmul(v, _gaps(w) * c)
+    return diagonal_of(c), dv - v * expand(real(diagonal_of(matmul(H(v), dv))), -2)
+
+
+eig = Primitive("eig", _eig_impl, ("a",), multiple_results=True,
+                sample=samplers.general(lambda a: (eig(a)[0], abs2(eig(a)[1]))),
+                doc="(eigenvalues, unit eigenvectors) of square matrices, complex.")
+eig.defvjp(_eig_vjp)
+eig.defjvp(_eig_jvp)
+
+eigvals = Primitive("eigvals", lambda a: _eig_impl(a)[0], ("a",),
+                    sample=samplers.general(lambda a: eigvals(a)),
+                    doc="The eigenvalues of square matrices, complex.")
+eigvals.defvjp(lambda g, a: _from_eigenbasis(eig(a)[1], diag(g)))
+eigvals.defjvp(lambda t, a: diagonal_of(solve(eig(a)[1], matmul(t, eig(a)[1]))))
 
 # ---------------------------------------------------------------------------------------
 # svd, svdvals

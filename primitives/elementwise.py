@@ -97,7 +97,7 @@ arccosh = unary("arccosh", np.arccosh, lambda g, x: g / (sqrt(x - 1) * sqrt(x + 
 arctanh = unary("arctanh", np.arctanh, lambda g, x: g / (1 - x * x), domain=(-0.9, 0.9))
 exp = unary("exp", np.exp, lambda g, out: g * out)
 exp2 = unary("exp2", np.exp2, lambda g, out: g * out * LN2)
-expm1 = unary("expm1", np.expm1, lambda g, out: g * (out + 1))
+expm1 = unary("expm1", kernels.expm1, lambda g, out: g * (out + 1))
 log = unary("log", np.log, lambda g, x: g / x, domain=(0.1, 2.0))
 log2 = unary("log2", np.log2, lambda g, x: g / (x * LN2), domain=(0.1, 2.0))
 log10 = unary("log10", np.log10, lambda g, x: g / (x * LN10), domain=(0.1, 2.0))
@@ -123,6 +123,18 @@ trunc = unary("trunc", np.trunc, ZERO, sample=samplers.steps())
 rint = unary("rint", np.rint, ZERO, sample=samplers.steps())
 round = unary("round", lambda x, decimals: np.round(x, decimals), ZERO,
               params={"decimals": 1}, sample=samplers.steps({"decimals": 1}, 0.1))
+# the gap to the next float: constant between powers of two (drawn away from them)
+spacing = unary("spacing", np.spacing, ZERO, domain=(1.1, 1.9), signed=True, complex_=False)
+
+
+# modf: (x - trunc(x), trunc(x)), numpy's values (modf(inf) is (0, inf)); the fractional
+# part has slope 1, the integral part 0
+modf = Primitive("modf", lambda x: tuple(np.modf(x)), multiple_results=True,
+                 sample=samplers.steps(), doc="(fractional part, integral part) of x.")
+modf.defvjp(lambda g: g[0])
+modf.defjvp(lambda t: (t, t * 0))
+frexp_exponent = Primitive("frexp_exponent", lambda x: np.frexp(x)[1], differentiable=False,
+                           doc="the exponent e of x = m 2**e, 0.5 <= |m| < 1 (numpy's frexp).")
 
 isfinite = predicate("isfinite", np.isfinite)
 isnan = predicate("isnan", np.isnan)
@@ -130,3 +142,4 @@ isinf = predicate("isinf", np.isinf)
 signbit = predicate("signbit", np.signbit)
 logical_not = predicate("logical_not", np.logical_not)
 invert = predicate("invert", np.invert)
+bitwise_count = predicate("bitwise_count", np.bitwise_count)

@@ -16,20 +16,19 @@ the pivoting LAPACK chose.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-import funcgrad.numpy as fnp
 from funcgrad.core import Primitive
-from . import sampling
+from .arrays import (concat, expand_dims, permute_rows, pad_axis, stack, sum_last, tril,
+                     triu, unpermute_rows)
 from .kernels import scipy_linalg as K
-from .linalg import (conj, constant, draw_batch, draw_bool, draw_int, matmul, mT,
-                     well_conditioned)
-from .sampling import Case
+from .linalg import conj, constant, matmul, mT
+from .samplers import scipy_linalg as samplers
+from .select import where
 
-__all__ = ["triangular_solve", "lu", "solve_banded", "solve_triangular_of", "permute_rows",
-           "unpermute_rows", "band_transpose"]
+__all__ = ["triangular_solve", "lu", "solve_banded", "solve_triangular_of", "band_transpose"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -62,12 +61,12 @@ def _ts_a(g: Any, a: Any, out: Any, lower: bool, transpose_a: bool, conjugate_a:
           unit_diagonal: bool) -> Any:
     gb = _ts_b(g, a, lower, transpose_a, conjugate_a, unit_diagonal)
     ga = _op(-matmul(gb, mT(out)), transpose_a, conjugate_a)
-    return fnp.where(_triangle_mask(a, lower, unit_diagonal), ga, 0)
+    return where(_triangle_mask(a, lower, unit_diagonal), ga, 0)
 
 
 def _ts_jvp_a(t: Any, a: Any, out: Any, lower: bool, transpose_a: bool, conjugate_a: bool,
               unit_diagonal: bool) -> Any:
-    dm = _op(fnp.where(_triangle_mask(a, lower, unit_diagonal), t, 0), transpose_a,
+    dm = _op(where(_triangle_mask(a, lower, unit_diagonal), t, 0), transpose_a,
              conjugate_a)
     return -triangular_solve(a, matmul(dm, out), lower=lower, transpose_a=transpose_a,
                              conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
@@ -79,21 +78,10 @@ def _ts_jvp_b(t: Any, a: Any, lower: bool, transpose_a: bool, conjugate_a: bool,
                             conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
 
 
-def _ts_cases(rng: np.random.RandomState, draw: Callable) -> list:
-    batch, n, k = draw_batch(draw), draw_int(draw, 0, 3), draw_int(draw, 1, 2)
-    flags = dict(lower=draw_bool(draw), transpose_a=draw_bool(draw),
-                 conjugate_a=draw_bool(draw), unit_diagonal=draw_bool(draw))
-    cplx = draw_bool(draw)
-    a = well_conditioned(rng, (*batch, n, n), cplx)
-    b = sampling.values(rng, (n, k), complex_=cplx)
-    return [Case(lambda a, b: triangular_solve(a, b, **flags), (a, b),
-                 f"{batch} n={n} k={k} {flags} complex={cplx}")]
-
-
 triangular_solve = Primitive(
     "triangular_solve", K.triangular_solve, ("a", "b"),
     ("lower", "transpose_a", "conjugate_a", "unit_diagonal"),
-    sample=sampling.custom(_ts_cases),
+    sample=samplers.triangular_solve,
     doc="x with op(A) x = b for the triangle A of a (scipy's solve_triangular).")
 triangular_solve.defvjp(_ts_a, _ts_b)
 triangular_solve.defjvp(_ts_jvp_a, _ts_jvp_b)
@@ -111,16 +99,6 @@ def solve_triangular_of(m: Any, b: Any, lower: bool, transpose: bool = False,
 # ---------------------------------------------------------------------------------------
 
 
-def permute_rows(x: Any, perm: Any) -> Any:
-    """x[..., perm, :]."""
-    return fnp.take_along_axis(x, fnp.expand_dims(perm, -1), axis=-2)
-
-
-def unpermute_rows(x: Any, perm: Any) -> Any:
-    """y with y[..., perm, :] = x."""
-    return fnp.take_along_axis(x, fnp.expand_dims(fnp.argsort(perm, axis=-1), -1), axis=-2)
-
-
 def _right_solve_upper(y: Any, u: Any) -> Any:
     """y U^-1."""
     return mT(solve_triangular_of(u, mT(y), lower=False, transpose=True))
@@ -129,12 +107,12 @@ def _right_solve_upper(y: Any, u: Any) -> Any:
 def _square_tangent(da: Any, l: Any, u: Any) -> tuple:
     """(dL, dU) for L U = A, both k x k, and the tangent dA."""
     x = _right_solve_upper(solve_triangular_of(l, da, lower=True, unit_diagonal=True), u)
-    return matmul(l, fnp.tril(x, -1)), matmul(fnp.triu(x), u)
+    return matmul(l, tril(x, -1)), matmul(triu(x), u)
 
 
 def _square_cotangent(gl: Any, gu: Any, l: Any, u: Any) -> Any:
     """The transpose of `_square_tangent`: L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T."""
-    gx = fnp.tril(matmul(mT(l), gl), -1) + fnp.triu(matmul(gu, mT(u)))
+    gx = tril(matmul(mT(l), gl), -1) + triu(matmul(gu, mT(u)))
     y = solve_triangular_of(l, gx, lower=True, transpose=True, unit_diagonal=True)
     return mT(solve_triangular_of(u, mT(y), lower=False))
 
@@ -148,12 +126,12 @@ def _lu_jvp(t: Any, a_shape: tuple, out: tuple) -> tuple:
     elif m > n:  # L = [L1; L2]: L2 U = A2
         dl1, du = _square_tangent(da[..., :n, :], l[..., :n, :], u)
         dl2 = _right_solve_upper(da[..., n:, :] - matmul(l[..., n:, :], du), u)
-        dl = fnp.concatenate([dl1, dl2], axis=-2)
+        dl = concat([dl1, dl2], axis=-2)
     else:  # U = [U1 U2]: L U2 = A2
         dl, du1 = _square_tangent(da[..., :m], l, u[..., :m])
         du2 = solve_triangular_of(l, da[..., m:] - matmul(dl, u[..., m:]), lower=True,
                                   unit_diagonal=True)
-        du = fnp.concatenate([du1, du2], axis=-1)
+        du = concat([du1, du2], axis=-1)
     return dl, du, None
 
 
@@ -166,28 +144,16 @@ def _lu_vjp(g: tuple, a_shape: tuple, out: tuple) -> Any:
     elif m > n:
         ga2 = mT(solve_triangular_of(u, mT(gl[..., n:, :]), lower=False))  # gL2 U^-T
         gu = gu - matmul(mT(l[..., n:, :]), ga2)
-        ga = fnp.concatenate([_square_cotangent(gl[..., :n, :], gu, l[..., :n, :], u), ga2],
-                             axis=-2)
+        ga = concat([_square_cotangent(gl[..., :n, :], gu, l[..., :n, :], u), ga2], axis=-2)
     else:
         ga2 = solve_triangular_of(l, gu[..., m:], lower=True, transpose=True,
                                   unit_diagonal=True)  # L^-T gU2
         gl = gl - matmul(ga2, mT(u[..., m:]))
-        ga = fnp.concatenate([_square_cotangent(gl, gu[..., :m], l, u[..., :m]), ga2],
-                             axis=-1)
+        ga = concat([_square_cotangent(gl, gu[..., :m], l, u[..., :m]), ga2], axis=-1)
     return unpermute_rows(ga, perm)
 
 
-def _lu_cases(rng: np.random.RandomState, draw: Callable) -> list:
-    """Row-permuted diagonally dominant matrices: pivoting is decided by a wide margin,
-    so the finite differences do not switch pivots."""
-    batch, m, n, cplx = draw_batch(draw), draw_int(draw, 1, 4), draw_int(draw, 1, 4), \
-        draw_bool(draw)
-    a = well_conditioned(rng, (*batch, m, n), cplx)
-    a = a[..., rng.permutation(m), :]
-    return [Case(lambda a: lu(a)[:2], (a,), f"{batch} {m}x{n} complex={cplx}")]
-
-
-lu = Primitive("lu", K.lu, ("a",), multiple_results=True, sample=sampling.custom(_lu_cases),
+lu = Primitive("lu", K.lu, ("a",), multiple_results=True, sample=samplers.lu,
                doc="(L, U, perm) with a[..., perm, :] = L @ U (partial pivoting).")
 lu.defvjp(_lu_vjp)
 lu.defjvp(_lu_jvp)
@@ -203,20 +169,19 @@ def _shift_rows(x: Any, s: int) -> Any:
     n = x.shape[0]
     if s == 0:
         return x
-    widths = [(max(-s, 0), max(s, 0))] + [(0, 0)] * (x.ndim - 1)
-    return fnp.pad(x, widths)[max(s, 0):max(s, 0) + n]
+    return pad_axis(x, 0, max(-s, 0), max(s, 0))[max(s, 0):max(s, 0) + n]
 
 
 def band_transpose(ab: Any, lower: int, upper: int) -> Any:
     """The band storage of a^T (``upper`` and ``lower`` swapped): abT[r, j] =
     ab[lower + upper - r, j + r - lower]."""
-    return fnp.stack([_shift_rows(ab[lower + upper - r], r - lower)
-                      for r in range(lower + upper + 1)])
+    return stack([_shift_rows(ab[lower + upper - r], r - lower)
+                  for r in range(lower + upper + 1)])
 
 
 def _band_matvec(dab: Any, x: Any, upper: int) -> Any:
     """da @ x for da in band storage: sum_r (dab[r] * x)[i + upper - r]."""
-    return sum(_shift_rows(fnp.expand_dims(dab[r], -1) * x, upper - r)
+    return sum(_shift_rows(expand_dims(dab[r], -1) * x, upper - r)
                for r in range(dab.shape[0]))
 
 
@@ -226,22 +191,13 @@ def _banded_b(g: Any, ab: Any, lower: int, upper: int) -> Any:
 
 def _banded_ab(g: Any, ab: Any, out: Any, lower: int, upper: int) -> Any:
     gb = _banded_b(g, ab, lower, upper)
-    return -fnp.stack([fnp.sum(_shift_rows(gb, r - upper) * out, axis=-1)
-                       for r in range(lower + upper + 1)])
-
-
-def _banded_cases(rng: np.random.RandomState, draw: Callable) -> list:
-    n = draw_int(draw, 1, 4)
-    lower, upper, k = draw_int(draw, 0, n - 1), draw_int(draw, 0, n - 1), draw_int(draw, 1, 2)
-    ab = sampling.values(rng, (lower + upper + 1, n))
-    ab[upper] = (n + 1) * rng.choice([-1.0, 1.0], n) + ab[upper] * 0.5
-    return [Case(lambda ab, b: solve_banded(ab, b, lower=lower, upper=upper),
-                 (ab, sampling.values(rng, (n, k))), f"n={n} l={lower} u={upper} k={k}")]
+    return -stack([sum_last(_shift_rows(gb, r - upper) * out)
+                   for r in range(lower + upper + 1)])
 
 
 solve_banded = Primitive(
     "solve_banded", lambda ab, b, lower, upper: K.solve_banded(ab, b, lower, upper),
-    ("ab", "b"), ("lower", "upper"), sample=sampling.custom(_banded_cases),
+    ("ab", "b"), ("lower", "upper"), sample=samplers.solve_banded,
     doc="x with a @ x = b, a (n, n) given by its band ab (lower + upper + 1, n).")
 solve_banded.defvjp(_banded_ab, _banded_b)
 solve_banded.defjvp(

@@ -398,7 +398,6 @@ NOT_COMPARED = {
     "parse_index": "the index parser behind getitem, not an array function",
     "normalize_axis": "an axis helper (numpy.lib's normalize_axis_tuple), not an array function",
     "normalize_axis_tuple": "an axis helper, not an array function",
-    "device_put_p": "the device_put primitive (funcgrad.device_put): test_devices.py",
     "logical_and_bitwise": "the operator & of Arrays (bitwise_and): compared as bitwise_and",
     "logical_or_bitwise": "the operator | of Arrays (bitwise_or): compared as bitwise_or",
     "logical_xor_bitwise": "the operator ^ of Arrays (bitwise_xor): compared as bitwise_xor",

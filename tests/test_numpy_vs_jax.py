@@ -25,8 +25,6 @@ import pytest
 os.environ.setdefault("JAX_ENABLE_X64", "1")  # before jax is imported: float64 as numpy
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)  # in case another module imported jax first
-# the table's programs are tiny: optimising each compiled primitive costs more than it saves
-jax.config.update("jax_disable_most_optimizations", True)
 import jax.numpy as jnp  # noqa: E402
 import jax.scipy.special as jss  # noqa: E402
 
@@ -34,6 +32,15 @@ import funcgrad  # noqa: E402
 import funcgrad.numpy as fnp  # noqa: E402
 import funcgrad.scipy.special as fss  # noqa: E402
 from funcgrad import tree_util  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fast_compiles():
+    """The table's programs are tiny: optimising each compiled primitive costs more than it
+    saves. (Only here: other modules compare bits with JAX's optimised programs.)"""
+    jax.config.update("jax_disable_most_optimizations", True)
+    yield
+    jax.config.update("jax_disable_most_optimizations", False)
 
 
 def _load_table() -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 import sys
 from types import TracebackType
 from typing import Any
@@ -46,6 +47,7 @@ def abort_job(message: str, code: int = 1) -> None:
     """Print ``message`` and end every process of the job."""
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.stderr.flush()
+    time.sleep(0.5)  # mpiexec forwards output asynchronously: let it pass before the kill
     MPI = _mpi_running()
     if MPI is not None and MPI.COMM_WORLD.Get_size() > 1:
         MPI.COMM_WORLD.Abort(code)

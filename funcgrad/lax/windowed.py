@@ -25,7 +25,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
-from funcgrad.backend import device_put
+from funcgrad.primitives.control import device_put
 from funcgrad.core import Tracer
 from funcgrad.primitives import conv as P
 from funcgrad.primitives.kernels.conv import dilate_dim as kernels_dilate

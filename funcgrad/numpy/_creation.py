@@ -1,28 +1,34 @@
-"""Array creation: asarray/array and the constant factories (not differentiable: their
-results are constants; ``*_like`` take only the shape, dtype and device of their argument)."""
+"""Array creation: asarray/array, the constant factories and the readers of files and buffers.
+
+Results are constants, except where a value comes from an Array: ``full(shape, x)`` and
+``full_like(a, x)`` broadcast x (differentiably), lists holding Arrays are stacked, and
+``asarray`` of an Array is that Array. ``*_like`` take only the shape, dtype and device of
+their first argument. Shapes may be ints, sequences of ints or integer Arrays (numpy's
+``operator.index`` rule: a float raises TypeError). Every factory takes the Array API's
+``device=`` ('cpu', 'gpu', 'gpu:N'). Inferred and default dtypes follow
+`funcgrad.config` (64-bit unless ``jax_enable_x64`` is off).
+"""
 from __future__ import annotations
 
-from typing import Any, Sequence
+import operator
+from typing import Any
 
 import numpy as np
 
+from funcgrad._config import canonical_dtype, config, default_float
 from funcgrad.array import Array, new_array, to_raw
-from funcgrad.backend import backend_of
+from funcgrad.backend import backend_of, device_of
 from funcgrad.core import Tracer
 from funcgrad.primitives.control import convert_element_type, device_put
 
-__all__ = ["asarray", "array", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
-           "empty_like", "full_like", "arange", "linspace", "logspace", "eye", "identity",
-           "astype", "float32", "float64", "complex64", "complex128", "int32", "int64",
-           "bool_", "float16", "uint8", "int8", "int16", "dtype", "finfo", "iinfo",
-           "result_type", "pi", "e", "inf", "nan", "newaxis", "ndim", "shape", "size",
-           "issubdtype", "floating", "integer", "inexact", "complexfloating", "number",
-           "signedinteger", "unsignedinteger"]
+__all__ = ["asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray",
+           "asarray_chkfinite", "require", "copy", "zeros", "ones", "empty", "full",
+           "zeros_like", "ones_like", "empty_like", "full_like", "eye", "identity", "tri",
+           "astype", "from_dlpack", "frombuffer", "fromiter", "fromstring", "fromfile",
+           "fromfunction", "fromregex", "loadtxt", "genfromtxt", "load", "ndim", "shape",
+           "size"]
 
-from numpy import (float16, float32, float64, complex64, complex128, int8, int16, int32,
-                   int64, uint8, bool_, dtype, finfo, iinfo, result_type, pi, e, inf, nan,
-                   newaxis, issubdtype, floating, integer, inexact, complexfloating, number,
-                   signedinteger, unsignedinteger)
+_SCALARS = (int, float, complex, bool, np.generic)
 
 
 def _contains_array(x: Any) -> bool:
@@ -31,114 +37,317 @@ def _contains_array(x: Any) -> bool:
     return isinstance(x, (list, tuple)) and any(_contains_array(e) for e in x)
 
 
-def asarray(a: Any, dtype: Any = None) -> Array:
-    """``a`` as an Array (no copy for an Array; numpy input is copied, so that changing it
-    later cannot change the Array). Lists holding Arrays are stacked, differentiably."""
+def _inferred(raw: Any, dtype: Any) -> Any:
+    """The dtype to store ``raw`` in: the one asked for, else raw's own, narrowed to 32 bits
+    when x64 is disabled (None: keep raw's dtype)."""
+    if dtype is not None:
+        return np.dtype(dtype)
+    own = np.result_type(raw) if not hasattr(raw, "dtype") else raw.dtype
+    narrow = canonical_dtype(own)
+    return None if narrow == own else narrow
+
+
+def _no_copy_error(what: str) -> ValueError:
+    return ValueError(f"asarray(copy=False): {what}, so a copy cannot be avoided. Pass "
+                      "copy=None (copy only when needed) or copy=True.")
+
+
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
+            copy: bool | None = None) -> Array:
+    """``a`` as an Array: an Array is returned as it is (immutable, so ``copy=True`` has
+    nothing to protect), other input is copied so that changing it later cannot change the
+    Array (``copy=False`` raises for it). Lists holding Arrays are stacked, differentiably.
+    ``order`` is accepted for numpy compatibility (Arrays expose no memory layout)."""
     if isinstance(a, Array):
-        return a if dtype is None or a.dtype == np.dtype(dtype) else astype(a, dtype)
-    if isinstance(a, (list, tuple)) and _contains_array(a):
-        from funcgrad.numpy._shape import stack
+        if dtype is None and device is None:
+            return a  # the common case (every wrapper calls asarray on its inputs)
+        out = a
+        if dtype is not None and a.dtype != np.dtype(dtype):
+            if copy is False:
+                raise _no_copy_error(f"the dtype changes from {a.dtype} to {np.dtype(dtype)}")
+            out = astype(a, dtype)
+    elif isinstance(a, (list, tuple)) and _contains_array(a):
+        if copy is False:
+            raise _no_copy_error("a list of Arrays is stacked into a new Array")
+        from funcgrad.numpy._shape import stack  # _shape imports this module
         out = stack([asarray(e) for e in a])
-        return out if dtype is None else astype(out, dtype)
-    raw = to_raw(a)
-    return new_array(backend_of(raw).xp.array(raw, dtype=dtype, copy=True))
+        out = out if dtype is None else astype(out, dtype)
+    else:
+        if copy is False:
+            raise _no_copy_error(f"a {type(a).__name__} is copied into funcgrad's "
+                                 "immutable memory")
+        out = new_array(_host_copy(a, dtype))
+    return _placed(out, device)
 
 
-def array(object: Any, dtype: Any = None, copy: bool = True, ndmin: int = 0) -> Array:
-    """numpy.array: like `asarray` (Arrays are immutable, so a copy is never needed)."""
-    out = asarray(object, dtype)
+def _host_copy(a: Any, dtype: Any) -> Any:
+    """A fresh backend array of ``a`` in the dtype to store. Besides what every funcgrad
+    function takes, objects numpy converts (``__array__``: torch tensors, JAX arrays...)
+    and DLPack producers are read."""
+    if isinstance(a, (list, tuple, np.ndarray, *_SCALARS)) or hasattr(
+            a, "__cuda_array_interface__"):
+        raw = to_raw(a)
+    elif hasattr(a, "__array__") or hasattr(a, "__array_interface__"):
+        raw = np.asarray(a)
+    elif hasattr(a, "__dlpack__"):
+        raw = np.from_dlpack(a)
+    else:
+        raw = to_raw(a)  # raises its clear TypeError
+    return backend_of(raw).xp.array(raw, dtype=_inferred(raw, dtype), copy=True)
+
+
+def array(object: Any, dtype: Any = None, copy: bool = True, order: Any = None,
+          ndmin: int = 0, *, device: Any = None) -> Array:
+    """numpy.array: like `asarray`, with ``ndmin`` leading axes of length 1 added."""
+    out = asarray(object, dtype, device=device, copy=None if copy else False)
     if out.ndim < ndmin:
-        from funcgrad.numpy._shape import reshape
+        from funcgrad.numpy._shape import reshape  # _shape imports this module
         out = reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return out
 
 
-def astype(x: Any, dtype: Any) -> Array:
-    """x cast to dtype; differentiable between float and complex dtypes."""
+def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
+               copy: bool | None = None) -> Array:
+    """`asarray` (Arrays have no subclasses to pass through)."""
+    return asarray(a, dtype, device=device, copy=copy)
+
+
+def ascontiguousarray(a: Any, dtype: Any = None) -> Array:
+    """`asarray` with at least one dimension (Arrays expose no memory layout)."""
+    out = asarray(a, dtype)
+    return out if out.ndim else array(out, ndmin=1)
+
+
+def asfortranarray(a: Any, dtype: Any = None) -> Array:
+    """`ascontiguousarray`: Arrays expose no memory layout to choose."""
+    return ascontiguousarray(a, dtype)
+
+
+def require(a: Any, dtype: Any = None, requirements: Any = None) -> Array:
+    """`asarray`; layout requirements ('C', 'F', 'A', 'W', 'O', 'E') have nothing to act
+    on, except 'W' (writeable), which an immutable Array cannot meet."""
+    reqs = {str(r).upper()[:1] for r in (requirements or ())}
+    if "W" in reqs:
+        raise ValueError("require: funcgrad Arrays are immutable and cannot be writeable; "
+                         "use x.at[idx].set(v) for updates")
+    return asarray(a, dtype)
+
+
+def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Array:
+    """`asarray`, raising ValueError if the values hold an inf or a NaN."""
+    out = asarray(a, dtype)
+    if out.dtype.kind in "fc" and not bool(np.isfinite(out.concrete().to_numpy()).all()):
+        raise ValueError("array must not contain infs or NaNs")
+    return out
+
+
+def copy(a: Any, order: Any = "K", subok: bool = False) -> Array:
+    """``a`` as an Array (an Array is immutable: it is its own copy)."""
+    return asarray(a)
+
+
+def astype(x: Any, dtype: Any, /, order: Any = "K", casting: str = "unsafe",
+           subok: bool = True, copy: bool = True, *, device: Any = None) -> Array:
+    """x cast to dtype (differentiable between float and complex dtypes); ``casting``
+    follows numpy ('no', 'equiv', 'safe', 'same_kind', 'unsafe')."""
     x = asarray(x)
     dtype = np.dtype(dtype)
-    return x if x.dtype == dtype else convert_element_type(x, new_dtype=dtype)
+    if casting != "unsafe" and not np.can_cast(x.dtype, dtype, casting):
+        raise TypeError(f"Cannot cast array data from dtype({str(x.dtype)!r}) to "
+                        f"dtype({str(dtype)!r}) according to the rule {casting!r}")
+    out = x if x.dtype == dtype else convert_element_type(x, new_dtype=dtype)
+    return _placed(out, device)
 
 
-def _shape(shape: int | Sequence[int]) -> tuple:
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+def as_shape(shape: Any) -> tuple:
+    """numpy's shape argument (an int, a sequence of ints, an integer Array) as a tuple of
+    Python ints; anything else raises numpy's TypeError."""
+    if type(shape) is int:
+        return (shape,)
+    if type(shape) is tuple and all(type(s) is int for s in shape):
+        return shape
+    if isinstance(shape, (Array, np.ndarray)) and np.ndim(shape) == 0:
+        return (operator.index(shape),)
+    try:
+        items = iter(shape)
+    except TypeError:
+        return (operator.index(shape),)
+    return tuple(operator.index(s) for s in items)
 
 
-def _xp_like(a: Any) -> Any:
+def _placed(out: Array, device: Any) -> Array:
+    """``out`` on ``device`` (None: where it already is)."""
+    if device is None:
+        return out
+    device = str(device)
+    if out.device == device or (device == "gpu" and
+                                                  out.device.startswith("gpu")):
+        return out
+    return device_put(out, device)
+
+
+def _constant(raw: np.ndarray, device: Any) -> Array:
+    return _placed(new_array(raw), device)
+
+
+def _default(dtype: Any) -> np.dtype:
+    return default_float() if dtype is None else np.dtype(dtype)
+
+
+def zeros(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None) -> Array:
+    """An Array of zeros (float64 by default)."""
+    return _constant(np.zeros(as_shape(shape), _default(dtype)), device)
+
+
+def ones(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None) -> Array:
+    """An Array of ones (float64 by default)."""
+    return _constant(np.ones(as_shape(shape), _default(dtype)), device)
+
+
+def empty(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None) -> Array:
+    """Zeros (an immutable array has no use for uninitialised memory)."""
+    return zeros(shape, dtype, device=device)
+
+
+def _fill_dtype(fill_value: Any, dtype: Any) -> Any:
+    """numpy's dtype for a fill value, narrowed when x64 is disabled (None: numpy's own
+    choice, which is the fill value's dtype)."""
+    if dtype is not None:
+        return np.dtype(dtype)
+    if isinstance(fill_value, Array):
+        return fill_value.dtype
+    if config.x64_enabled:
+        return None
+    return canonical_dtype(np.asarray(to_raw(fill_value)).dtype)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C", *,
+         device: Any = None) -> Array:
+    """An Array of ``shape`` filled with ``fill_value`` (broadcast when it is an array; an
+    Array fill value is differentiable)."""
+    shape = as_shape(shape)
+    dtype = _fill_dtype(fill_value, dtype)
+    if isinstance(fill_value, Array):
+        from funcgrad.numpy._shape import broadcast_to  # _shape imports this module
+        return _placed(broadcast_to(astype(fill_value, dtype), shape), device)
+    return _constant(np.full(shape, to_raw(fill_value), dtype), device)
+
+
+def _like(a: Any) -> tuple[tuple, np.dtype, Any]:
+    """(shape, dtype, raw value) of a ``*_like`` template, traced or not."""
     if isinstance(a, Tracer):
         a = a.concrete()
-    return backend_of(a._value if isinstance(a, Array) else to_raw(a)).xp
+    if isinstance(a, Array):
+        return a.shape, a.dtype, a._value
+    raw = np.asarray(to_raw(a))
+    return raw.shape, raw.dtype, raw
 
 
-def _placed(raw: np.ndarray, device: str | None) -> Array:
-    """A new Array of ``raw`` on ``device`` (None or 'cpu': stays in host memory)."""
-    if device is None or device == "cpu":
-        return new_array(raw)
-    return device_put(new_array(raw), device)
+def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
+              subok: bool = True, shape: Any = None, *, device: Any = None) -> Array:
+    """An Array shaped like ``a`` (or ``shape``), with a's dtype and device unless given,
+    filled with ``fill_value`` (an Array fill value is differentiable)."""
+    a_shape, a_dtype, raw = _like(a)
+    shape = a_shape if shape is None else as_shape(shape)
+    dtype = a_dtype if dtype is None else np.dtype(dtype)
+    if isinstance(fill_value, Array):
+        out = full(shape, fill_value, dtype)
+        return _placed(out, device if device is not None else device_of(raw))
+    out = new_array(backend_of(raw).xp.full(shape, to_raw(fill_value), dtype))
+    return _placed(out, device)
 
 
-def zeros(shape: int | Sequence[int], dtype: Any = float, device: str | None = None) -> Array:
-    return _placed(np.zeros(_shape(shape), dtype), device)
+def zeros_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
+               shape: Any = None, *, device: Any = None) -> Array:
+    """Zeros shaped like ``a``."""
+    return full_like(a, 0, dtype, shape=shape, device=device)
 
 
-def ones(shape: int | Sequence[int], dtype: Any = float, device: str | None = None) -> Array:
-    return _placed(np.ones(_shape(shape), dtype), device)
+def ones_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
+              shape: Any = None, *, device: Any = None) -> Array:
+    """Ones shaped like ``a``."""
+    return full_like(a, 1, dtype, shape=shape, device=device)
 
 
-def empty(shape: int | Sequence[int], dtype: Any = float, device: str | None = None) -> Array:
-    """Zeros (an immutable array has no use for uninitialised memory)."""
-    return zeros(shape, dtype, device)
+def empty_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
+               shape: Any = None, *, device: Any = None) -> Array:
+    """Zeros shaped like ``a``."""
+    return zeros_like(a, dtype, shape=shape, device=device)
 
 
-def full(shape: int | Sequence[int], fill_value: Any, dtype: Any = None,
-         device: str | None = None) -> Array:
-    return _placed(np.full(_shape(shape), to_raw(fill_value), dtype), device)
+def eye(N: Any, M: Any = None, k: Any = 0, dtype: Any = None, order: Any = "C", *,
+        device: Any = None) -> Array:
+    """The N x M matrix with ones on the k-th diagonal."""
+    M = None if M is None else operator.index(M)
+    return _constant(np.eye(operator.index(N), M, operator.index(k), _default(dtype)),
+                     device)
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Array:
-    xp = _xp_like(a)
-    a_shape = np.shape(a) if not isinstance(a, Array) else a.shape
-    a_dtype = a.dtype if isinstance(a, Array) else np.asarray(a).dtype
-    return new_array(xp.full(a_shape if shape is None else _shape(shape), fill_value,
-                             a_dtype if dtype is None else dtype))
+def identity(n: Any, dtype: Any = None, *, device: Any = None) -> Array:
+    """The n x n identity matrix."""
+    return eye(n, dtype=dtype, device=device)
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
-    return full_like(a, 0, dtype, shape)
+def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = None, *,
+        device: Any = None) -> Array:
+    """Ones at and below the k-th diagonal of an N x M matrix, zeros above."""
+    M = None if M is None else operator.index(M)
+    return _constant(np.tri(operator.index(N), M, operator.index(k), _default(dtype)),
+                     device)
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
-    return full_like(a, 1, dtype, shape)
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
+    """An Array from any object with ``__dlpack__`` (numpy, cupy, torch, JAX arrays...).
+    Other producers' memory may change, so their data is always copied into funcgrad's
+    immutable memory (``copy=False`` raises BufferError); an Array is returned as it is."""
+    if isinstance(x, Array):
+        return _placed(x, device)
+    if copy is False:
+        raise BufferError("from_dlpack(copy=False): funcgrad Arrays own immutable memory, "
+                          "so another library's data is always copied; pass copy=None or "
+                          "copy=True")
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__!r} does not implement __dlpack__")
+    if hasattr(x, "__cuda_array_interface__"):
+        return _placed(new_array(backend_of(x).xp.array(x, copy=True)), device)
+    host = np.from_dlpack(x)
+    return _placed(new_array(np.array(host, copy=True)), device)
 
 
-def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
-    return zeros_like(a, dtype, shape)
+# -- constants from files, buffers and functions (numpy reads them; funcgrad wraps) --------
+
+def _wrapped(np_fn: Any, name: str) -> Any:
+    def reader(*args: Any, **kwargs: Any) -> Any:
+        out = np_fn(*args, **kwargs)
+        return new_array(np.array(out, copy=True)) if isinstance(out, np.ndarray) else out
+    reader.__name__ = reader.__qualname__ = name
+    reader.__doc__ = f"numpy.{name}, returning an Array (a constant)."
+    return reader
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
-    return new_array(np.arange(start, stop, step, dtype=dtype) if stop is not None else
-                     np.arange(start, dtype=dtype) if step is None else
-                     np.arange(0, start, step, dtype=dtype))
+frombuffer = _wrapped(np.frombuffer, "frombuffer")
+fromiter = _wrapped(np.fromiter, "fromiter")
+fromstring = _wrapped(np.fromstring, "fromstring")
+fromfile = _wrapped(np.fromfile, "fromfile")
+fromregex = _wrapped(np.fromregex, "fromregex")
+loadtxt = _wrapped(np.loadtxt, "loadtxt")
+genfromtxt = _wrapped(np.genfromtxt, "genfromtxt")
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
-             dtype: Any = None) -> Array:
-    return new_array(np.linspace(to_raw(start), to_raw(stop), num, endpoint=endpoint,
-                                 dtype=dtype))
+def load(file: Any, *args: Any, **kwargs: Any) -> Any:
+    """numpy.load: an .npy file as an Array; an .npz archive as a dict of Arrays."""
+    out = np.load(file, *args, **kwargs)
+    if isinstance(out, np.ndarray):
+        return new_array(np.array(out, copy=True))
+    with out:
+        return {k: new_array(np.array(out[k], copy=True)) for k in out.files}
 
 
-def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
-             base: float = 10.0, dtype: Any = None) -> Array:
-    return new_array(np.logspace(start, stop, num, endpoint=endpoint, base=base, dtype=dtype))
-
-
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
-        device: str | None = None) -> Array:
-    return _placed(np.eye(N, M, k, dtype), device)
-
-
-def identity(n: int, dtype: Any = float) -> Array:
-    return eye(n, dtype=dtype)
+def fromfunction(function: Any, shape: Any, *, dtype: Any = float, **kwargs: Any) -> Any:
+    """``function(*indices)`` called once with the coordinate Arrays of ``shape`` (as
+    numpy's fromfunction); differentiable through whatever the function computes."""
+    from funcgrad.numpy._ranges import indices  # _ranges imports this module
+    return function(*indices(as_shape(shape), dtype=dtype), **kwargs)
 
 
 def ndim(a: Any) -> int:

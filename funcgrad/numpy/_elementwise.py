@@ -9,6 +9,7 @@ angle, deg2rad, fabs, divmod. Wrappers exist only where numpy's signature needs 
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -20,12 +21,14 @@ from funcgrad.primitives.elementwise import (
     neg as negative, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh,
     arccosh, arctanh, exp, exp2, expm1, log, log2, log10, log1p, sqrt, cbrt, square,
     reciprocal, abs, sign, floor, ceil, trunc, rint, isfinite, isnan, isinf, signbit,
-    logical_not, invert)
+    logical_not, invert, spacing, bitwise_count)
 from funcgrad.primitives.binary import (
     add, sub as subtract, mul as multiply, div as true_divide, power, floor_divide, mod,
     fmod, maximum, minimum, arctan2, hypot, logaddexp, logaddexp2, copysign, equal,
     not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
-    logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift)
+    logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift, nextafter,
+    heaviside, ldexp, gcd, lcm)
+from funcgrad.primitives.bessel import i0
 
 __all__ = [
     "negative", "positive", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
@@ -41,7 +44,10 @@ __all__ = [
     "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
     "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and_bitwise",
     "logical_or_bitwise", "logical_xor_bitwise", "acos", "asin", "atan", "acosh", "asinh",
-    "atanh", "atan2",
+    "atanh", "atan2", "spacing", "bitwise_count", "nextafter", "heaviside", "ldexp", "gcd",
+    "lcm", "i0", "bitwise_left_shift", "bitwise_right_shift", "modf", "frexp", "isposinf",
+    "isneginf", "isreal", "iscomplex", "isrealobj", "iscomplexobj", "nan_to_num",
+    "real_if_close",
 ]
 
 # numpy's aliases (and the Array API's names, as numpy 2 has them)
@@ -51,6 +57,7 @@ remainder = mod
 pow = power
 fix = trunc
 bitwise_not = bitwise_invert = invert
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 acos, asin, atan, acosh, asinh, atanh, atan2 = (arccos, arcsin, arctan, arccosh, arcsinh,
                                                  arctanh, arctan2)
 # the Array operators &, |, ^: numpy's bitwise ufuncs, which are logical on booleans
@@ -110,7 +117,7 @@ def fabs(x: Any) -> Array:
 
 def round(a: Any, decimals: int = 0) -> Array:
     """a rounded to ``decimals`` decimals, halves to even (derivative 0)."""
-    return E.round(a, decimals=int(decimals))
+    return E.round(a, decimals=operator.index(decimals))
 
 
 around = round
@@ -167,10 +174,11 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
 _UNSET: Any = object()
 
 
-def clip(a: Any, a_min: Any = _UNSET, a_max: Any = _UNSET, *, min: Any = None,
-         max: Any = None) -> Array:
-    """a limited to [a_min, a_max] (either may be None): maximum(a_min, a), then
-    minimum(a_max, .), so that at a bound the gradient is split 0.5/0.5 as in JAX."""
+def clip(a: Any, /, min: Any = None, max: Any = None, *, a_min: Any = _UNSET,
+         a_max: Any = _UNSET) -> Array:
+    """a limited to [min, max] (either may be None; numpy's older names a_min and a_max
+    are accepted as keywords): maximum(min, a), then minimum(max, .), so that at a bound
+    the gradient is split 0.5/0.5 as in JAX."""
     lo = min if a_min is _UNSET else a_min
     hi = max if a_max is _UNSET else a_max
     out = asarray(a)
@@ -179,3 +187,89 @@ def clip(a: Any, a_min: Any = _UNSET, a_max: Any = _UNSET, *, min: Any = None,
     if hi is not None:
         out = minimum(hi, out)
     return out
+
+
+def modf(x: Any) -> tuple:
+    """(fractional part, integral part), both with x's sign; the fractional part has
+    slope 1."""
+    return E.modf(x)
+
+
+def frexp(x: Any) -> tuple:
+    """(mantissa m, exponent e) with x = m * 2**e and 0.5 <= |m| < 1; m is differentiable
+    (slope 2**-e), e is an integer."""
+    e = E.frexp_exponent(x)
+    return ldexp(x, -e), e
+
+
+def _real_input(x: Any, name: str) -> Array:
+    x = asarray(x)
+    if _is_complex(x):
+        raise TypeError(f"This operation is not supported for complex values because it "
+                        f"would be ambiguous ({name})")
+    return x
+
+
+def isposinf(x: Any) -> Array:
+    """Whether each element is +inf (real input only)."""
+    x = _real_input(x, "isposinf")
+    return logical_and(isinf(x), logical_not(signbit(x)))
+
+
+def isneginf(x: Any) -> Array:
+    """Whether each element is -inf (real input only)."""
+    x = _real_input(x, "isneginf")
+    return logical_and(isinf(x), signbit(x))
+
+
+def isreal(x: Any) -> Array:
+    """Whether each element has a zero imaginary part (True for real arrays)."""
+    x = asarray(x)
+    return equal(E.imag(x), 0) if _is_complex(x) else equal(zeros_like(x, dtype=bool), False)
+
+
+def iscomplex(x: Any) -> Array:
+    """Whether each element has a non-zero imaginary part."""
+    return logical_not(isreal(x))
+
+
+def isrealobj(x: Any) -> bool:
+    """Whether x's dtype is not complex (whatever its values)."""
+    return not iscomplexobj(x)
+
+
+def iscomplexobj(x: Any) -> bool:
+    """Whether x's dtype is complex (whatever its values)."""
+    dtype = getattr(x, "dtype", None)
+    return np.dtype(dtype).kind == "c" if dtype is not None else np.iscomplexobj(x)
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Array:
+    """x with NaN replaced by ``nan`` and infinities by ``posinf``/``neginf`` (the largest
+    finite values by default); the gradient passes through the finite elements."""
+    x = asarray(x)
+    if _is_complex(x):
+        return add(nan_to_num(E.real(x), nan=nan, posinf=posinf, neginf=neginf),
+                   multiply(nan_to_num(E.imag(x), nan=nan, posinf=posinf, neginf=neginf),
+                            1j))
+    if x.dtype.kind not in "f":
+        return x
+    info = np.finfo(x.dtype)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    out = where(isnan(x), nan, x)
+    out = where(isposinf(x), big, out)
+    return astype(where(isneginf(x), small, out), x.dtype)
+
+
+def real_if_close(a: Any, tol: float = 100) -> Array:
+    """The real part of a complex ``a`` whose imaginary parts are all within ``tol``
+    machine epsilons of zero (tol > 1), or below ``tol`` itself (tol <= 1); else a."""
+    a = asarray(a)
+    if not _is_complex(a):
+        return a
+    limit = tol * np.finfo(a.dtype).eps if tol > 1 else tol
+    if bool(np.all(np.abs(np.imag(a.concrete().to_numpy())) < limit)):
+        return E.real(a)
+    return a

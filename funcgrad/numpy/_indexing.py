@@ -1,4 +1,4 @@
-"""Indexing of funcgrad.numpy: ``x[idx]``, ``x.at[idx].set/add/...``, take, sort, nonzero.
+"""Indexing of funcgrad.numpy: ``x[idx]``, ``x.at[idx].set/add/...``, take, nonzero.
 
 `parse_index` turns any numpy index into the static `Index` and the stacked integer array
 ``idx`` that the indexing primitives take (see funcgrad.primitives.indexing): integer
@@ -22,8 +22,8 @@ from funcgrad.numpy._creation import asarray, astype
 from funcgrad.numpy._reductions import normalize_axis_tuple
 from funcgrad.numpy._shape import broadcast_to, expand_dims, ravel, stack
 
-__all__ = ["getitem", "index_update", "parse_index", "take", "take_along_axis", "sort",
-           "argsort", "nonzero", "argwhere", "flatnonzero"]
+__all__ = ["getitem", "index_update", "parse_index", "take", "take_along_axis", "nonzero",
+           "argwhere", "flatnonzero"]
 
 
 def _concrete_raw(a: Array) -> Any:
@@ -191,28 +191,6 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Array:
     full = tuple(ind if i == axis else np.arange(n).reshape(
         (1,) * i + (n,) + (1,) * (a.ndim - i - 1)) for i, n in enumerate(a.shape))
     return getitem(a, full)
-
-
-def argsort(a: Any, axis: Any = -1, kind: str | None = None, order: Any = None,
-            stable: bool | None = None) -> Array:
-    """Indices that sort ``a`` along ``axis`` (not differentiable)."""
-    if order is not None:
-        raise NotImplementedError("argsort: order= (structured arrays) is not supported")
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    kind = "stable" if stable else kind
-    return P.argsort(a, axis=normalize_axis_tuple(axis, a.ndim)[0], kind=kind)
-
-
-def sort(a: Any, axis: Any = -1, kind: str | None = None, order: Any = None,
-         stable: bool | None = None) -> Array:
-    """``a`` sorted along ``axis``; differentiable (the gradient follows the
-    permutation)."""
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    return take_along_axis(a, argsort(a, axis, kind, order, stable), axis)
 
 
 def nonzero(a: Any) -> tuple:

@@ -7,6 +7,7 @@ explicit subscripts such as "ab,bc->ac" before the primitive sees them.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,10 +17,11 @@ from funcgrad.array import Array
 from funcgrad.primitives import linalg as P
 from funcgrad.primitives.linalg import matmul
 from funcgrad.numpy._creation import asarray
-from funcgrad.numpy._reductions import normalize_axis
+from funcgrad.numpy._reductions import axis_index, normalize_axis
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron",
-           "trace", "diag", "diagflat", "diagonal", "tril", "triu"]
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path",
+           "kron", "trace", "diag", "diagflat", "diagonal", "tril", "triu", "vecdot",
+           "matvec", "vecmat"]
 
 
 def dot(a: Any, b: Any) -> Array:
@@ -59,7 +61,7 @@ def outer(a: Any, b: Any) -> Array:
 
 def _axes_pair(axes: Any, a: Array, b: Array) -> tuple[list, list]:
     if isinstance(axes, (int, np.integer)):
-        n = int(axes)
+        n = operator.index(axes)
         return list(range(a.ndim - n, a.ndim)), list(range(n))
     xa, xb = axes
     xa = [xa] if isinstance(xa, (int, np.integer)) else list(xa)
@@ -87,6 +89,42 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Array:
     out = [c for k, c in enumerate(sa) if k not in xa] + [
         c for k, c in enumerate(sb) if k not in xb]
     return P.einsum(a, b, subscripts=f"{''.join(sa)},{''.join(sb)}->{''.join(out)}")
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
+    """sum(conj(x1) * x2) over ``axis`` (which must have one length in both), broadcasting
+    the other axes; the result keeps the promoted dtype of the inputs."""
+    x1, x2 = asarray(x1), asarray(x2)
+    ax = axis_index(axis)
+    if ax >= 0 or ax < -min(x1.ndim, x2.ndim):
+        raise ValueError(f"vecdot: axis {axis} must be negative and at most "
+                         f"{min(x1.ndim, x2.ndim)} axes from the end for shapes "
+                         f"{x1.shape} and {x2.shape}")
+    if x1.shape[ax] != x2.shape[ax]:
+        raise ValueError(f"vecdot: x1 and x2 must have the same size along axis {axis}, "
+                         f"got shapes {x1.shape} and {x2.shape}")
+    dtype = np.result_type(x1.dtype, x2.dtype)
+    return fnp.sum(P.conj(x1) * x2, axis=ax, dtype=dtype)
+
+
+def matvec(x1: Any, x2: Any, /) -> Array:
+    """The matrix-vector products x1 @ x2 of stacks of matrices (..., M, N) and vectors
+    (..., N), batch dimensions broadcast."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x1.ndim < 2 or x2.ndim < 1 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"matvec: shapes {x1.shape} and {x2.shape} do not match: need "
+                         "(..., M, N) and (..., N)")
+    return fnp.squeeze(matmul(x1, fnp.expand_dims(x2, -1)), -1)
+
+
+def vecmat(x1: Any, x2: Any, /) -> Array:
+    """The vector-matrix products conj(x1) @ x2 of stacks of vectors (..., M) and
+    matrices (..., M, N), batch dimensions broadcast."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x2.ndim < 2 or x1.ndim < 1 or x1.shape[-1] != x2.shape[-2]:
+        raise ValueError(f"vecmat: shapes {x1.shape} and {x2.shape} do not match: need "
+                         "(..., M) and (..., M, N)")
+    return fnp.squeeze(matmul(fnp.expand_dims(P.conj(x1), -2), x2), -2)
 
 
 # -- einsum ------------------------------------------------------------------------------
@@ -144,6 +182,13 @@ def einsum(*operands: Any, optimize: Any = None) -> Array:
     return P.einsum(*ops, subscripts=_explicit(subscripts, [x.shape for x in ops]))
 
 
+def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = False) -> Any:
+    """numpy's contraction order for an einsum (computed on the operands' shapes)."""
+    shaped = [np.empty(asarray(x).shape, dtype=[]) if not isinstance(x, (str, list)) else x
+              for x in operands]
+    return np.einsum_path(*shaped, optimize=optimize, einsum_call=einsum_call)
+
+
 def kron(a: Any, b: Any) -> Array:
     """The Kronecker product: blocks a[i, j] * b."""
     a, b = asarray(a), asarray(b)
@@ -165,7 +210,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     ax1, ax2 = (normalize_axis(x, a.ndim)[0] for x in (axis1, axis2))
     if ax1 == ax2:
         raise ValueError(f"diagonal: axis1 and axis2 are the same axis ({ax1})")
-    return P.diagonal(a, offset=int(offset), axis1=ax1, axis2=ax2)
+    return P.diagonal(a, offset=operator.index(offset), axis1=ax1, axis2=ax2)
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Array:
@@ -178,8 +223,9 @@ def diag(v: Any, k: int = 0) -> Array:
     diagonal."""
     v = asarray(v)
     if v.ndim == 1:
-        n = v.shape[0] + abs(int(k))
-        return P.diagonal_embed(v, shape=(n, n), offset=int(k), axis1=0, axis2=1)
+        k = operator.index(k)
+        n = v.shape[0] + abs(k)
+        return P.diagonal_embed(v, shape=(n, n), offset=k, axis1=0, axis2=1)
     if v.ndim == 2:
         return diagonal(v, k)
     raise ValueError(f"diag: input must be 1-D or 2-D, got shape {v.shape}")
@@ -192,7 +238,7 @@ def diagflat(v: Any, k: int = 0) -> Array:
 
 def _triangle(m: Any, k: int, lower: bool) -> Array:
     m = asarray(m)
-    mask = np.tri(*m.shape[-2:], k=int(k) - (0 if lower else 1), dtype=bool)
+    mask = np.tri(*m.shape[-2:], k=operator.index(k) - (0 if lower else 1), dtype=bool)
     mask = P.constant(m, mask if lower else ~mask)
     return fnp.where(mask, m, P.constant(m, np.zeros((), m.dtype)))
 

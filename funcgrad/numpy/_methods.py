@@ -22,13 +22,16 @@ _METHODS = {
     "flatten": "ravel", "astype": "astype", "dot": "dot", "clip": "clip", "conj": "conj",
     "conjugate": "conj", "round": "round", "trace": "trace", "diagonal": "diagonal",
     "repeat": "repeat", "take": "take", "nonzero": "nonzero", "ptp": "ptp",
+    "argpartition": "argpartition", "choose": "choose", "searchsorted": "searchsorted",
+    "sort": "sort",
 }
 # binary operators: (name, function, reflected)
 _OPERATORS = [
     ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
     ("floordiv", "floor_divide"), ("mod", "mod"), ("pow", "power"),
     ("matmul", "matmul"), ("and", "logical_and_bitwise"), ("or", "logical_or_bitwise"),
-    ("xor", "logical_xor_bitwise"), ("divmod", "divmod"),
+    ("xor", "logical_xor_bitwise"), ("divmod", "divmod"), ("lshift", "left_shift"),
+    ("rshift", "right_shift"),
 ]
 _COMPARISONS = [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                 ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]
@@ -36,6 +39,7 @@ _UNARY = [("neg", "negative"), ("pos", "positive"), ("abs", "abs"), ("invert", "
 _PROPERTIES = {"T": "_T", "mT": "matrix_transpose", "real": "real", "imag": "imag"}
 
 
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 _OPERANDS = (Array, float, int, np.ndarray, np.generic, complex, list)
 
 
@@ -91,8 +95,45 @@ def install(ns: Any) -> None:
     def transpose(self: Array, *axes: Any) -> Array:
         return ns.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
 
+    def __array_namespace__(self: Array, /, *, api_version: str | None = None) -> Any:
+        """The Array API namespace of this Array: funcgrad.numpy."""
+        if api_version is not None and api_version not in _API_VERSIONS:
+            raise ValueError(f"funcgrad.numpy implements the Array API "
+                             f"{ns.__array_api_version__}; api_version={api_version!r} "
+                             f"is not one of {', '.join(_API_VERSIONS)}")
+        return ns
+
+    def to_device(self: Array, device: Any, /, *, stream: Any = None) -> Array:
+        """This Array on ``device`` (differentiable; see funcgrad.device_put)."""
+        if stream is not None:
+            raise ValueError("to_device: funcgrad does not take a stream; pass stream=None")
+        return ns.asarray(self, device=device)
+
+    def compress(self: Array, condition: Any, axis: Any = None) -> Array:
+        """The slices along ``axis`` where ``condition`` is true (numpy's argument order)."""
+        return ns.compress(condition, self, axis)
+
+    def tobytes(self: Array, order: str = "C") -> bytes:
+        """The raw bytes of the values (a traced Array refuses, as np.asarray does)."""
+        return np.asarray(self).tobytes(order)
+
+    def view(self: Array, dtype: Any = None) -> Array:
+        """The same bits read as ``dtype`` (JAX's bitcast; not differentiable, so a traced
+        inexact Array refuses)."""
+        raw = np.asarray(self)
+        return ns.asarray(raw if dtype is None else raw.view(dtype))
+
+    def __contains__(self: Array, value: Any) -> bool:
+        return bool(ns.any(ns.equal(self, value)))
+
+    Array.compress = compress
+    Array.tobytes = tobytes
+    Array.view = view
+    Array.__contains__ = __contains__
     Array.reshape = reshape
     Array.transpose = transpose
+    Array.__array_namespace__ = __array_namespace__
+    Array.to_device = to_device
     Array.__getitem__ = ns.getitem
     _IndexUpdateRef.update = staticmethod(ns.index_update)
     Array.copy = lambda self: self

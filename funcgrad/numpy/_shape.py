@@ -8,6 +8,7 @@ there is nothing to do, which keeps the tape's hot paths (unbroadcasting) cheap.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,7 +17,7 @@ from funcgrad.array import Array
 from funcgrad.primitives import shape as P
 from funcgrad.primitives.indexing import NO_INDEX, Index, Slice, getitem as _getitem, \
     slice_axis
-from funcgrad.numpy._creation import asarray
+from funcgrad.numpy._creation import as_shape, asarray
 from funcgrad.numpy._reductions import normalize_axis, normalize_axis_tuple
 
 __all__ = ["reshape", "broadcast_to", "broadcast_arrays", "broadcast_shapes", "transpose",
@@ -28,18 +29,22 @@ __all__ = ["reshape", "broadcast_to", "broadcast_arrays", "broadcast_shapes", "t
 broadcast_shapes = np.broadcast_shapes
 
 
-def _as_shape(shape: Any) -> tuple:
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(
-        int(s) for s in shape)
 
 
-def reshape(a: Any, newshape: Any = None, order: str = "C", *, shape: Any = None) -> Array:
-    """``a`` with a new shape (one entry may be -1); only C order."""
+def reshape(a: Any, /, shape: Any = None, order: str = "C", *, newshape: Any = None,
+            copy: bool | None = None) -> Array:
+    """``a`` with a new shape (one entry may be -1); only C order. ``copy`` is accepted
+    for the Array API (an immutable Array never needs one)."""
     a = asarray(a)
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported; transpose the "
                                   "array first for a Fortran-order reshape")
-    target = _as_shape(shape if shape is not None else newshape)
+    if shape is not None and newshape is not None:
+        raise TypeError("You cannot specify 'newshape' and 'shape' arguments at the same "
+                        "time.")
+    if shape is None and newshape is None:
+        raise TypeError("reshape() missing 1 required positional argument: 'shape'")
+    target = as_shape(shape if shape is not None else newshape)
     if target == a.shape:
         return a
     out_shape = np.empty(a.shape, dtype=[]).reshape(target).shape  # resolves -1, checks size
@@ -54,15 +59,15 @@ def ravel(a: Any, order: str = "C") -> Array:
 def broadcast_to(array: Any, shape: Any) -> Array:
     """``array`` broadcast to ``shape`` (a read-only view in numpy, a new Array here)."""
     a = asarray(array)
-    shape = _as_shape(shape)
+    shape = as_shape(shape)
     return a if a.shape == shape else P.broadcast_to(a, shape=shape)
 
 
-def broadcast_arrays(*args: Any) -> tuple:
-    """The arguments broadcast against each other."""
+def broadcast_arrays(*args: Any) -> list:
+    """The arguments broadcast against each other (a list, as the Array API and JAX)."""
     arrays = [asarray(x) for x in args]
     shape = np.broadcast_shapes(*(x.shape for x in arrays))
-    return tuple(broadcast_to(x, shape) for x in arrays)
+    return [broadcast_to(x, shape) for x in arrays]
 
 
 def transpose(a: Any, axes: Any = None) -> Array:
@@ -228,23 +233,23 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     a = asarray(ary)
     axis = _one(axis, a.ndim)
     n = a.shape[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
-        sections = int(indices_or_sections)
+    if np.ndim(indices_or_sections) == 0:
+        sections = operator.index(indices_or_sections)
         if sections <= 0:
             raise ValueError("number sections must be larger than 0.")
         each, extra = divmod(n, sections)
         bounds = np.cumsum([0] + extra * [each + 1] + (sections - extra) * [each])
     else:  # numpy slices between the given indices, negative ones included
-        bounds = [0, *indices_or_sections, n]
+        bounds = [0, *(operator.index(i) for i in indices_or_sections), n]
     return _slices(a, axis, [int(b) for b in bounds])
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     """Split into equal sub-arrays (an int that must divide the axis) or at indices."""
     a = asarray(ary)
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if np.ndim(indices_or_sections) == 0:
         n = a.shape[_one(axis, a.ndim)]
-        if n % int(indices_or_sections):
+        if n % operator.index(indices_or_sections):
             raise ValueError(f"array split does not result in an equal division: axis of "
                              f"length {n} into {indices_or_sections} sections; use "
                              "array_split for unequal parts")
@@ -254,7 +259,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
 def tile(A: Any, reps: Any) -> Array:
     """``A`` repeated ``reps`` times along each axis (numpy's rules for unequal lengths)."""
     a = asarray(A)
-    reps = _as_shape(reps)
+    reps = as_shape(reps)
     d = max(len(reps), a.ndim)
     reps = (1,) * (d - len(reps)) + reps
     shape = (1,) * (d - a.ndim) + a.shape
@@ -334,7 +339,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Array:
     total: dict = {}
     for s, ax in pairs:
         ax = _one(ax, a.ndim)
-        total[ax] = total.get(ax, 0) + int(s)
+        total[ax] = total.get(ax, 0) + operator.index(s)
     for ax, s in total.items():
         n = a.shape[ax]
         s = s % n if n else 0

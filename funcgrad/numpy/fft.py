@@ -7,17 +7,19 @@ Gradients of complex values follow JAX's convention (the VJP is the transpose).
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad._config import default_float
 from funcgrad.array import Array, new_array
 from funcgrad.primitives import fft as F
 from funcgrad.numpy._creation import asarray
 from funcgrad.numpy._reductions import normalize_axis
 
-__all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2",
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2",
            "irfft2", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 _NORMS = ("backward", "ortho", "forward")
@@ -54,7 +56,7 @@ def _prepare(a: Any, n: int | None, axis: int, name: str, real: bool = False
         raise TypeError(f"{name} takes a real input, got {a.dtype}; use fft for complex "
                         "signals (or pass the real part)")
     axis = normalize_axis(axis, a.ndim)[0]
-    return (a if n is None else _resize(a, int(n), axis)), axis
+    return (a if n is None else _resize(a, operator.index(n), axis)), axis
 
 
 def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
@@ -79,11 +81,25 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
     """The real signal of length n (default 2 (m - 1)) with DFT terms a."""
     a = asarray(a)
     axis = normalize_axis(axis, max(a.ndim, 1))[0]
-    n = 2 * (a.shape[axis] - 1) if n is None else int(n)
+    n = 2 * (a.shape[axis] - 1) if n is None else operator.index(n)
     if n < 1:
         raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
     a, axis = _prepare(a, n // 2 + 1, axis, "irfft")
     return F.irfft(a, n=n, axis=axis, norm=_norm(norm))
+
+
+_SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """The DFT of a signal with Hermitian symmetry, given by its n // 2 + 1 first terms
+    (a real spectrum of length n, default 2 (m - 1)): irfft of conj(a), norms swapped."""
+    return irfft(fnp.conj(asarray(a)), n, axis, _SWAPPED[_norm(norm)])
+
+
+def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
+    """The inverse of hfft for a real signal: conj(rfft(a)), norms swapped."""
+    return fnp.conj(rfft(a, n, axis, _SWAPPED[_norm(norm)]))
 
 
 def _plan(a: Array, s: Sequence[int] | None, axes: Sequence[int] | None) -> tuple[list, list]:
@@ -154,14 +170,19 @@ rfft2 = _two_axes(rfftn, "rfft2", "The two-dimensional DFT of a real array.")
 irfft2 = _two_axes(irfftn, "irfft2", "The inverse of rfft2.")
 
 
-def fftfreq(n: int, d: float = 1.0) -> Array:
-    """The sample frequencies of an n-point DFT (a constant)."""
-    return new_array(np.fft.fftfreq(n, d))
+def _frequencies(raw: np.ndarray, dtype: Any, device: Any) -> Array:
+    dtype = default_float() if dtype is None else np.dtype(dtype)
+    return fnp.asarray(new_array(raw.astype(dtype)), device=device)
 
 
-def rfftfreq(n: int, d: float = 1.0) -> Array:
-    """The sample frequencies of an n-point rfft (a constant)."""
-    return new_array(np.fft.rfftfreq(n, d))
+def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None) -> Array:
+    """The sample frequencies of an n-point DFT (a constant; float64 by default)."""
+    return _frequencies(np.fft.fftfreq(operator.index(n), d), dtype, device)
+
+
+def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None) -> Array:
+    """The sample frequencies of an n-point rfft (a constant; float64 by default)."""
+    return _frequencies(np.fft.rfftfreq(operator.index(n), d), dtype, device)
 
 
 def _shift(x: Any, axes: Any, sign: int) -> Array:

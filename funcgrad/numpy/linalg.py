@@ -21,13 +21,16 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.primitives import decompositions as D, linalg as P
 from funcgrad.numpy._creation import asarray
-from funcgrad.numpy._linalg import diagonal as _diagonal, matmul, outer as _outer, tensordot
-from funcgrad.numpy._reductions import normalize_axis
+from funcgrad.numpy._linalg import (diagonal as _diagonal, matmul, outer as _outer, tensordot,
+                                    vecdot)
+from funcgrad.numpy._reductions import axis_index, normalize_axis
 
 __all__ = ["LinAlgError", "solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh",
-           "svd", "svdvals", "qr", "pinv", "norm", "vector_norm", "matrix_norm",
-           "matrix_power", "multi_dot", "matmul", "tensordot", "outer", "trace", "diagonal",
-           "vecdot", "SlogdetResult", "EighResult", "SVDResult", "QRResult"]
+           "eig", "eigvals", "svd", "svdvals", "qr", "pinv", "lstsq", "matrix_rank", "cond",
+           "tensorinv", "tensorsolve", "norm", "vector_norm", "matrix_norm", "matrix_power",
+           "multi_dot", "matmul", "tensordot", "outer", "trace", "diagonal", "vecdot",
+           "cross", "matrix_transpose", "SlogdetResult", "EighResult", "EigResult",
+           "SVDResult", "QRResult", "LstsqResult"]
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -40,6 +43,18 @@ class SlogdetResult(NamedTuple):
 class EighResult(NamedTuple):
     eigenvalues: Array
     eigenvectors: Array
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class LstsqResult(NamedTuple):
+    x: Array
+    residuals: Array
+    rank: Array
+    singular_values: Array
 
 
 class SVDResult(NamedTuple):
@@ -128,6 +143,19 @@ def eigvalsh(a: Any, UPLO: str = "L", symmetrize_input: bool = True) -> Array:
     return D.eigvalsh(_one_triangle(a, UPLO, symmetrize_input, "eigvalsh"))
 
 
+def eig(a: Any) -> EigResult:
+    """Eigenvalues and unit eigenvectors (columns) of general square matrices, always
+    complex (as in JAX). Differentiable where the eigenvalues are distinct; each
+    eigenvector's phase is a convention, so differentiate functions that do not depend on
+    it (e.g. abs(v), or v v^-1 products)."""
+    return EigResult(*D.eig(_matrices(a, "eig")))
+
+
+def eigvals(a: Any) -> Array:
+    """The eigenvalues of general square matrices (complex)."""
+    return D.eigvals(_matrices(a, "eigvals"))
+
+
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
         hermitian: bool = False) -> SVDResult | Array:
     """(U, S, Vh) with a = U diag(S) Vh, S descending; S alone without ``compute_uv``.
@@ -153,12 +181,110 @@ def qr(a: Any, mode: str = "reduced") -> QRResult | Array:
     return r if mode == "r" else QRResult(q, r)
 
 
-def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Array:
-    """The Moore-Penrose pseudo-inverse; singular values below ``rcond`` (or ``rtol``)
-    times the largest count as zero."""
-    cut = rcond if rcond is not None else rtol
-    return D.pinv(_matrices(a, "pinv", square=False),
-                  rcond=None if cut is None else float(cut), hermitian=bool(hermitian))
+_UNSET: Any = object()
+
+
+def _cutoff(rtol: Any) -> Any:
+    """A relative cut-off as the pinv primitive's hashable param: a float, or a nested
+    tuple for one per matrix of a stack (numpy broadcasts it against the batch)."""
+    if isinstance(rtol, Array):
+        rtol = rtol.concrete().to_numpy()
+    rtol = np.asarray(rtol, dtype=np.float64)
+    return float(rtol) if rtol.ndim == 0 else tuple(rtol.tolist())
+
+
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNSET) -> Array:
+    """The Moore-Penrose pseudo-inverse; singular values at most ``rcond`` (or the Array
+    API's ``rtol``, which may hold one value per matrix of a stack) times the largest
+    count as zero. Defaults: numpy's 1e-15, or max(M, N) * eps when rtol=None is passed."""
+    a = _matrices(a, "pinv", square=False)
+    if rcond is not None and rtol is not _UNSET and rtol is not None:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    cut = rcond if rcond is not None else (None if rtol is _UNSET else rtol)
+    if cut is None:
+        cut = 1e-15 if rtol is _UNSET else max(a.shape[-2:]) * np.finfo(a.dtype).eps
+    return D.pinv(a, rcond=_cutoff(cut), hermitian=bool(hermitian))
+
+
+def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *,
+                rtol: Any = None) -> Array:
+    """The number of singular values above ``tol`` (absolute) or ``rtol`` (relative to the
+    largest; default max(M, N) * eps), per matrix."""
+    A = asarray(A)
+    if A.ndim < 2:
+        return fnp.asarray(int(bool(fnp.any(A != 0))))
+    if tol is not None and rtol is not None:
+        raise ValueError("`tol` and `rtol` can't be both set.")
+    s = D.svdvals(A)
+    if tol is None:
+        rel = max(A.shape[-2:]) * np.finfo(s.dtype).eps if rtol is None else rtol
+        limit = fnp.max(s, axis=-1, keepdims=True, initial=0) * fnp.expand_dims(
+            asarray(rel), -1)
+    else:
+        limit = fnp.expand_dims(asarray(tol), -1)
+    return fnp.count_nonzero(s > limit, axis=-1)
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
+    """The least-squares solution x of a @ x = b (a 2-D; b (M,) or (M, K)), with the
+    residuals (when a has full column rank and M > N), the rank of a and its singular
+    values. x is differentiable in a and b (through the pseudo-inverse)."""
+    a, b = _matrices(a, "lstsq", square=False), asarray(b)
+    if a.ndim != 2:
+        raise LinAlgError(f"lstsq: a must be 2-D, got shape {a.shape}")
+    m, n = a.shape
+    if b.ndim not in (1, 2) or b.shape[0] != m:
+        raise LinAlgError(f"Incompatible dimensions: a is {a.shape}, b is {b.shape}")
+    dtype = np.result_type(a.dtype, b.dtype, np.float32 if a.dtype == np.float32 else 1.0)
+    a, b = a.astype(dtype), b.astype(dtype)
+    cut = max(m, n) * np.finfo(dtype).eps if rcond is None else rcond
+    x = matmul(D.pinv(a, rcond=_cutoff(cut), hermitian=False), b)
+    s = D.svdvals(a)
+    s_raw = np.asarray(s.concrete().to_numpy())
+    rank = int(np.count_nonzero(s_raw > cut * (s_raw.max() if s_raw.size else 0.0)))
+    if rank == n and m > n:
+        resid = fnp.sum(P.abs2(b - matmul(a, x)), axis=0)
+        resid = fnp.reshape(resid, (1,)) if b.ndim == 1 else resid
+    else:
+        resid = fnp.zeros((0,), P.real(x).dtype)
+    return LstsqResult(x, resid, fnp.asarray(rank), s)
+
+
+def cond(x: Any, p: Any = None) -> Array:
+    """The condition number of matrices in the norm ``p`` (None/2: the ratio of the
+    extreme singular values; -2 its inverse; others norm(x) * norm(inv(x)))."""
+    x = _matrices(x, "cond", square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = D.svdvals(x)
+        big, small = s[..., 0], s[..., -1]
+        return big / small if p != -2 else small / big
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
+def tensorinv(a: Any, ind: int = 2) -> Array:
+    """The inverse of a tensor under tensordot over its first ``ind`` axes."""
+    a = asarray(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    old = a.shape
+    rows = int(np.prod(old[:ind]))
+    return fnp.reshape(inv(fnp.reshape(a, (rows, -1))), old[ind:] + old[:ind])
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Array:
+    """x with tensordot(a, x, x.ndim) = b; ``axes`` of a are moved to the end first."""
+    a, b = asarray(a), asarray(b)
+    if axes is not None:
+        order = [k for k in range(a.ndim) if k not in normalize_axis(axes, a.ndim)]
+        a = fnp.transpose(a, order + list(normalize_axis(axes, a.ndim)))
+    old = a.shape[-(a.ndim - b.ndim):] if a.ndim > b.ndim else ()
+    size = int(np.prod(old))
+    if a.size != size * size:
+        raise LinAlgError("Input arrays must satisfy the requirement "
+                          "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    x = solve(fnp.reshape(a, (size, size)), fnp.ravel(b))
+    return fnp.reshape(x, old)
 
 
 # -- norms -------------------------------------------------------------------------------
@@ -306,6 +432,20 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Array:
     return _diagonal(x, offset, -2, -1)
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
-    """sum(conj(x1) * x2) over ``axis``, broadcasting the others."""
-    return fnp.sum(P.conj(asarray(x1)) * x2, axis=axis)
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
+    """The cross product of 3-vectors along ``axis``, broadcasting the other axes."""
+    x1, x2 = asarray(x1), asarray(x2)
+    ax = axis_index(axis)
+    for x in (x1, x2):
+        if not -x.ndim <= ax < x.ndim or x.shape[ax] != 3:
+            raise ValueError(f"cross: both inputs need length 3 along axis {axis}, got "
+                             f"shapes {x1.shape} and {x2.shape}")
+    if ax >= 0 and x1.ndim != x2.ndim:
+        raise ValueError("cross: a non-negative axis needs inputs of one number of "
+                         "dimensions; use a negative axis")
+    return fnp.cross(x1, x2, axisa=ax, axisb=ax, axisc=ax)
+
+
+def matrix_transpose(x: Any, /) -> Array:
+    """x with its last two axes swapped."""
+    return fnp.matrix_transpose(x)

@@ -19,7 +19,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
-from funcgrad.backend import device_put
+from funcgrad.primitives.control import device_put
 from funcgrad.primitives.kernels.random import iota_2x32
 from funcgrad.primitives.random import threefry2x32
 

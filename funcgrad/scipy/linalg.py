@@ -20,9 +20,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.numpy import linalg as _np_linalg
-from funcgrad.primitives import matrix_functions as M, triangular as T
-from funcgrad.primitives.kernels.linalg import (permutation_to_pivots,
-                                                pivots_to_permutation)
+from funcgrad.primitives import arrays as A, matrix_functions as M, triangular as T
+from funcgrad.primitives.kernels.scipy_linalg import (permutation_to_pivots,
+                                                      pivots_to_permutation)
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.primitives.linalg import mT
 
@@ -133,7 +133,7 @@ def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,
         raise ValueError(f"lu: expected a matrix (..., M, N), got shape {a.shape}")
     l, u, perm = T.lu(a)
     if permute_l:
-        return T.unpermute_rows(l, perm), u
+        return A.unpermute_rows(l, perm), u
     if p_indices:
         return fnp.argsort(perm, axis=-1), l, u
     return _permutation_matrix(perm, l.dtype), l, u
@@ -171,12 +171,12 @@ def lu_solve(lu_and_piv: tuple, b: Any, trans: Any = 0, overwrite_b: bool = Fals
     transpose, conjugate = _TRANS[trans]
     flags = dict(transpose_a=transpose, conjugate_a=conjugate)
     if not transpose:  # L U x = b[perm]
-        y = T.triangular_solve(packed, T.permute_rows(b, perm), lower=True,
+        y = T.triangular_solve(packed, A.permute_rows(b, perm), lower=True,
                                unit_diagonal=True, **flags)
         x = T.triangular_solve(packed, y, lower=False, unit_diagonal=False, **flags)
     else:  # op(U) op(L) P^T x = b
         y = T.triangular_solve(packed, b, lower=False, unit_diagonal=False, **flags)
-        x = T.unpermute_rows(T.triangular_solve(packed, y, lower=True, unit_diagonal=True,
+        x = A.unpermute_rows(T.triangular_solve(packed, y, lower=True, unit_diagonal=True,
                                                  **flags), perm)
     return _back(x, vector)
 

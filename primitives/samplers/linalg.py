@@ -10,7 +10,7 @@ from .. import sampling
 from ..sampling import Case, draw_bool, draw_int
 
 __all__ = ["draw_batch", "well_conditioned", "unitary", "spread", "spd", "matmul", "addmm",
-           "einsum", "diagonal", "square", "hermitian", "rectangular", "fourier"]
+           "einsum", "diagonal", "square", "hermitian", "general", "rectangular", "fourier"]
 
 
 def draw_batch(draw: Callable, max_dims: int = 2) -> tuple:
@@ -134,6 +134,21 @@ def hermitian(fun: Callable) -> Callable:
     def cases(rng: np.random.RandomState, draw: Callable) -> list:
         batch, n, cplx = draw_batch(draw), draw_int(draw, 0, 3), draw_bool(draw)
         return [Case(fun, (spd(rng, batch, n, cplx),), f"{batch} n={n} complex={cplx}")]
+    return sampling.custom(cases)
+
+
+def general(fun: Callable) -> Callable:
+    """Sampler: square matrices S diag(l) S^-1 with eigenvalues l at least 1 apart: real
+    ones with real eigenvalues, or complex ones."""
+    def cases(rng: np.random.RandomState, draw: Callable) -> list:
+        batch, n, cplx = draw_batch(draw), draw_int(draw, 0, 3), draw_bool(draw)
+        s = well_conditioned(rng, (*batch, n, n), cplx)
+        lam = spread(rng, batch, n) * rng.choice([-1.0, 1.0], (*batch, n))
+        if cplx:
+            lam = lam + 1j * spread(rng, batch, n)
+        a = np.linalg.solve(np.swapaxes(s, -1, -2),
+                            np.swapaxes(s * lam[..., None, :], -1, -2))
+        return [Case(fun, (np.swapaxes(a, -1, -2),), f"{batch} n={n} complex={cplx}")]
     return sampling.custom(cases)
 
 

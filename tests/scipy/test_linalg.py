@@ -8,7 +8,7 @@ import scipy.linalg as sl
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.primitives.kernels import linalg as kernels
+from funcgrad.primitives.kernels import scipy_linalg as kernels
 from funcgrad.scipy import linalg as L
 from funcgrad.test_util import check_grads
 

@@ -1,0 +1,123 @@
+"""`funcgrad.config`: global options, set the way JAX's are (``config.update(name, value)``).
+
+One option exists today, ``jax_enable_x64`` (alias ``funcgrad_enable_x64``): whether the
+dtypes funcgrad *chooses* are 64-bit. It is on by default (funcgrad follows numpy, whose
+default float is float64); the shell variable ``FUNCGRAD_ENABLE_X64`` (or JAX's
+``JAX_ENABLE_X64``) set to 0/false turns it off at import.
+
+With x64 disabled, as in JAX:
+
+- creation functions (``asarray``, ``array``, ``zeros``, ``full``, ``arange``,
+  ``linspace``, ``eye``, ...) canonicalise 64-bit inputs and defaults to 32 bits: Python
+  floats, float64 lists and numpy arrays become float32, int64 int32, uint64 uint32 and
+  complex128 complex64;
+- the defaults funcgrad picks elsewhere (the mean of integers, ``float_power``,
+  ``__array_namespace_info__().default_dtypes()``) are 32-bit.
+
+Operations then keep 32-bit Arrays 32-bit: numpy's promotion treats Python scalars as weak
+(``x32 * 2.0`` is float32). Where funcgrad differs from JAX, on purpose: an explicitly
+requested dtype is honoured (``zeros(3, dtype=float64)`` is float64; JAX truncates it with
+a warning), because funcgrad's own transforms build cotangents in the dtypes of existing
+Arrays; Arrays made before the flag changed keep their dtype; and a raw float64 numpy array
+handed directly to an operation is not narrowed (``fnp.sin(np_float64_array)`` computes in
+float64): wrap such inputs with ``asarray``.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any, Iterator
+
+import numpy as np
+
+__all__ = ["config", "canonical_dtype", "default_float", "default_int", "default_complex"]
+
+_ALIASES = {"jax_enable_x64": "jax_enable_x64", "funcgrad_enable_x64": "jax_enable_x64"}
+_NARROW = {np.dtype(np.float64): np.dtype(np.float32),
+           np.dtype(np.int64): np.dtype(np.int32),
+           np.dtype(np.uint64): np.dtype(np.uint32),
+           np.dtype(np.complex128): np.dtype(np.complex64)}
+
+
+def _env_flag(default: bool) -> bool:
+    for name in ("FUNCGRAD_ENABLE_X64", "JAX_ENABLE_X64"):
+        raw = os.environ.get(name)
+        if raw is not None:
+            return raw.strip().lower() not in ("0", "false", "no", "off", "")
+    return default
+
+
+class Config:
+    """funcgrad's options: read them as attributes (``config.jax_enable_x64``) or with
+    `read`, change them with `update` (or, for a block of code, `enable_x64`)."""
+
+    def __init__(self) -> None:
+        self._values = {"jax_enable_x64": _env_flag(True)}
+
+    def _key(self, name: str) -> str:
+        key = _ALIASES.get(name)
+        if key is None:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        return key
+
+    def update(self, name: str, value: Any) -> None:
+        """Set option ``name`` (e.g. ``config.update("jax_enable_x64", False)``)."""
+        key = self._key(name)
+        if not isinstance(value, (bool, np.bool_, int)):
+            raise TypeError(f"config option {name} takes a bool, got {value!r}")
+        self._values[key] = bool(value)
+
+    def read(self, name: str) -> Any:
+        """The value of option ``name``."""
+        return self._values[self._key(name)]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.read(name)
+
+    @property
+    def x64_enabled(self) -> bool:
+        return self._values["jax_enable_x64"]
+
+    @contextlib.contextmanager
+    def enable_x64(self, value: bool = True) -> Iterator[None]:
+        """``with config.enable_x64(False): ...`` sets the flag for the block only."""
+        old = self._values["jax_enable_x64"]
+        self.update("jax_enable_x64", value)
+        try:
+            yield
+        finally:
+            self._values["jax_enable_x64"] = old
+
+    def __repr__(self) -> str:
+        return f"funcgrad.config({self._values})"
+
+
+config = Config()
+
+
+def canonical_dtype(dtype: Any) -> np.dtype | None:
+    """An inferred or default ``dtype`` as funcgrad stores it: itself with x64 enabled,
+    else its 32-bit form (None stays None)."""
+    if dtype is None:
+        return None
+    dtype = np.dtype(dtype)
+    if config.x64_enabled:
+        return dtype
+    return _NARROW.get(dtype, dtype)
+
+
+def default_float() -> np.dtype:
+    """float64, or float32 with x64 disabled."""
+    return np.dtype(np.float64 if config.x64_enabled else np.float32)
+
+
+def default_int() -> np.dtype:
+    """int64, or int32 with x64 disabled."""
+    return np.dtype(np.int64 if config.x64_enabled else np.int32)
+
+
+def default_complex() -> np.dtype:
+    """complex128, or complex64 with x64 disabled."""
+    return np.dtype(np.complex128 if config.x64_enabled else np.complex64)
