@@ -150,7 +150,8 @@ class Primitive:
     """One differentiable operation: its backend implementation and its rules.
 
     ``impl(*raw_inputs, **params)`` computes on numpy or cupy arrays (numpy functions
-    dispatch to cupy through ``__array_function__``/``__array_ufunc__``). ``inputs`` names
+    dispatch to cupy through ``__array_function__``/``__array_ufunc__``); `def_impl` gives
+    a backend an implementation of its own (a cupy kernel beside numpy's). ``inputs`` names
     the array arguments (``None`` for a variadic primitive such as concatenate); ``params``
     names the static, hashable keyword parameters. Declare rules with `defvjp` / `defjvp` /
     `defbatch`. ``view``: the result may share memory with an input (reshape, real...).
@@ -166,7 +167,9 @@ class Primitive:
                              "another name, or pass replace=True to redefine it (e.g. when "
                              "re-running a notebook cell)")
         self.name = name
-        self.impl = impl
+        # backend name -> implementation; without any, calls raise naming the missing one
+        self.impls: dict[str, Callable] = {} if impl is None else {"cpu": impl}
+        self.impl = impl if impl is not None else _by_backend(name, {})
         self.inputs = None if inputs is None else tuple(inputs)
         self.params = tuple(params)
         self.multiple_results = multiple_results
@@ -255,6 +258,24 @@ class Primitive:
         self.jvp_rules = self._rules(rules, "JVP")
         return self
 
+    def def_impl(self, backend: str, impl: Callable | None = None) -> Callable:
+        """Give backend ``backend`` ("cpu": numpy, "gpu": cupy) its own implementation,
+        chosen by the inputs' device; without one a backend uses the numpy
+        implementation (through numpy's dispatch to cupy). Usable as a decorator."""
+        if backend not in ("cpu", "gpu"):
+            raise ValueError(f"unknown backend {backend!r} for primitive {self.name!r}: use "
+                             "'cpu' (numpy) or 'gpu' (cupy)")
+
+        def register(fn: Callable) -> Callable:
+            self.impls[backend] = fn
+            impls = self.impls
+            if set(impls) == {"cpu"}:  # the plain function: nothing to choose
+                self.impl = impls["cpu"]
+            else:  # one dispatching implementation: no cost for single-backend primitives
+                self.impl = _by_backend(self.name, dict(impls))
+            return fn
+        return register if impl is None else register(impl)
+
     def defbatch(self, rule: Callable) -> "Primitive":
         """Declare the batching rule ``rule(args, dims, **params) -> (out, out_dim)``:
         ``args`` hold a batch axis at ``dims[i]`` (``None``: not batched); the rule computes
@@ -317,6 +338,25 @@ class Primitive:
                     out = out.copy()  # a user's numpy array may change; Arrays may not
                     break
         return wrap_raw(out)
+
+
+def _by_backend(name: str, impls: dict) -> Callable:
+    """An implementation that calls the one of the backend its array inputs live on."""
+    cpu = impls.get("cpu")
+
+    def impl(*raws: Any, **params: Any) -> Any:
+        on_gpu = any(hasattr(r, "__cuda_array_interface__") for r in raws)
+        fn = impls.get("gpu") if on_gpu else cpu
+        if fn is None:
+            where = "gpu" if on_gpu else "cpu"
+            raise NotImplementedError(
+                f"primitive {name!r} has no implementation for the {where} backend (it has: "
+                f"{', '.join(sorted(impls)) or 'none'}); register one with "
+                f"{name}.def_impl({where!r}, fn), or move the inputs with "
+                "funcgrad.device_put")
+        return fn(*raws, **params)
+    impl.__name__ = name
+    return impl
 
 
 _new = object.__new__
