@@ -13,12 +13,13 @@ from funcgrad import primitives
 from funcgrad import scipy
 from funcgrad import random
 from funcgrad import nn
+from funcgrad import lax
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, float0, jvp,
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
                                  custom_jvp, checkpoint, remat, checkpoint_policies,
                                  checkpoint_name, checkpoint_sequential, saved_residuals,
-                                 print_saved_residuals)
+                                 print_saved_residuals, jit, make_jaxpr)
 from funcgrad.core import EscapedTracerError
 from funcgrad import test_util
 from funcgrad import viz  # installs the notebook reprs (graphviz is imported only to draw)
@@ -26,9 +27,10 @@ from funcgrad import viz  # installs the notebook reprs (graphviz is imported on
 __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "tree_util", "device_put", "devices", "numpy", "primitives",
-           "scipy", "random", "nn", "stop_gradient", "Tape", "make_tape", "grad",
+           "scipy", "random", "nn", "lax", "stop_gradient", "Tape", "make_tape", "grad",
            "value_and_grad", "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
-           "checkpoint_sequential", "saved_residuals", "print_saved_residuals",
+           "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "jit",
+           "make_jaxpr",
            "EscapedTracerError"]

@@ -155,12 +155,19 @@ class Primitive:
     the array arguments (``None`` for a variadic primitive such as concatenate); ``params``
     names the static, hashable keyword parameters. Declare rules with `defvjp` / `defjvp` /
     `defbatch`. ``view``: the result may share memory with an input (reshape, real...).
+    ``dynamic_shape``: the result's shape depends on the input's values (nonzero), so it
+    cannot be compiled by `jit`. ``effectful``: the call does something besides computing
+    its result (communicates), so a compiler may not drop or merge it. ``fresh``: the
+    result is always a new array of its own, which a compiled program may then write into
+    (numpy ufuncs are; other implementations say so).
     """
 
     def __init__(self, name: str, impl: Callable, inputs: Sequence[str] | None = ("x",),
                  params: Sequence[str] = (), *, multiple_results: bool = False,
                  differentiable: bool = True, view: bool = False,
-                 sample: Callable | None = None, doc: str | None = None,
+                 dynamic_shape: bool = False, effectful: bool = False,
+                 fresh: bool | None = None, sample: Callable | None = None,
+                 doc: str | None = None,
                  replace: bool = False):
         if name in _PRIMITIVES and not replace:
             raise ValueError(f"a primitive named {name!r} is already declared; choose "
@@ -175,6 +182,10 @@ class Primitive:
         self.multiple_results = multiple_results
         self.differentiable = differentiable
         self.view = view
+        self.dynamic_shape = dynamic_shape
+        self.effectful = effectful
+        self.fresh = (isinstance(impl, np.ufunc) and not (multiple_results or view)
+                      if fresh is None else fresh)
         self.plain = not (multiple_results or view)  # impl's result is the Array's value
         self.sample = sample
         self.vjp_rules: list = []
@@ -182,6 +193,7 @@ class Primitive:
         self.reads_avals = False  # whether a VJP rule reads input shapes or dtypes
         self.jvp_rules: list = []
         self.batch_rule: Callable | None = None
+        self.stage_rule: Callable | None = None  # how jit records a call (control flow)
         self._needs: dict[tuple, tuple] = {}
         self.__name__ = name
         self.__doc__ = doc or getattr(impl, "__doc__", None)
@@ -275,6 +287,13 @@ class Primitive:
                 self.impl = _by_backend(self.name, dict(impls))
             return fn
         return register if impl is None else register(impl)
+
+    def defstage(self, rule: Callable) -> "Primitive":
+        """Declare how `jit` records a call, for primitives that take functions (cond,
+        while_loop, scan): ``rule(trace, args, params) -> out`` traces the functions into
+        sub-programs of the jit trace and records the call with them."""
+        self.stage_rule = rule
+        return self
 
     def defbatch(self, rule: Callable) -> "Primitive":
         """Declare the batching rule ``rule(args, dims, **params) -> (out, out_dim)``:

@@ -67,7 +67,7 @@ def _max_share_impl(g: Any, a: Any, b: Any) -> Any:
 # the cotangent share of maximum's and minimum's inputs, as a primitive so that its kernel
 # can skip the tie handling when there are none (a rule may not branch on data); linear in
 # g, piecewise constant in a and b
-max_share = Primitive("max_share", _max_share_impl, ("g", "a", "b"),
+max_share = Primitive("max_share", _max_share_impl, ("g", "a", "b"), fresh=True,
                       sample=samplers.triples(samplers.interleaved),
                       doc="g where a > b, g/2 where a == b, else 0.")
 max_share.defvjp(lambda ct, a, b: max_share(ct, a, b), ZERO, ZERO)

@@ -149,26 +149,31 @@ def _identity(x: Any, axis_name: Hashable, to: str) -> Any:
 # -- primitives -------------------------------------------------------------------------------
 
 psum = Primitive("psum", _reduction("sum"), params=("axis_name",),
-                 doc="The sum of x over the ranks of axis_name.")
+                 effectful=True, doc="The sum of x over the ranks of axis_name.")
 pmean = Primitive("pmean", _pmean, params=("axis_name",),
-                  doc="The mean of x over the ranks of axis_name.")
+                  effectful=True, doc="The mean of x over the ranks of axis_name.")
 pmax = Primitive("pmax", _reduction("max"), params=("axis_name",),
+                 effectful=True,
                  doc="The elementwise maximum of x over the ranks of axis_name.")
 pmin = Primitive("pmin", _reduction("min"), params=("axis_name",),
+                 effectful=True,
                  doc="The elementwise minimum of x over the ranks of axis_name.")
 all_gather = Primitive(
     "all_gather", _all_gather, params=("axis_name", "axis", "tiled"),
-    doc="Every rank's x, stacked along a new axis (tiled: joined along axis).")
+    effectful=True, doc="Every rank's x, stacked along a new axis (tiled: joined along axis).")
 all_gather_invariant = Primitive(
     "all_gather_invariant", _all_gather, params=("axis_name", "axis", "tiled"),
+    effectful=True,
     doc="all_gather whose result is one replicated value (shard_map's output boundary).")
 psum_scatter = Primitive(
     "psum_scatter", _psum_scatter, params=("axis_name", "scatter_dimension", "tiled"),
+    effectful=True,
     doc="Block r (along scatter_dimension) of the sum over ranks (reduce-scatter).")
 pbroadcast = Primitive("pbroadcast", _pbroadcast, params=("axis_name", "source"),
-                       doc="The x of rank source, on every rank.")
+                       effectful=True, doc="The x of rank source, on every rank.")
 ppermute = Primitive(
     "ppermute", _ppermute, params=("axis_name", "perm"),
+    effectful=True,
     doc="x sent along perm ((source, destination) pairs); zeros where nothing arrives.")
 axis_index = Primitive("axis_index", _axis_index, inputs=(), params=("axis_name",),
                        differentiable=False, doc="This rank's index along axis_name.")

@@ -68,7 +68,7 @@ def _abs_jvp(t: Any, x: Any) -> Any:
 # the derivative of tanh, declared as a primitive so that tanh's VJP computes it in one
 # fused call (a kernel); its own rules (in funcgrad ops, like every rule) make it
 # differentiable again
-tanh_backward = Primitive("tanh_backward", kernels.tanh_backward, ("g", "out"),
+tanh_backward = Primitive("tanh_backward", kernels.tanh_backward, ("g", "out"), fresh=True,
                           sample=sampling.elementwise(2, (-1.2, 1.2), complex_=True),
                           doc="g * (1 - out**2): the cotangent of tanh's input.")
 tanh_backward.defvjp(lambda ct, out: tanh_backward(ct, out),

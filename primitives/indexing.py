@@ -117,7 +117,7 @@ index_set = Primitive("index_set", _index_set, ("x", "values", "idx"), ("index",
 argsort = Primitive("argsort", lambda x, axis, kind: np.argsort(x, axis=axis, kind=kind),
                    params=("axis", "kind"), differentiable=False)
 nonzero = Primitive("nonzero", lambda x: tuple(np.nonzero(x)), multiple_results=True,
-                    differentiable=False)
+                    differentiable=False, dynamic_shape=True)
 set_winners = Primitive("set_winners", _set_winners, ("idx",), ("index", "shape"),
                         differentiable=False,
                         doc="which updates of index_set stay (the last write wins).")

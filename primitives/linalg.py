@@ -129,7 +129,7 @@ def _matmul_y(g: Any, x: Any, y: Any) -> Any:
     return squeeze(matmul(expand(g, -2), x), -2)
 
 
-matmul = Primitive("matmul", kernels.matmul, ("x", "y"), sample=samplers.matmul,
+matmul = Primitive("matmul", kernels.matmul, ("x", "y"), sample=samplers.matmul, fresh=True,
                    doc="numpy's matmul: 1-D operands and broadcasting batch dimensions.")
 matmul.defvjp(_matmul_x, _matmul_y)
 matmul.defjvp(lambda t, y: matmul(t, y), lambda t, x: matmul(x, t))
@@ -146,7 +146,7 @@ matmul_tn.defjvp(lambda t, y: matmul(mT(t), y), lambda t, x: matmul(mT(x), t), Z
 
 # c + x @ y for matrices x, y (PyTorch's addmm, what every linear layer computes): one
 # record instead of two, and one pass over the result instead of two
-addmm = Primitive("addmm", kernels.addmm, ("c", "x", "y"), sample=samplers.addmm,
+addmm = Primitive("addmm", kernels.addmm, ("c", "x", "y"), sample=samplers.addmm, fresh=True,
                   doc="c + x @ y, for matrices x and y and c broadcasting to their product.")
 addmm.defvjp(lambda g: g, lambda g, y: matmul(g, mT(y)), _matmul_y)
 addmm.defjvp(lambda t: t, lambda t, y: matmul(t, y), lambda t, x: matmul(x, t))

@@ -16,6 +16,7 @@ from .samplers import elementwise as samplers
 __all__ = ["where", "nonzero_or_one"]
 
 where = Primitive("where", kernels.where, ("condition", "x", "y"), sample=samplers.where,
+                  fresh=True,
                   doc="x where condition holds, else y (broadcast together).")
 where.defvjp(ZERO, lambda g, condition: where(condition, g, 0),
              lambda g, condition: where(condition, 0, g))

@@ -17,7 +17,7 @@ from .kernels import sets as K
 
 unique_positions = Primitive(
     "unique_positions", K.unique_positions, ("x",), ("axis", "equal_nan"),
-    multiple_results=True, differentiable=False,
+    multiple_results=True, differentiable=False, dynamic_shape=True,
     doc="(first index, inverse indices, counts) of the sorted unique values of x.")
 isin = Primitive("isin", K.isin, ("element", "test_elements"), ("invert",),
                  differentiable=False, doc="whether each element is in test_elements.")

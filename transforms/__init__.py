@@ -6,6 +6,7 @@
 - `jacobian`: `jacrev`/`jacobian`, `jacfwd`, `hessian`
 - `custom`: `custom_vjp`, `custom_jvp`
 - `checkpoint`: `checkpoint`/`remat`, policies, `checkpoint_sequential`, `saved_residuals`
+- `jit` (with `compile`, which turns a tape into a Python function): `jit`, `make_jaxpr`
 """
 from .tape import Tape, make_tape
 from .grad import grad, value_and_grad, vjp, float0
@@ -14,8 +15,10 @@ from .jacobian import jacrev, jacobian, jacfwd, hessian
 from .custom import custom_vjp, custom_jvp
 from .checkpoint import (checkpoint, remat, checkpoint_policies, checkpoint_name,
                          checkpoint_sequential, saved_residuals, print_saved_residuals)
+from .jit import jit, make_jaxpr
 
 __all__ = ["Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0", "jvp",
            "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
-           "checkpoint_sequential", "saved_residuals", "print_saved_residuals"]
+           "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "jit",
+           "make_jaxpr"]

@@ -137,6 +137,7 @@ class RevTrace(Trace):
     records), and of the values computed inside only those the policy allows."""
 
     mode = "rev"
+    tracer_type: type = RevTracer  # the class of this trace's tracers
 
     def __init__(self, name: str = "vjp", keep_all: bool = False, sources: bool = False,
                  policy: Callable[[Record], bool] | None = None):
@@ -151,7 +152,7 @@ class RevTrace(Trace):
         self.var_avals: list[tuple] = []
 
     def new_var(self, primal: Any) -> RevTracer:
-        t = _new(RevTracer)
+        t = _new(self.tracer_type)
         t._trace = self
         t._primal = primal
         t.dtype = dtype = primal.dtype
@@ -163,19 +164,20 @@ class RevTrace(Trace):
 
     def var_of(self, x: Any) -> int:
         """The variable number of ``x`` on this tape, or -1 if it is not traced here."""
-        return x._var if isinstance(x, RevTracer) and x._trace is self else -1
+        return x._var if isinstance(x, Tracer) and x._trace is self else -1
 
     def primal_of(self, x: Any) -> Any:
         """The primal of a tracer of this trace; anything else unchanged."""
-        return x._primal if isinstance(x, RevTracer) and x._trace is self else x
+        return x._primal if isinstance(x, Tracer) and x._trace is self else x
 
     def lower(self, args: Sequence) -> tuple[list, list, int]:
         """(primals, variable numbers (-1 for constants), bit mask of the inputs that carry
         a derivative) of a call's arguments."""
         primals, in_vars, mask = [], [], 0
         bit = 1
+        own = self.tracer_type
         for a in args:
-            if type(a) is RevTracer and a._trace is self:
+            if type(a) is own and a._trace is self:
                 primals.append(a._primal)
                 in_vars.append(a._var)
                 if a.dtype.kind in "fc":
@@ -262,17 +264,9 @@ def _missing_rule(prim: Primitive, i: int) -> NotImplementedError:
         "defvjp, or wrap the value in funcgrad.stop_gradient if no derivative is needed.")
 
 
-def _output_cotangent(rec: Record, cts: list, var_avals: list, consume: bool) -> Any:
-    """The cotangent flowing into ``rec`` (a list for several outputs, zeros filled in),
-    or None when it is zero and the record can be skipped."""
-    if not rec.prim.multiple_results:
-        v = rec.out_vars[0]
-        if v < 0:
-            return None
-        g = cts[v]
-        if consume:
-            cts[v] = None
-        return g
+def _several_cotangents(rec: Record, cts: list, var_avals: list, consume: bool) -> Any:
+    """The cotangents flowing into a record of several outputs (a list, zeros filled in),
+    or None when all are zero and the record can be skipped."""
     gs = [cts[v] if v >= 0 else None for v in rec.out_vars]
     given = next((gi for gi in gs if gi is not None), None)
     if given is None:
@@ -340,7 +334,13 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
     _phase.backward_depth += 1
     try:
         for rec in reversed(records):
-            g = _output_cotangent(rec, cts, var_avals, consume)
+            if rec.prim.multiple_results:
+                g = _several_cotangents(rec, cts, var_avals, consume)
+            else:  # one output: its cotangent, if any (written out: once per record)
+                v = rec.out_vars[0]
+                g = cts[v] if v >= 0 else None
+                if consume and g is not None:
+                    cts[v] = None
             if g is None:
                 continue
             _accumulate_input_cotangents(rec, g, cts, var_avals)

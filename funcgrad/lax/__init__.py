@@ -1,9 +1,13 @@
 """funcgrad.lax: `jax.lax`'s functions on funcgrad's primitives.
 
-A re-export list: each family lives in its own module (convolution, windowed reductions;
-control flow to come), and this namespace only gathers their public names.
+A re-export list: each family lives in its own module (convolution, windowed reductions,
+control flow in `funcgrad.transforms.control_flow`), and this namespace only gathers their
+public names.
 """
 from funcgrad.primitives.control import stop_gradient
+from funcgrad.transforms.control_flow import (cond, fori_loop, map, scan,  # noqa: A004
+                                              switch, while_loop)
+from funcgrad.lax._select import select
 from funcgrad.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,
                                       conv_general_dilated, conv_general_dilated_patches,
                                       conv_transpose, conv_with_general_padding,
@@ -11,7 +15,8 @@ from funcgrad.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension
 from funcgrad.lax.windowed import (add, max, min, mul, reduce_window,  # noqa: A004
                                    reduce_window_max_with_indices)
 
-__all__ = ["stop_gradient", "ConvDimensionNumbers", "conv", "conv_dimension_numbers",
+__all__ = ["stop_gradient", "cond", "switch", "while_loop", "fori_loop", "scan", "map",
+           "select", "ConvDimensionNumbers", "conv", "conv_dimension_numbers",
            "conv_general_dilated", "conv_general_dilated_patches", "conv_transpose",
            "conv_with_general_padding", "padtype_to_pads", "add", "max", "min", "mul",
            "reduce_window", "reduce_window_max_with_indices"]

@@ -233,28 +233,26 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C", *,
     return _constant(np.full(shape, to_raw(fill_value), dtype), device)
 
 
-def _like(a: Any) -> tuple[tuple, np.dtype, Any]:
-    """(shape, dtype, raw value) of a ``*_like`` template, traced or not."""
-    if isinstance(a, Tracer):
-        a = a.concrete()
+def _like(a: Any) -> tuple[tuple, np.dtype, str]:
+    """(shape, dtype, device) of a ``*_like`` template, traced or not (its values are not
+    read: a template under jit has none)."""
     if isinstance(a, Array):
-        return a.shape, a.dtype, a._value
+        return tuple(a.shape), a.dtype, a.device
     raw = np.asarray(to_raw(a))
-    return raw.shape, raw.dtype, raw
+    return raw.shape, raw.dtype, "cpu"
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
               subok: bool = True, shape: Any = None, *, device: Any = None) -> Array:
     """An Array shaped like ``a`` (or ``shape``), with a's dtype and device unless given,
     filled with ``fill_value`` (an Array fill value is differentiable)."""
-    a_shape, a_dtype, raw = _like(a)
+    a_shape, a_dtype, a_device = _like(a)
     shape = a_shape if shape is None else as_shape(shape)
     dtype = a_dtype if dtype is None else np.dtype(dtype)
+    device = a_device if device is None else device
     if isinstance(fill_value, Array):
-        out = full(shape, fill_value, dtype)
-        return _placed(out, device if device is not None else device_of(raw))
-    out = new_array(backend_of(raw).xp.full(shape, to_raw(fill_value), dtype))
-    return _placed(out, device)
+        return _placed(full(shape, fill_value, dtype), device)
+    return _placed(new_array(np.full(shape, to_raw(fill_value), dtype)), device)
 
 
 def zeros_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,

@@ -1,0 +1,383 @@
+"""From a traced `Tape` to one straight-line Python function calling numpy (or cupy).
+
+`compile_tape` simplifies the records, then writes source code, one line per primitive
+call on raw backend arrays (the primitive's implementation, its params bound once)::
+
+    def program(v0, v1):
+        v2 = f0(v0, v1)
+        v3 = f1(v2, c0, out=v2)      # buffer reuse: v2 is dead after this line
+        del v0
+        return (v3,)
+
+The passes, in order:
+- no-ops: a reshape, transpose, broadcast or cast that does not change its input (as
+  backward passes produce) is dropped, its output renamed to its input;
+- common subexpressions: a record repeating an earlier one (same primitive, params and
+  inputs, in the same pass: forward and backward are kept apart, so that a checkpoint's
+  recomputation is not merged away) reuses the earlier result;
+- dead code: records nothing needed depends on are dropped;
+- buffers: a value is deleted after its last use, and an elementwise ufunc writes into an
+  input buffer whose last use it is (never a program input unless donated, never an
+  array another live value may view);
+- constants were folded while tracing: an operation on known values runs then, and enters
+  the program as a constant.
+Primitives that communicate (``effectful``) are never dropped or merged. Records with
+sub-programs (control flow) are written by their `EMITTERS`.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from funcgrad.array import Array
+from .tape import Record, Tape
+
+__all__ = ["compile_tape", "Program", "EMITTERS", "Writer"]
+
+# prim name -> emitter(writer, record, input names, output names): records with sub-programs
+EMITTERS: dict[str, Callable] = {}
+
+
+class Program:
+    """A compiled tape: ``fn(*raw inputs) -> list of raw outputs``, and its ``source``."""
+
+    def __init__(self, fn: Callable, source: str, n_records: int):
+        self.fn = fn
+        self.source = source
+        self.n_records = n_records
+
+    def as_text(self) -> str:
+        return self.source
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+    def __repr__(self) -> str:
+        return f"<compiled program, {self.n_records} calls>\n{self.source}"
+
+
+# ---------------------------------------------------------------------------------------
+# Simplification
+# ---------------------------------------------------------------------------------------
+
+def _noop(rec: Record, in_avals: list, out_aval: tuple) -> bool:
+    """Whether a one-output record returns its first input unchanged (given the avals)."""
+    name = rec.prim.name
+    if name in ("stop_gradient", "name"):
+        return True
+    if not in_avals or in_avals[0] is None or in_avals[0] != out_aval:
+        return False
+    if name in ("reshape", "broadcast_to", "convert_element_type", "device_put"):
+        return True
+    if name == "transpose":
+        return tuple(rec.params["axes"]) == tuple(range(len(out_aval[0])))
+    if name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
+        return rec.params["axis"] == ()
+    return False
+
+
+def _param_key(params: dict) -> Any:
+    try:
+        key = tuple(sorted(params.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def _const_key(x: Any) -> tuple:
+    if type(x) in (bool, int, float, complex):
+        return ("s", type(x), x)
+    return ("c", id(x))
+
+
+class _Step:
+    """A kept record with its inputs resolved: ("v", var) or ("c", constant); ``free``:
+    the variables of this program its sub-programs read (resolved too)."""
+
+    __slots__ = ("rec", "ins", "outs", "free", "alias")
+
+    def __init__(self, rec: Record, ins: list, outs: list, free: set, alias: dict):
+        self.rec = rec
+        self.ins = ins
+        self.outs = outs
+        self.free = free
+        self.alias = alias  # the renamings in force here (for the sub-programs)
+
+
+def simplify(records: Sequence[Record], var_avals: list, alias: dict) -> list[_Step]:
+    """The records as steps, after no-op and common-subexpression removal; ``alias`` maps
+    every dropped output to the reference that replaces it."""
+    seen: dict = {}
+    steps = []
+
+    def ref(v: int, saved: Any) -> tuple:
+        if v < 0:
+            return ("c", saved)
+        return alias.get(v, ("v", v))
+
+    for rec in records:
+        ins = [ref(v, s) for v, s in zip(rec.in_vars, rec.saved)]
+        outs = list(rec.out_vars)
+        prim = rec.prim
+        if not prim.multiple_results and rec.sub is None and ins and ins[0][0] == "v":
+            avals = [var_avals[r[1]] if r[0] == "v" else None for r in ins]
+            if _noop(rec, avals, var_avals[outs[0]]):
+                alias[outs[0]] = ins[0]
+                continue
+        subs = programs_of(rec)
+        pkey = None if (prim.effectful or subs) else _param_key(rec.params)
+        if pkey is not None:
+            key = (prim, pkey, rec.phase, tuple(r if r[0] == "v" else _const_key(r[1])
+                                                for r in ins))
+            earlier = seen.get(key)
+            if earlier is not None:
+                for v, e in zip(outs, earlier.outs):
+                    alias[v] = ("v", e)
+                continue
+        free = {alias.get(v, ("v", v))[1] for v in _free_vars(rec)}
+        step = _Step(rec, ins, outs, {v for v in free if isinstance(v, int)}, dict(alias))
+        if pkey is not None:
+            seen[key] = step
+        steps.append(step)
+    return steps
+
+
+def live_steps(steps: list[_Step], outputs: list) -> list[_Step]:
+    """The steps the outputs depend on (and every effectful one), in order."""
+    needed = {r[1] for r in outputs if r[0] == "v"}
+    kept = []
+    for step in reversed(steps):
+        if step.rec.prim.effectful or any(v in needed for v in step.outs):
+            kept.append(step)
+            needed.update(r[1] for r in step.ins if r[0] == "v")
+            needed.update(step.free)
+    kept.reverse()
+    return kept
+
+
+def programs_of(rec: Record) -> tuple:
+    """The sub-programs (Tapes) of a control-flow record: its ``programs`` param."""
+    return rec.params.get("programs", ()) if rec.params else ()
+
+
+def defined_vars(sub: Tape) -> set:
+    own = set(sub.in_vars)
+    for r in sub.records:
+        own.update(r.out_vars)
+    return own
+
+
+def _free_vars(rec: Record) -> set:
+    """Variables of the enclosing program that a record's sub-programs read."""
+    found: set = set()
+    for sub in programs_of(rec):
+        own = defined_vars(sub)
+        for r in sub.records:
+            found.update(v for v in r.in_vars if v >= 0 and v not in own)
+            found.update(_free_vars(r) - own)
+        found.update(v for v in sub.out_vars if v >= 0 and v not in own)
+    return found
+
+
+# ---------------------------------------------------------------------------------------
+# Writing the source
+# ---------------------------------------------------------------------------------------
+
+class Writer:
+    """Accumulates the generated source and its globals (implementations, constants)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.globals: dict = {"np": np}
+        self._names: dict = {}
+        self._locals = 0
+
+    def name_of(self, obj: Any, prefix: str) -> str:
+        """A global name for ``obj`` (the same object gets the same name)."""
+        key = id(obj)
+        name = self._names.get(key)
+        if name is None:
+            name = self._names[key] = f"{prefix}{len(self._names)}"
+            self.globals[name] = obj
+        return name
+
+    def local(self, prefix: str) -> str:
+        """A fresh local name of the generated function (a nested function, a loop
+        variable)."""
+        self._locals += 1
+        return f"_{prefix}{self._locals}"
+
+    def impl(self, rec: Record) -> str:
+        fn = rec.prim.impl
+        if rec.params:
+            fn = functools.partial(fn, **rec.params)
+        return self.name_of(fn, "f")
+
+    def const(self, x: Any) -> str:
+        if type(x) in (bool, int, float) and np.isfinite(x):
+            return repr(x)
+        return self.name_of(x._value if type(x) is Array else x, "c")
+
+    def emit(self, indent: str, line: str) -> None:
+        self.lines.append(indent + line)
+
+
+def _last_uses(steps: list[_Step], outputs: list) -> dict:
+    """var -> index of the last step reading it (len(steps) for the outputs)."""
+    last: dict = {}
+    for k, step in enumerate(steps):
+        for r in step.ins:
+            if r[0] == "v":
+                last[r[1]] = k
+        for v in step.free:
+            last[v] = k
+    for r in outputs:
+        if r[0] == "v":
+            last[r[1]] = len(steps)
+    return last
+
+
+def _fresh(step: _Step) -> bool:
+    """Whether a step's output is a new buffer no other value shares."""
+    return step.rec.prim.fresh
+
+
+class _Buffers:
+    """Which values share memory (a view and its base), to decide where an output may be
+    written in place: into a dead buffer that nothing alive still views."""
+
+    def __init__(self, owned: set):
+        self.group: dict = {}      # var -> group id
+        self.members: dict = {}    # group id -> vars
+        self.owned: dict = {}      # group id -> whether its memory is ours to overwrite
+        for v in owned:
+            self._new(v, True)
+
+    def _new(self, v: int, owned: bool) -> None:
+        self.group[v] = v
+        self.members[v] = {v}
+        self.owned[v] = owned
+
+    def add(self, step: _Step) -> None:
+        """Record a step's outputs: fresh ones own their memory, others may view any
+        array input (conservatively, all of them)."""
+        if _fresh(step):
+            self._new(step.outs[0], True)
+            return
+        groups = {self.group[r[1]] for r in step.ins if r[0] == "v" and r[1] in self.group}
+        for v in step.outs:
+            self._new(v, False)
+            for g in groups:
+                self._merge(v, g)
+
+    def _merge(self, v: int, g: int) -> None:
+        gv = self.group[v]
+        if gv == g:
+            return
+        for m in self.members.pop(gv):
+            self.group[m] = g
+            self.members[g].add(m)
+        self.owned[g] = self.owned[g] and self.owned.pop(gv)
+
+    def reusable(self, v: int, k: int, last: dict) -> bool:
+        g = self.group.get(v)
+        return (g is not None and self.owned[g]
+                and all(last.get(m, -1) <= k for m in self.members[g]))
+
+    def take(self, v: int, out: int) -> None:
+        """``out`` now lives in ``v``'s buffer."""
+        g = self.group[v]
+        self.group[out] = g
+        self.members[g].add(out)
+
+
+def _reuse_target(step: _Step, k: int, var_avals: list, last: dict,
+                  buffers: _Buffers) -> int | None:
+    """An input buffer a ufunc step may write its output into, or None."""
+    if not isinstance(step.rec.prim.impl, np.ufunc) or step.rec.params:
+        return None  # only ufuncs take ``out=``
+    out_aval = var_avals[step.outs[0]]
+    if not out_aval[0]:  # 0-d results are numpy scalars: nothing to write into
+        return None
+    for r in step.ins:
+        if r[0] == "v" and var_avals[r[1]] == out_aval and buffers.reusable(r[1], k, last):
+            return r[1]
+    return None
+
+
+def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
+                owned: set, outer: set, indent: str) -> None:
+    """The lines of ``steps``, then ``return`` of ``outputs``. ``owned``: input variables
+    whose buffers may be overwritten (donated); ``outer``: variables of an enclosing
+    program (read by a nested one), never deleted here."""
+    last = _last_uses(steps, outputs)
+    buffers = _Buffers(owned)
+
+    def name(r: tuple) -> str:
+        return f"v{r[1]}" if r[0] == "v" else w.const(r[1])
+
+    for k, step in enumerate(steps):
+        ins = [name(r) for r in step.ins]
+        outs = [f"v{v}" for v in step.outs]
+        emitter = EMITTERS.get(step.rec.prim.name) if programs_of(step.rec) else None
+        target = None
+        if emitter is not None:
+            emitter(w, step, ins, outs, indent)
+        else:
+            target = _reuse_target(step, k, var_avals, last, buffers)
+            call = f"{w.impl(step.rec)}({', '.join(ins)}"
+            if target is not None:
+                call += f", out=v{target}"
+            lhs = outs[0] if not step.rec.prim.multiple_results else (
+                ", ".join(outs) + ("," if len(outs) == 1 else ""))
+            w.emit(indent, f"{lhs} = {call})")
+        if target is None:
+            buffers.add(step)
+        else:
+            buffers.take(target, step.outs[0])
+        dead = sorted({r[1] for r in step.ins if r[0] == "v" and last.get(r[1]) == k}
+                      - set(step.outs) - outer)
+        if dead:
+            w.emit(indent, "del " + ", ".join(f"v{v}" for v in dead))
+    w.emit(indent, "return (" + "".join(name(r) + ", " for r in outputs) + ")")
+
+
+def write_function(w: Writer, sub: Tape, alias: dict, indent: str) -> str:
+    """Write ``sub`` as a function nested in the program being written (it reads the
+    enclosing program's variables it uses as closures); return its name."""
+    name = w.local("program")
+    inner = dict(alias)
+    steps = simplify(sub.records, sub.var_avals, inner)
+    outputs = [inner.get(v, ("v", v)) if v >= 0 else ("c", c)
+               for v, c in zip(sub.out_vars, sub.out_consts)]
+    steps = live_steps(steps, outputs)
+    own = defined_vars(sub)
+    outer = ({r[1] for s in steps for r in s.ins if r[0] == "v"} | {
+        r[1] for r in outputs if r[0] == "v"} | {v for s in steps for v in s.free}) - own
+    w.emit(indent, f"def {name}({', '.join(f'v{v}' for v in sub.in_vars)}):")
+    write_steps(w, steps, outputs, sub.var_avals, set(), outer, indent + "    ")
+    return name
+
+
+def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int] = ()
+                 ) -> Program:
+    """The tape as a compiled `Program` taking the raw values of its inputs (Python
+    numbers for ``weak_vars``) and returning those of its outputs. Inputs at the positions
+    ``donated`` may have their buffers reused."""
+    alias: dict = {}
+    steps = simplify(tape.records, tape.var_avals, alias)
+    outputs = [alias.get(v, ("v", v)) if v >= 0 else ("c", c)
+               for v, c in zip(tape.out_vars, tape.out_consts)]
+    steps = live_steps(steps, outputs)
+    w = Writer()
+    params = [f"v{v}" for v in tape.in_vars]
+    w.emit("", f"def program({', '.join(params)}):")
+    donated_vars = {tape.in_vars[k] for k in donated} - set(weak_vars)
+    write_steps(w, steps, outputs, tape.var_avals, donated_vars, set(), "    ")
+    source = "\n".join(w.lines) + "\n"
+    namespace = dict(w.globals)
+    exec(compile(source, f"<jit {tape.name}>", "exec"), namespace)
+    return Program(namespace["program"], source, len(steps))

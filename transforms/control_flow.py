@@ -1,0 +1,581 @@
+"""Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`
+(``funcgrad.lax``), usable eagerly, under every transform and under `jit`.
+
+funcgrad's transforms are eager, so wherever the values that steer a construct are known
+(outside `jit`, or inside it on values that do not depend on the arguments) it simply runs
+in Python: the chosen branch, the loop, step by step. Every transform then sees ordinary
+operations: derivatives of every order, batching, closures over any value, all for free;
+a reverse-mode `scan` keeps each step's residuals (checkpoint its body for less memory).
+
+Under `jit` the predicate, the index or the trip count are not known, and the construct is
+*staged*: its functions are traced into sub-programs of the jit trace (`JitTrace.scoped`)
+and the compiled program runs them with Python's own ``if``, ``while`` and ``for``. A
+staged construct differentiates as JAX's do: `cond`/`switch` by the construct of its
+branches' derivatives, `while_loop` in forward mode only (JAX's error in reverse mode),
+`scan` and `fori_loop` with a static trip count by unrolling into the compiled program.
+Inside `jit`, a staged construct's functions may read the jitted function's values freely;
+reading values of a transform applied *inside* the jitted function (grad or jvp around the
+construct) is refused with an error saying to pass them as operands.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad.array import Array, new_array
+from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
+from funcgrad.primitives import sampling
+from . import compile as compiler
+from .grad import vjp
+from .jit import Jitted, JitTrace, JitTracer
+from .jvp import JVPTrace, jvp
+from .tape import Tape
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "is_abstract"]
+
+
+def is_abstract(x: Any) -> bool:
+    """Whether ``x``'s value is unknown to Python: it is traced by `jit` (at some level)."""
+    while isinstance(x, Tracer):
+        if isinstance(x, JitTracer):
+            return True
+        x = x._primal
+    return False
+
+
+def _flat_fn(fun: Callable, in_tree: Any, out_trees: list, spread: bool = True
+             ) -> Callable:
+    """``fun`` on flat leaves, returning flat leaves (its output trees in ``out_trees``):
+    ``fun(*tree)`` when ``spread`` (the tree is a tuple of arguments), else ``fun(tree)``."""
+    def flat(*leaves: Any) -> list:
+        args = in_tree.unflatten(list(leaves))
+        out_leaves, tree = tree_util.tree_flatten(fun(*args) if spread else fun(args))
+        out_trees.append(tree)
+        return _as_arrays(out_leaves)
+    flat.__name__ = getattr(fun, "__name__", "fun")
+    return flat
+
+
+def _as_arrays(xs: Sequence) -> list:
+    return [x if isinstance(x, Array) else fnp.asarray(x) for x in xs]
+
+
+def _avals(xs: Sequence) -> list:
+    return [(tuple(x.shape), np.dtype(x.dtype)) for x in xs]
+
+
+def _raws(outs: Sequence) -> tuple:
+    return tuple(o._value if type(o) is Array else np.asarray(o) for o in outs)
+
+
+def _closure_error(what: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"a function of {what} inside jit reads a value traced by a transform applied "
+        "inside the jitted function (grad, jvp or vmap around the construct), which a "
+        "staged construct cannot take from its closure. Pass that value as an operand "
+        "(cond(pred, f, g, x, w) instead of closing over w).")
+
+
+# ---------------------------------------------------------------------------------------
+# Staging under jit: sub-programs and the calls that run them
+# ---------------------------------------------------------------------------------------
+
+def _stage(trace: JitTrace, fun: Callable, args: Sequence, what: str) -> tuple:
+    """(sub-program, concrete outputs) of ``fun`` traced on ``args`` in ``trace``."""
+    closures = trace.closures
+    trace.closures = False
+    try:
+        sub, outs = trace.scoped(fun, args)
+        if trace.closures or any(isinstance(o, Tracer) for o in outs):
+            raise _closure_error(what)
+    finally:
+        trace.closures = trace.closures or closures
+    return sub, _as_arrays(outs)
+
+
+def _standalone(sub: Tape) -> tuple:
+    """``sub`` compiled on its own: (program, the outer variables it reads, which the
+    program takes as extra arguments after its own)."""
+    free = sorted(_outer_reads(sub))
+    tape = Tape(sub.records, sub.var_avals, list(sub.in_vars) + free, sub.out_vars,
+                sub.out_consts, name=sub.name)
+    return compiler.compile_tape(tape), free
+
+
+def _outer_reads(sub: Any) -> set:
+    own = compiler.defined_vars(sub)
+    found = set()
+    for r in sub.records:
+        found.update(v for v in r.in_vars if v >= 0 and v not in own)
+        for p in compiler.programs_of(r):
+            found.update(_outer_reads(p) - own)
+    found.update(v for v in sub.out_vars if v >= 0 and v not in own)
+    return found
+
+
+def _runner(trace: JitTrace, sub: Any) -> Callable:
+    """Run a staged sub-program on concrete values (to give the trace its results): the
+    program compiled on its own, with the outer values it reads taken from the trace."""
+    program, free = _standalone(sub)
+    env = [trace.value_of(v) for v in free]
+
+    def run(*args: Any) -> list:
+        outs = program.fn(*[a._value if type(a) is Array else a for a in args],
+                          *[e._value if type(e) is Array else e for e in env])
+        return [o if isinstance(o, Array) else new_array(np.asarray(o)) for o in outs]
+    return run
+
+
+class _Control(TraceCall):
+    """Shared by the staged constructs: the primitive standing for them on a tape (its
+    implementation runs the construct eagerly, its VJP asks the call)."""
+
+    what = "a control-flow construct"
+
+    def process_rev(self, trace: Any, leaves: Sequence) -> list:
+        primals, in_vars, mask = trace.lower(leaves)
+        before = len(trace.records)
+        outs = _as_arrays(self.bind(primals))
+        if len(trace.records) != before:  # the functions used this trace's own values
+            raise _closure_error(self.what)
+        return list(trace.record(control_p, {"call": self}, primals, in_vars, mask,
+                                 tuple(outs)))
+
+    def vjp(self, xs: Sequence, g: Sequence) -> list:
+        raise NotImplementedError(f"{self.what} is not reverse-differentiable")
+
+
+def _control_impl(*raws: Any, call: _Control, programs: tuple = ()) -> tuple:
+    return _raws(call.fun(*[new_array(r) for r in raws]))
+
+
+control_p = Primitive("control_flow", _control_impl, None, ("call",),
+                      multiple_results=True,
+                      doc="A staged lax control-flow construct (cond, switch).")
+control_p.defvjp_all(lambda g, xs, call: call.vjp(xs, g))
+
+
+def _sample_control(rng: Any, draw: Callable) -> list:
+    """Registry test cases: a cond on a value jit does not know, differentiated inside
+    the jitted function (a staged cond under grad is this primitive)."""
+    shape = sampling.draw_shape(draw)
+
+    def f(x: Any, y: Any) -> Any:
+        return cond(fnp.sum(x) > 0, lambda a, b: fnp.sin(a) * b, lambda a, b: a * a - b,
+                    x, y)
+
+    def value_and_pullback(x: Any, y: Any) -> Any:
+        out, f_vjp = vjp(f, x, y)  # the cond under vjp inside jit: a control_flow record
+        return out, f_vjp(fnp.ones_like(out))
+    args = (sampling.values(rng, shape), sampling.values(rng, shape))
+    return [sampling.Case(Jitted(value_and_pullback), args, f"jit(vjp(cond)) {shape}")]
+
+
+control_p.sample = sampling.custom(_sample_control)
+
+
+# ---------------------------------------------------------------------------------------
+# switch and cond
+# ---------------------------------------------------------------------------------------
+
+def _clamp(index: Any, n: int) -> int:
+    return min(max(int(index), 0), n - 1)
+
+
+class _Switch(_Control):
+    """``branches[index](*operands)`` with an index jit does not know."""
+
+    what = "lax.switch/lax.cond"
+
+    def __init__(self, branches: Sequence[Callable], name: str = "switch"):
+        self.branches = tuple(branches)
+        super().__init__(self._run, name)
+
+    def _run(self, index: Any, *operands: Any) -> list:
+        return self.branches[_clamp(index, len(self.branches))](*operands)
+
+    def __repr__(self) -> str:
+        return f"{self.name}[{len(self.branches)} branches]"
+
+    def process_jit(self, trace: JitTrace, leaves: Sequence) -> list:
+        index, ops = leaves[0], list(leaves[1:])
+        staged = [_stage(trace, b, ops, self.what) for b in self.branches]
+        avals = [_avals(outs) for _, outs in staged]
+        if any(a != avals[0] for a in avals):
+            raise TypeError(f"branch outputs must have the same types (shapes and dtypes),"
+                            f" got {' and '.join(str(a) for a in avals)}")
+        taken = staged[_clamp(trace.primal_of(index), len(staged))][1]
+        primals, in_vars, _ = trace.lower(leaves)
+        return list(trace.record(switch_p, {"call": self, "programs": tuple(
+            sub for sub, _ in staged)}, primals, in_vars, 0, tuple(taken)))
+
+    def vjp(self, xs: Sequence, g: Sequence) -> list:
+        """The construct of the branches' VJPs (in the float operands)."""
+        index, ops = xs[0], list(xs[1:])
+        floats = [i for i, o in enumerate(ops) if is_inexact(o.dtype)]
+
+        def pullback(branch: Callable) -> Callable:
+            def back(*args: Any) -> list:
+                primals, cts = list(args[:len(ops)]), list(args[len(ops):])
+
+                def of_floats(*fs: Any) -> list:
+                    full = list(primals)
+                    for i, f in zip(floats, fs):
+                        full[i] = f
+                    return branch(*full)
+                _, f_vjp = vjp(of_floats, *[primals[i] for i in floats])
+                return list(f_vjp(cts))
+            return back
+        cts = _Switch([pullback(b) for b in self.branches], "switch_vjp").bind(
+            [index, *ops, *g])
+        out: list = [None] * len(xs)
+        for i, c in zip(floats, cts):
+            out[1 + i] = c
+        return out
+
+    def process_jvp(self, trace: JVPTrace, leaves: Sequence) -> list:
+        primals, tangents = trace.split(leaves)
+        index, ops, tans = primals[0], primals[1:], tangents[1:]
+        floats = [i for i, o in enumerate(ops) if is_inexact(o.dtype)]
+        ts = [fnp.zeros_like(ops[i]) if tans[i] is None else tans[i] for i in floats]
+
+        def pushforward(branch: Callable) -> Callable:
+            def push(*args: Any) -> list:
+                full, t = list(args[:len(ops)]), list(args[len(ops):])
+
+                def of_floats(*fs: Any) -> list:
+                    xs = list(full)
+                    for i, f in zip(floats, fs):
+                        xs[i] = f
+                    return branch(*xs)
+                out, t_out = jvp(of_floats, tuple(full[i] for i in floats), tuple(t))
+                return list(out) + list(t_out)
+            return push
+        both = _Switch([pushforward(b) for b in self.branches], "switch_jvp").bind(
+            [index, *ops, *ts])
+        if any(isinstance(o, Tracer) and o._trace is trace for o in both):
+            raise _closure_error(self.what)
+        k = len(both) // 2
+        return [trace.wrap(o, t) for o, t in zip(both[:k], both[k:])]
+
+
+# switch, while_loop and scan records live only in compiled programs (transforms meet the
+# constructs before they are recorded): not differentiated there
+switch_p = Primitive("switch", _control_impl, None, ("call", "programs"),
+                     multiple_results=True, differentiable=False,
+                     doc="branches[index](*operands), staged.")
+
+
+def _emit_switch(w: Any, step: Any, ins: list, outs: list, indent: str) -> None:
+    names = [compiler.write_function(w, sub, step.alias, indent)
+             for sub in step.rec.params["programs"]]
+    n = len(names)
+    lhs = ", ".join(outs) + ("," if len(outs) == 1 else "")
+    w.emit(indent, f"{lhs} = ({', '.join(names)},)[min(max(int({ins[0]}), 0), {n - 1})]("
+                   f"{', '.join(ins[1:])})")
+
+
+compiler.EMITTERS["switch"] = _emit_switch
+
+
+def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
+    """``branches[index](*operands)``, the index clamped to the branches (JAX's
+    ``lax.switch``). Under jit every branch is compiled and the one chosen at run time
+    runs; the branches must return the same types."""
+    branches = tuple(branches)
+    if not branches or not all(callable(b) for b in branches):
+        raise TypeError("switch: branches must be a non-empty sequence of callables")
+    index = fnp.asarray(index) if not isinstance(index, Array) else index
+    if index.shape != () or index.dtype.kind not in "iub":
+        raise TypeError(f"Branch index must be scalar integer, got {index!r} of dtype "
+                        f"{index.dtype} and shape {tuple(index.shape)}.")
+    if not is_abstract(index):
+        return branches[_clamp(index, len(branches))](*operands)
+    leaves, in_tree = tree_util.tree_flatten(operands)
+    out_trees: list = []
+    flats = [_flat_fn(lambda *ops, b=b: b(*ops), in_tree, out_trees) for b in branches]
+    outs = _Switch(flats).bind([index, *leaves])
+    if any(t != out_trees[0] for t in out_trees):
+        raise TypeError("branch outputs must have the same type structure, got "
+                        f"{' and '.join(str(t) for t in out_trees)}.")
+    return out_trees[0].unflatten(list(outs))
+
+
+def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
+    """``true_fun(*operands) if pred else false_fun(*operands)`` (JAX's ``lax.cond``),
+    with a scalar boolean or number ``pred``."""
+    pred = fnp.asarray(pred) if not isinstance(pred, Array) else pred
+    if pred.shape != ():
+        raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {tuple(pred.shape)}.")
+    if pred.dtype.kind not in "biuf":
+        raise TypeError(f"Pred type must be either boolean or number, got {pred.dtype}.")
+    if not is_abstract(pred):
+        return (true_fun if bool(pred) else false_fun)(*operands)
+    index = fnp.astype(fnp.not_equal(pred, 0), np.int32)
+    return switch(index, (false_fun, true_fun), *operands)
+
+
+# ---------------------------------------------------------------------------------------
+# while_loop and fori_loop
+# ---------------------------------------------------------------------------------------
+
+class _While(_Control):
+    """The loop with a condition jit does not know."""
+
+    what = "lax.while_loop"
+
+    def __init__(self, cond_fun: Callable, body_fun: Callable):
+        self.cond_fun, self.body_fun = cond_fun, body_fun
+        super().__init__(self._run, "while_loop")
+
+    def _run(self, *carry: Any) -> list:
+        carry = list(carry)
+        while bool(self.cond_fun(*carry)[0]):
+            carry = list(self.body_fun(*carry))
+        return carry
+
+    def process_jit(self, trace: JitTrace, leaves: Sequence) -> list:
+        carry = list(leaves)
+        cond_sub, _ = _stage(trace, self.cond_fun, carry, self.what)
+        body_sub, outs = _stage(trace, self.body_fun, carry, self.what)
+        if _avals(outs) != _avals([trace.primal_of(c) for c in carry]):
+            raise TypeError("body_fun output and input must have identical types, got "
+                            f"{_avals(outs)} and "
+                            f"{_avals([trace.primal_of(c) for c in carry])}.")
+        run_cond, run_body = _runner(trace, cond_sub), _runner(trace, body_sub)
+        values = [trace.primal_of(c) for c in carry]
+        while bool(run_cond(*values)[0]):
+            values = run_body(*values)
+        primals, in_vars, _ = trace.lower(leaves)
+        return list(trace.record(while_p, {"call": self, "programs": (cond_sub, body_sub)},
+                                 primals, in_vars, 0, tuple(values)))
+
+    def process_rev(self, trace: Any, leaves: Sequence) -> list:
+        raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
+                         "lax.fori_loop with dynamic start/stop values. Try using "
+                         "lax.scan, or using fori_loop with static start/stop.")
+
+    def process_jvp(self, trace: JVPTrace, leaves: Sequence) -> list:
+        primals, tangents = trace.split(leaves)
+        floats = [i for i, p in enumerate(primals) if is_inexact(p.dtype)]
+        ts = [fnp.zeros_like(primals[i]) if tangents[i] is None else tangents[i]
+              for i in floats]
+        n = len(primals)
+        cond_fun, body_fun = self.cond_fun, self.body_fun
+
+        def body(*both: Any) -> list:
+            carry, t = list(both[:n]), list(both[n:])
+
+            def of_floats(*fs: Any) -> list:
+                xs = list(carry)
+                for i, f in zip(floats, fs):
+                    xs[i] = f
+                return body_fun(*xs)
+            out, t_out = jvp(of_floats, tuple(carry[i] for i in floats), tuple(t))
+            return list(out) + [t_out[i] for i in floats]
+        both = _While(lambda *b: cond_fun(*b[:n]), body).bind([*primals, *ts])
+        if any(isinstance(o, Tracer) and o._trace is trace for o in both):
+            raise _closure_error(self.what)
+        out, tans = list(both[:n]), dict(zip(floats, both[n:]))
+        return [trace.wrap(o, tans.get(i)) for i, o in enumerate(out)]
+
+
+while_p = Primitive("while_loop", _control_impl, None, ("call", "programs"),
+                    multiple_results=True, differentiable=False,
+                    doc="while cond(carry): carry = body(carry).")
+
+
+def _emit_while(w: Any, step: Any, ins: list, outs: list, indent: str) -> None:
+    cond_sub, body_sub = step.rec.params["programs"]
+    c = compiler.write_function(w, cond_sub, step.alias, indent)
+    b = compiler.write_function(w, body_sub, step.alias, indent)
+    carry = w.local("carry")
+    w.emit(indent, f"{carry} = ({''.join(i + ', ' for i in ins)})")
+    w.emit(indent, f"while {c}(*{carry})[0]:")
+    w.emit(indent + "    ", f"{carry} = {b}(*{carry})")
+    lhs = ", ".join(outs) + ("," if len(outs) == 1 else "")
+    w.emit(indent, f"{lhs} = {carry}")
+
+
+compiler.EMITTERS["while_loop"] = _emit_while
+
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+    """``while cond_fun(val): val = body_fun(val)``; return val (JAX's ``lax.while_loop``).
+    Forward-mode differentiable; reverse mode raises JAX's error (use scan or a fori_loop
+    with static bounds)."""
+    leaves, tree = tree_util.tree_flatten(init_val)
+    leaves = _as_arrays(leaves)
+    val = tree.unflatten(leaves)
+    first = cond_fun(val)
+    if not is_abstract(first):  # known values: a Python loop, seen op by op by transforms
+        while bool(_as_arrays([first])[0]):
+            val = body_fun(val)
+            first = cond_fun(val)
+        return val
+    out_trees: list = []
+
+    def flat_cond(*xs: Any) -> list:
+        return [fnp.asarray(cond_fun(tree.unflatten(list(xs))))]
+    flat_body = _flat_fn(body_fun, tree, out_trees, spread=False)
+    outs = _While(flat_cond, flat_body).bind(leaves)
+    return tree.unflatten(list(outs))
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
+    """``val = body_fun(i, val)`` for i in [lower, upper) (JAX's ``lax.fori_loop``): a
+    `scan` when the bounds are known (reverse-differentiable), else a `while_loop`."""
+    if not (is_abstract(lower) or is_abstract(upper)):
+        lo, hi = int(lower), int(upper)
+        carry, _ = scan(lambda c, i: (body_fun(i, c), None), init_val,
+                        fnp.arange(lo, max(lo, hi)))
+        return carry
+
+    def cond_fun(state: tuple) -> Any:
+        return fnp.less(state[0], upper)
+
+    def body(state: tuple) -> tuple:
+        i, val = state
+        return i + 1, body_fun(i, val)
+    return while_loop(cond_fun, body, (fnp.asarray(lower), init_val))[1]
+
+
+# ---------------------------------------------------------------------------------------
+# scan and map
+# ---------------------------------------------------------------------------------------
+
+def _slice_leading(xs: list, i: int) -> list:
+    return [x[i] for x in xs]
+
+
+def _stack(ys: list) -> list:
+    """The per-step outputs (a list per step, at least one step) stacked along a new
+    leading axis."""
+    return [fnp.stack([step[k] for step in ys]) for k in range(len(ys[0]))]
+
+
+class _Scan(_Control):
+    """A scan whose carry or inputs jit does not know: a loop in the compiled program."""
+
+    what = "lax.scan"
+
+    def __init__(self, body: Callable, n_carry: int, length: int, reverse: bool):
+        self.body, self.n_carry, self.length, self.reverse = body, n_carry, length, reverse
+        super().__init__(self._run, "scan")
+
+    def _run(self, *leaves: Any) -> list:
+        carry, xs = list(leaves[:self.n_carry]), list(leaves[self.n_carry:])
+        steps = range(self.length - 1, -1, -1) if self.reverse else range(self.length)
+        ys: list = [None] * self.length
+        for i in steps:
+            out = list(self.body(*carry, *_slice_leading(xs, i)))
+            carry, ys[i] = out[:self.n_carry], out[self.n_carry:]
+        return carry + _stack(ys)
+
+    def process_jit(self, trace: JitTrace, leaves: Sequence) -> list:
+        carry, xs = list(leaves[:self.n_carry]), list(leaves[self.n_carry:])
+        example = [trace.primal_of(x)[0] for x in xs]  # the first step's inputs
+        sub, outs = _stage(trace, self.body, carry + example, self.what)
+        carry_avals = _avals([trace.primal_of(c) for c in carry])
+        if _avals(outs[:self.n_carry]) != carry_avals:
+            raise TypeError("scan body function carry input and carry output must have the "
+                            f"same types, got {carry_avals} and "
+                            f"{_avals(outs[:self.n_carry])}.")
+        run = _runner(trace, sub)
+        values = [trace.primal_of(c) for c in carry]
+        xs_values = [trace.primal_of(x) for x in xs]
+        steps = range(self.length - 1, -1, -1) if self.reverse else range(self.length)
+        ys: list = [None] * self.length
+        for i in steps:
+            out = run(*values, *_slice_leading(xs_values, i))
+            values, ys[i] = out[:self.n_carry], out[self.n_carry:]
+        results = values + _stack(ys)
+        primals, in_vars, _ = trace.lower(leaves)
+        return list(trace.record(scan_p, {"call": self, "programs": (sub,)}, primals,
+                                 in_vars, 0, tuple(results)))
+
+    def process_rev(self, trace: Any, leaves: Sequence) -> list:
+        return self._run(*leaves)  # unrolled: every step's residuals on the tape
+
+    def process_jvp(self, trace: Any, leaves: Sequence) -> list:
+        return self._run(*leaves)  # unrolled: every step's tangents computed as it runs
+
+
+scan_p = Primitive("scan", _control_impl, None, ("call", "programs"), multiple_results=True,
+                   differentiable=False,
+                   doc="carry, ys = scan of body over the leading axis of xs.")
+
+
+def _emit_scan(w: Any, step: Any, ins: list, outs: list, indent: str) -> None:
+    call = step.rec.params["call"]
+    (sub,) = step.rec.params["programs"]
+    body = compiler.write_function(w, sub, step.alias, indent)
+    nc, n = call.n_carry, call.length
+    carry, i, ys, out = (w.local(k) for k in ("carry", "i", "ys", "out"))
+    stack = w.name_of(_stack_raw, "stack")
+    steps = f"range({n - 1}, -1, -1)" if call.reverse else f"range({n})"
+    w.emit(indent, f"{carry} = [{', '.join(ins[:nc])}]")
+    w.emit(indent, f"{ys} = [None] * {n}")
+    w.emit(indent, f"for {i} in {steps}:")
+    xs = "".join(f"{x}[{i}], " for x in ins[nc:])
+    w.emit(indent + "    ", f"{out} = {body}(*{carry}, {xs})")
+    w.emit(indent + "    ", f"{carry}, {ys}[{i}] = list({out}[:{nc}]), {out}[{nc}:]")
+    lhs = ", ".join(outs) + ("," if len(outs) == 1 else "")
+    w.emit(indent, f"{lhs} = (*{carry}, *{stack}({ys}, {len(outs) - nc}))")
+
+
+def _stack_raw(ys: list, n_out: int) -> list:
+    return [np.stack([step[k] for step in ys]) for k in range(n_out)]
+
+
+compiler.EMITTERS["scan"] = _emit_scan
+
+
+def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False, unroll: int = 1) -> tuple:
+    """``carry, ys`` with ``carry, y_i = f(carry, x_i)`` over the leading axis of ``xs``
+    (JAX's ``lax.scan``; ``xs=None`` with ``length`` scans over nothing). Reverse-mode
+    differentiable, one step's residuals per step."""
+    x_leaves, x_tree = tree_util.tree_flatten(xs)
+    x_leaves = _as_arrays(x_leaves)
+    lengths = {int(x.shape[0]) for x in x_leaves if x.ndim}
+    if any(x.ndim == 0 for x in x_leaves):
+        raise ValueError("scan got value with no leading axis to scan over")
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        raise ValueError("scan got inconsistent lengths for its inputs: "
+                         f"{sorted(lengths) or 'none (pass length=)'}")
+    n = lengths.pop()
+    if n == 0:  # no steps: the outputs' structure and types from one call of f
+        _, y = f(init, x_tree.unflatten([fnp.zeros(tuple(x.shape[1:]), x.dtype)
+                                          for x in x_leaves]))
+        return init, tree_util.tree_map(lambda a: fnp.zeros((0,) + tuple(
+            fnp.asarray(a).shape), fnp.asarray(a).dtype), y)
+    c_leaves, c_tree = tree_util.tree_flatten(init)
+    c_leaves = _as_arrays(c_leaves)
+    y_trees: list = []
+
+    def body(*leaves: Any) -> list:
+        carry = c_tree.unflatten(list(leaves[:len(c_leaves)]))
+        x = x_tree.unflatten(list(leaves[len(c_leaves):]))
+        new_carry, y = f(carry, x)
+        nc_leaves, nc_tree = tree_util.tree_flatten(new_carry)
+        if nc_tree != c_tree:
+            raise TypeError("scan body function carry input and carry output must have "
+                            f"equal types, got {c_tree} and {nc_tree}.")
+        y_leaves, y_tree = tree_util.tree_flatten(y)
+        y_trees.append(y_tree)
+        return _as_arrays(nc_leaves) + _as_arrays(y_leaves)
+    outs = _Scan(body, len(c_leaves), n, reverse).bind([*c_leaves, *x_leaves])
+    carry = c_tree.unflatten(list(outs[:len(c_leaves)]))
+    return carry, y_trees[-1].unflatten(list(outs[len(c_leaves):]))
+
+
+def map(f: Callable, xs: Any) -> Any:
+    """``stack([f(x) for x in xs])`` over the leading axis (JAX's ``lax.map``)."""
+    _, ys = scan(lambda carry, x: (carry, f(x)), (), xs)
+    return ys

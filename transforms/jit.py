@@ -1,0 +1,598 @@
+"""`jit`: trace a function once per signature, compile its tape to straight-line numpy.
+
+Tracing runs the function on `JitTracer`s of a `JitTrace`, a reverse-mode trace that keeps
+every record (as `make_tape` does) and forbids looking at values: ``if x > 0``, ``float(x)``
+or ``range(n)`` on a traced value raise `ConcretizationTypeError`, because the compiled
+program must be right for every value of the same shape and dtype. The tracers still hold
+the first call's values (transforms are eager), which is how shapes and dtypes are known
+without a shape rule per primitive, and what the first call returns.
+
+The tape is handed to `transforms.compile`, which writes one Python function calling each
+primitive's implementation on raw numpy (or cupy) arrays: no tracers, no dispatch, no pytree
+work. Later calls with the same signature (pytree structure, shapes, dtypes, Python scalars'
+types, static values) run that function: the cost of a cache hit is flattening the
+arguments and looking up the signature.
+
+A jitted function called with tracers of other transforms is one `TraceCall`: under
+``grad`` it records one node whose backward is the jitted VJP of the function (a compiled
+program that recomputes the forward pass, as a checkpoint would); under ``jvp`` it runs the
+jitted JVP; inside another jit it is traced inline.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import warnings
+import weakref
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad.array import Array, new_array
+from funcgrad.core import (ConcretizationTypeError, Primitive, TraceCall, Tracer, bind,
+                           new_trace)
+from funcgrad.primitives import sampling
+from . import compile as compiler
+from .grad import vjp
+from .jvp import jvp
+from .tape import RevTrace, RevTracer, Tape
+from .tape_text import aval_text, tape_text
+
+__all__ = ["jit", "JitTrace", "JitTracer", "Jitted", "Lowered", "make_jaxpr",
+           "trace_to_tape"]
+
+_SCALARS = (bool, int, float, complex)
+
+
+class JitTracer(RevTracer):
+    """A value inside a function being traced by `jit`: its shape and dtype are known, its
+    value is not (as far as the program is concerned)."""
+
+    __slots__ = ()
+
+    def _concretization(self, what: str) -> ConcretizationTypeError:
+        return ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: traced "
+            f"array with shape {aval_text(self.shape, self.dtype)} (an argument or result "
+            f"inside `{self._trace.name}`). The problem arose with the `{what}` function "
+            f"{_user_line()}. Its value is known only when the compiled program runs, so "
+            "Python control flow and conversions cannot depend on it. Fixes: mark the "
+            "argument static with jit(..., static_argnums=...) or static_argnames=...; "
+            "use funcgrad.lax.cond / switch / while_loop / fori_loop instead of Python "
+            "if/while/for; use funcgrad.numpy.where to select elementwise.")
+
+    def __bool__(self) -> bool:
+        raise self._concretization("bool")
+
+    def __int__(self) -> int:
+        raise self._concretization("int")
+
+    def __float__(self) -> float:
+        raise self._concretization("float")
+
+    def __complex__(self) -> complex:
+        raise self._concretization("complex")
+
+    def __index__(self) -> int:
+        raise self._concretization("__index__")
+
+    def item(self, *args: Any) -> Any:
+        raise self._concretization("item")
+
+    def tolist(self) -> Any:
+        raise self._concretization("tolist")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise self._concretization("numpy.asarray")
+
+    def concrete(self) -> Array:
+        raise self._concretization("concrete")
+
+    def __repr__(self) -> str:
+        return f"Traced<{aval_text(self.shape, self.dtype)}>with<{self._trace.name}>"
+
+    __str__ = __repr__
+
+
+def _user_line() -> str:
+    """'at file:line' of the innermost caller outside funcgrad."""
+    f = sys._getframe(2)
+    while f is not None:
+        name = f.f_code.co_filename
+        if ("funcgrad" not in name and "/transforms/" not in name
+                and "/primitives/" not in name):
+            return f"at {name}:{f.f_lineno}"
+        f = f.f_back
+    return ""
+
+
+class JitTrace(RevTrace):
+    """The trace `jit` records a function on: every primitive call becomes a record (no
+    residuals: nothing here is differentiated), constants included. ``closures`` collects
+    tracers of other (outer) transforms the function uses without taking them as
+    arguments: such a call cannot be compiled once for all, and runs as traced."""
+
+    mode = "jit"
+    tracer_type = JitTracer
+
+    def __init__(self, name: str):
+        super().__init__(name, keep_all=True)
+        self.weak_vars: set = set()  # inputs that are Python numbers (weakly typed)
+        self.closures = False
+        # var -> its value while tracing (weakly: for staged control flow's runs)
+        self._values: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._numbers: dict = {}  # the values of weak (Python number) variables
+
+    def new_var(self, primal: Any) -> JitTracer:
+        t = super().new_var(primal)
+        if isinstance(primal, Array):
+            self._values[t._var] = primal
+        return t
+
+    def value_of(self, var: int) -> Any:
+        """The value variable ``var`` has in this tracing (the first call's)."""
+        if var in self._numbers:
+            return self._numbers[var]
+        return self._values[var]
+
+    def new_weak_var(self, value: Any) -> JitTracer:
+        """A tracer for a Python number argument: its primal stays the number, so that it
+        combines with arrays as the number does (numpy's weak scalars)."""
+        t = self.new_var(fnp.asarray(value))
+        t._primal = value
+        self.weak_vars.add(t._var)
+        self._numbers[t._var] = value
+        return t
+
+    def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
+        if prim.stage_rule is not None:
+            return prim.stage_rule(self, args, params)
+        if prim.dynamic_shape:
+            raise _dynamic_shape_error(prim, args)
+        primals, in_vars, _ = self.lower(args)
+        for p, v in zip(primals, in_vars):
+            if v < 0 and isinstance(p, Tracer):
+                self.closures = True  # an outer transform's value, used from a closure
+        out = bind(prim, primals, params)
+        return self.record(prim, params, primals, in_vars, 0, out)
+
+    def scoped(self, fun: Callable, args: Sequence) -> tuple[Tape, list]:
+        """Record ``fun(*tracers)`` (flat in, flat out) as a sub-program of this trace:
+        its records go to a `Tape` of their own, which may read this trace's variables
+        (the function's closure). For control flow: the bodies of cond, while_loop, scan."""
+        saved = self.records
+        self.records = []
+        try:
+            tracers = [self.new_var(self.primal_of(a)) for a in args]
+            outs = list(fun(*tracers))
+            out_vars = [self.var_of(o) for o in outs]
+            sub = Tape(self.records, self.var_avals, [t._var for t in tracers], out_vars,
+                       [None if v >= 0 else o for v, o in zip(out_vars, outs)],
+                       name=getattr(fun, "__name__", "body"))
+        finally:
+            self.records = saved
+        return sub, [self.primal_of(o) for o in outs]
+
+
+def _dynamic_shape_error(prim: Primitive, args: Sequence) -> Exception:
+    return ConcretizationTypeError(
+        f"primitive {prim.name!r} returns an array whose shape depends on the values of its "
+        f"input ({_user_line()}), so it cannot be compiled: the program must work for "
+        "every input of the same shape. Boolean masks (x[mask], nonzero, argwhere, unique) "
+        "have this shape; use funcgrad.numpy.where(mask, x, fill) to keep the shape, or "
+        "call the function without jit.")
+
+
+def trace_to_tape(fun: Callable, leaves: Sequence, name: str) -> tuple[Tape, list, Any]:
+    """Trace ``fun`` (flat leaves in, flat leaves out) under a `JitTrace`: (its tape, the
+    traced outputs' values, the trace)."""
+    trace = JitTrace(name)
+    with new_trace(trace):
+        tracers = [trace.new_weak_var(x) if type(x) in _SCALARS else trace.new_var(x)
+                   for x in leaves]
+        outs = list(fun(*tracers))
+    out_vars = [trace.var_of(o) for o in outs]
+    values = [trace.primal_of(o) for o in outs]
+    tape = Tape(trace.records, trace.var_avals, [t._var for t in tracers], out_vars,
+                [None if v >= 0 else o for v, o in zip(out_vars, values)], name=name)
+    return tape, values, trace
+
+
+# ---------------------------------------------------------------------------------------
+# Signatures: what a compiled program is specialised to
+# ---------------------------------------------------------------------------------------
+
+def _leaf_signature(x: Any) -> tuple:
+    """What the program depends on about one argument leaf: the type of a Python number
+    (weakly typed: its value is an input), else shape, dtype and device."""
+    t = type(x)
+    if t in _SCALARS:
+        return (t,)
+    if t is Array:
+        return (x.shape, x.dtype, x.device)
+    if isinstance(x, np.ndarray):
+        return (x.shape, x.dtype, "cpu")
+    if isinstance(x, Array):  # a tracer: the call is a TraceCall (never cached)
+        return (x.shape, x.dtype, "tracer")
+    if isinstance(x, np.generic):
+        return (x.shape, x.dtype, "cpu")
+    raise TypeError(f"jit: an argument of type {t.__name__} is not an array; pass Arrays, "
+                    "numpy arrays or Python numbers, or mark the argument static with "
+                    "static_argnums / static_argnames")
+
+
+def _hashable(value: Any, what: str) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        raise ValueError(
+            f"Non-hashable static arguments are not supported. An error occurred while "
+            f"trying to hash an object of type {type(value)}, {value!r}, passed as {what}. "
+            "Pass it as a regular (traced) argument, or make it hashable (a tuple instead "
+            "of a list, for example).") from None
+    return value
+
+
+def _raw(x: Any) -> Any:
+    """The backend value a compiled program takes for an argument leaf."""
+    return x._value if type(x) is Array else x
+
+
+class _Entry:
+    """One compiled program: the function, its output structure and what it was traced
+    from (for `Lowered`)."""
+
+    __slots__ = ("fn", "out_tree", "tape", "program", "n_outs", "const_outs")
+
+    def __init__(self, fn: Callable, out_tree: Any, tape: Tape, program: Any):
+        self.fn = fn
+        self.out_tree = out_tree
+        self.tape = tape
+        self.program = program
+
+    def run(self, leaves: list) -> Any:
+        outs = self.fn(*[_raw(x) for x in leaves])
+        return self.out_tree.unflatten([o if isinstance(o, Array) else new_array(o)
+                                        for o in outs])
+
+
+class Jitted:
+    """``jit(fun)``: calls ``fun`` through compiled programs, one per signature."""
+
+    RETRACE_WARNING = 16  # signatures after which a warning names the changing argument
+
+    def __init__(self, fun: Callable, static_argnums: Sequence[int] = (),
+                 static_argnames: Sequence[str] = (), donate_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums = frozenset(_as_tuple(static_argnums))
+        self.static_argnames = frozenset(_as_tuple(static_argnames))
+        self.donate_argnums = frozenset(_as_tuple(donate_argnums))
+        self._cache: dict = {}
+        self._flats: dict = {}    # (static, tree) -> the flat function of those calls
+        self._derived: dict = {}  # (static, tree, kind) -> a Jitted derived function
+        self._warned = False
+        self._params = _positional_names(fun)
+
+    # -- the call ------------------------------------------------------------------------
+    def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, list, Any, tuple]:
+        """(static part of the signature, dynamic leaves, their tree, donated leaf
+        positions)."""
+        static = []
+        dynamic = []
+        donated: list = []
+        for i, a in enumerate(args):
+            if i in self.static_argnums or self._params.get(i) in self.static_argnames:
+                static.append((i, _hashable(a, f"static argument {i}")))
+            else:
+                dynamic.append(a)
+        dyn_kwargs = {}
+        for k in sorted(kwargs):
+            if k in self.static_argnames:
+                static.append((k, _hashable(kwargs[k], f"static argument {k!r}")))
+            else:
+                dyn_kwargs[k] = kwargs[k]
+        leaves, tree = tree_util.tree_flatten((tuple(dynamic), dyn_kwargs))
+        if self.donate_argnums:
+            donated = self._donated_leaves(args, leaves)
+        return tuple(static), leaves, tree, tuple(donated)
+
+    def _donated_leaves(self, args: tuple, leaves: list) -> list:
+        ids = set()
+        for i in self.donate_argnums:
+            if i < len(args) and i not in self.static_argnums:
+                ids.update(id(x) for x in tree_util.tree_leaves(args[i]))
+        return [k for k, x in enumerate(leaves) if id(x) in ids and type(x) is Array]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        static, leaves, tree, donated = self._split(args, kwargs)
+        for x in leaves:
+            if isinstance(x, Tracer):
+                return self._traced_call(args, kwargs, static, leaves, tree)
+        key = (static, tree, tuple([_leaf_signature(x) for x in leaves]), donated)
+        entry = self._cache.get(key)
+        if entry is None:
+            return self._first_call(key, static, leaves, tree, donated)
+        out = entry.run(leaves)
+        _delete(leaves, donated)
+        return out
+
+    def _flat_fun(self, static: tuple, tree: Any) -> Callable:
+        """The user's function on the flat dynamic leaves, returning flat outputs (and
+        recording the output structure in ``out_trees``), one per (static, tree)."""
+        found = self._flats.get((static, tree))
+        if found is not None:
+            return found
+        fun, statics = self.fun, dict(static)
+        out_trees: list = []
+
+        def flat(*leaves: Any) -> list:
+            dynamic, kwargs = tree.unflatten(list(leaves))
+            it = iter(dynamic)
+            n = len(dynamic) + sum(1 for k in statics if isinstance(k, int))
+            full = [statics[i] if i in statics else next(it) for i in range(n)]
+            kwargs.update({k: v for k, v in statics.items() if isinstance(k, str)})
+            out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **kwargs))
+            out_trees.append(out_tree)
+            return out_leaves
+
+        flat.__name__ = getattr(fun, "__name__", "fun")
+        flat.out_trees = out_trees  # type: ignore[attr-defined]
+        self._flats[(static, tree)] = flat
+        return flat
+
+    def derived(self, static: tuple, tree: Any, kind: str, fun: Callable) -> "Jitted":
+        """The jitted version of a flat function derived from this one for calls of
+        (static, tree): its forward, VJP or JVP; made once."""
+        found = self._derived.get((static, tree, kind))
+        if found is None:
+            def flat(*leaves: Any) -> tuple:
+                return tuple(fun(*leaves))
+            flat.__name__ = f"{kind}_{self.__name__}"
+            found = self._derived[(static, tree, kind)] = Jitted(flat)
+        return found
+
+    def _trace(self, static: tuple, leaves: list, tree: Any) -> tuple:
+        flat = self._flat_fun(static, tree)
+        inputs = [x if type(x) in _SCALARS or isinstance(x, Array) else fnp.asarray(x)
+                  for x in leaves]
+        tape, values, trace = trace_to_tape(flat, inputs, f"jit({flat.__name__})")
+        return tape, values, trace, flat.out_trees[-1]
+
+    def _first_call(self, key: tuple, static: tuple, leaves: list, tree: Any,
+                    donated: tuple) -> Any:
+        tape, values, trace, out_tree = self._trace(static, leaves, tree)
+        if not trace.closures:
+            program = compiler.compile_tape(tape, trace.weak_vars, donated)
+            self._cache[key] = _Entry(program.fn, out_tree, tape, program)
+            self._check_retracing(key)
+        out = out_tree.unflatten([v if isinstance(v, Array) else fnp.asarray(v)
+                                  for v in values])
+        _delete(leaves, donated)
+        return out
+
+    def _traced_call(self, args: tuple, kwargs: dict, static: tuple, leaves: list,
+                     tree: Any) -> Any:
+        """A call with tracers of outer transforms among the arguments: one `JitCall`."""
+        flat = self._flat_fun(static, tree)
+        call = JitCall(self, flat, static, tree)
+        outs = call.bind(leaves)
+        return flat.out_trees[-1].unflatten(list(outs))
+
+    # -- retracing -----------------------------------------------------------------------
+    def _check_retracing(self, key: tuple) -> None:
+        if self._warned or len(self._cache) <= self.RETRACE_WARNING:
+            return
+        self._warned = True
+        keys = list(self._cache)
+        changing = _changing_part(keys)
+        warnings.warn(
+            f"jit({self.__name__}) has been traced {len(keys)} times, for {len(keys)} "
+            f"different signatures; {changing} keeps changing. Each new signature traces "
+            "and compiles again: keep shapes and dtypes fixed, pass varying Python values "
+            "as arguments rather than static ones, or pad inputs to a few sizes.",
+            stacklevel=3)
+
+    def _cache_size(self) -> int:
+        """How many compiled programs (signatures) this function has."""
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # -- inspection ----------------------------------------------------------------------
+    def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
+        """The traced program for these arguments (``.as_text()``), and ``.compile()``."""
+        static, leaves, tree, donated = self._split(args, kwargs)
+        tape, _, trace, _ = self._trace(static, leaves, tree)
+        return Lowered(tape, trace.weak_vars, donated)
+
+    def trace(self, *args: Any, **kwargs: Any) -> "Lowered":
+        return self.lower(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<jitted function {self.__name__}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """Jitted methods bind like functions (``self`` is an argument)."""
+        return self if obj is None else functools.partial(self, obj)
+
+
+def _changing_part(keys: list) -> str:
+    """Which part of the signatures differs most often among ``keys``."""
+    counts: dict = {}
+    first = keys[0]
+    for key in keys[1:]:
+        if key[0] != first[0]:
+            counts["a static argument"] = counts.get("a static argument", 0) + 1
+        if key[1] != first[1]:
+            counts["the argument tree structure"] = counts.get(
+                "the argument tree structure", 0) + 1
+        for i, (a, b) in enumerate(zip(key[2], first[2])):
+            if a != b:
+                name = f"argument leaf {i} (shape/dtype {a})"
+                counts[name] = counts.get(name, 0) + 1
+    return max(counts, key=counts.get) if counts else "the signature"
+
+
+def _as_tuple(x: Any) -> tuple:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, (int, str)) else tuple(x)
+
+
+def _positional_names(fun: Callable) -> dict:
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {i: p.name for i, p in enumerate(params)
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
+class _Deleted:
+    """What a donated Array holds once a jitted call has taken its buffer."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("Array has been deleted: it was donated to a jitted call "
+                           "(donate_argnums), which may have reused its memory. Use the "
+                           "call's result instead, or do not donate this argument.")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__getattr__("__array__")
+
+
+_DELETED = _Deleted()
+
+
+def _delete(leaves: list, donated: tuple) -> None:
+    for k in donated:
+        leaves[k]._value = _DELETED
+
+
+class Lowered:
+    """A traced program: ``as_text()`` prints it (jaxpr style); ``compile()`` compiles it;
+    ``compile().as_text()`` prints the generated source."""
+
+    def __init__(self, tape: Tape, weak_vars: set, donated: tuple):
+        self.tape = tape
+        self.weak_vars = weak_vars
+        self.donated = donated
+
+    def as_text(self) -> str:
+        return tape_text(self.tape)
+
+    def compile(self) -> "compiler.Program":
+        return compiler.compile_tape(self.tape, self.weak_vars, self.donated)
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+
+def jit(fun: Callable | None = None, *, static_argnums: Any = (), static_argnames: Any = (),
+        donate_argnums: Any = ()) -> Any:
+    """Compile ``fun``: trace it once per argument signature into a tape and run later
+    calls as a generated numpy program (JAX's ``jax.jit``). Usable as ``@jit`` or
+    ``@jit(static_argnums=...)``."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums)
+    if isinstance(fun, Jitted):
+        return fun
+    return Jitted(fun, static_argnums, static_argnames, donate_argnums)
+
+
+def make_jaxpr(fun: Callable, static_argnums: Any = ()) -> Callable[..., Tape]:
+    """``make_jaxpr(f)(*args)``: the program jit would compile for these arguments, as a
+    `Tape` that prints like a jaxpr."""
+    jitted = Jitted(fun, static_argnums)
+
+    def jaxpr(*args: Any, **kwargs: Any) -> Tape:
+        return jitted.lower(*args, **kwargs).tape
+
+    return jaxpr
+
+
+# ---------------------------------------------------------------------------------------
+# A jitted call under other transforms
+# ---------------------------------------------------------------------------------------
+
+def _jit_call_impl(*raws: Any, call: "JitCall") -> tuple:
+    """A recorded jitted call replayed without tracers: the compiled forward program."""
+    return tuple(_raw(o) for o in call.forward(*[new_array(r) for r in raws]))
+
+
+jit_call_p = Primitive("jit_call", _jit_call_impl, None, ("call",), multiple_results=True,
+                       doc="A jitted function applied under other transforms.")
+jit_call_p.defvjp_all(lambda g, xs, call: call.vjp(xs, g))
+
+
+def _sample_jit_call(rng: Any, draw: Callable) -> list:
+    """Registry test cases: a jitted function (differentiated from outside: its VJP and
+    JVP are jitted programs too)."""
+    shape = sampling.draw_shape(draw)
+
+    def body(x: Any, y: Any) -> Any:
+        return fnp.sin(x * y) + fnp.exp(y) * x
+    args = (sampling.values(rng, shape), sampling.values(rng, shape))
+    return [sampling.Case(Jitted(body), args, f"jit {shape}")]
+
+
+jit_call_p.sample = sampling.custom(_sample_jit_call)
+
+
+class JitCall(TraceCall):
+    """A jitted function called with tracers of outer transforms: each transform gets a
+    jitted program of its own (the function's VJP, JVP...), compiled and cached by the
+    same machinery as the function itself."""
+
+    def __init__(self, jitted: Jitted, flat: Callable, static: tuple, tree: Any):
+        super().__init__(flat, f"jit({getattr(jitted, '__name__', 'fun')})")
+        self.jitted = jitted
+        self.static = static
+        self.tree = tree
+
+    def _jitted(self, kind: str, fun: Callable) -> Jitted:
+        return self.jitted.derived(self.static, self.tree, kind, fun)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def forward(self, *leaves: Any) -> list:
+        """The flat outputs, through a compiled program of the flat function."""
+        return list(self._jitted("forward", self.fun)(*leaves))
+
+    def process_rev(self, trace: RevTrace, leaves: Sequence) -> list:
+        primals, in_vars, mask = trace.lower(leaves)
+        outs = [o if isinstance(o, Array) else fnp.asarray(o) for o in self.forward(*primals)]
+        return list(trace.record(jit_call_p, {"call": self}, primals, in_vars, mask,
+                                 tuple(outs)))
+
+    def vjp(self, xs: Sequence, g: Sequence) -> list:
+        """The inputs' cotangents: a jitted program computing the function's VJP."""
+        fun = self.fun
+        n = len(xs)
+
+        def pullback(*flat: Any) -> list:
+            _, f_vjp = vjp(lambda *ins: fun(*ins), *flat[:n])
+            return list(f_vjp(list(flat[n:])))
+        return list(self._jitted("vjp", pullback)(*xs, *g))
+
+    def process_jvp(self, trace: Any, leaves: Sequence) -> list:
+        primals, tangents = trace.split(leaves)
+        tangents = [fnp.zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
+        fun = self.fun
+        n = len(primals)
+
+        def pushforward(*flat: Any) -> list:
+            out, t_out = jvp(lambda *ins: fun(*ins), tuple(flat[:n]), tuple(flat[n:]))
+            return list(out) + list(t_out)
+        both = self._jitted("jvp", pushforward)(*primals, *tangents)
+        k = len(both) // 2
+        return [trace.wrap(o, t) for o, t in zip(both[:k], both[k:])]
