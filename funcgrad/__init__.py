@@ -6,13 +6,16 @@ immutable Arrays, and `funcgrad.torch`, a PyTorch-style facade on the same rules
 from funcgrad.array import Array
 from funcgrad._config import config
 from funcgrad import tree_util
+from funcgrad import tree
 from funcgrad.backend import devices
 from funcgrad.primitives.control import device_put
+from funcgrad._host import block_until_ready, device_get
 from funcgrad import numpy
 from funcgrad import primitives
 from funcgrad import scipy
 from funcgrad import random
 from funcgrad import nn
+from funcgrad import lax
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, float0, jvp,
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
@@ -25,8 +28,9 @@ from funcgrad import viz  # installs the notebook reprs (graphviz is imported on
 
 __version__ = "0.1.0"
 
-__all__ = ["Array", "config", "tree_util", "device_put", "devices", "numpy", "primitives",
-           "scipy", "random", "nn", "stop_gradient", "Tape", "make_tape", "grad",
+__all__ = ["Array", "config", "tree_util", "tree", "device_put", "device_get",
+           "block_until_ready", "devices", "numpy", "primitives",
+           "scipy", "random", "nn", "lax", "stop_gradient", "Tape", "make_tape", "grad",
            "value_and_grad", "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",

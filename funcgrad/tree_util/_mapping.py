@@ -3,9 +3,7 @@ prefix of the others'), with paths, `tree_broadcast`, reductions and `tree_trans
 A structure mismatch is explained as JAX explains it: the key path and what differs."""
 from __future__ import annotations
 
-import difflib
 import functools
-import textwrap
 from typing import Any, Callable
 
 from ._keys import keystr
@@ -55,6 +53,7 @@ def _prefix_error(path: tuple, prefix: Any, full: Any, is_leaf: Callable | None
                         f"with {len(f_keys)} child keys\n    {names(f_keys)}\nso the "
                         f"symmetric difference on key sets is\n    {names(diff)}")
     if p_aux != f_aux:
+        import difflib, textwrap  # noqa: E401  # only this error message needs them
         p_text, f_text = str(p_aux), str(f_aux)
         diff = textwrap.indent("\n".join(difflib.ndiff(p_text.splitlines(),
                                                        f_text.splitlines())), "    ")
