@@ -30,6 +30,7 @@ class _NodeType(NamedTuple):
     from_iterable: Callable[[Hashable, Iterable], Any]
     # x -> ([(key, child)], aux); None: the children are keyed by FlattenedIndexKey
     to_keyed: Callable[[Any], tuple[Iterable, Hashable]] | None = None
+    dataclass: bool = False  # registered by register_dataclass (JAX's errors name it so)
 
 
 _registry: dict[type, _NodeType] = {}
@@ -46,9 +47,13 @@ def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], tuple[Ite
     ``unflatten_func(aux_data, children) -> x``; ``aux_data`` must be hashable.
     ``flatten_with_keys_func(x) -> ([(key, child)], aux_data)`` names the children in key
     paths (without it they are `FlattenedIndexKey`s)."""
+    _add(nodetype, _NodeType(flatten_func, unflatten_func, flatten_with_keys_func))
+
+
+def _add(nodetype: type, node: _NodeType) -> None:
     if nodetype in _registry:
         raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
-    _registry[nodetype] = _NodeType(flatten_func, unflatten_func, flatten_with_keys_func)
+    _registry[nodetype] = node
     _derived.pop(nodetype, None)  # it may have been seen as a leaf before
 
 
@@ -139,7 +144,7 @@ def register_dataclass(nodetype: type, data_fields: Iterable[str] | None = None,
 
     def unflatten(meta_values: tuple, children: Iterable) -> Any:
         return nodetype(**dict(zip(meta, meta_values)), **dict(zip(data, children)))
-    register_pytree_node(nodetype, flatten, unflatten, flatten_with_keys)
+    _add(nodetype, _NodeType(flatten, unflatten, flatten_with_keys, dataclass=True))
     return nodetype
 
 
@@ -278,7 +283,7 @@ class PyTreeDef:
             out.append(x)
             return
         if type(x) is not self.node_type:
-            raise ValueError(_type_mismatch(self.node_type, x))
+            raise ValueError(_type_mismatch(self.node_type, self.node, x))
         children, aux = self.node.to_iterable(x)
         children = list(children)
         if aux != self.aux or len(children) != len(self._children):
@@ -330,7 +335,7 @@ def _node_of_type(t: type) -> _NodeType:
 _LEAF = PyTreeDef(None, None, ())
 
 
-def _type_mismatch(expected: type, x: Any) -> str:
+def _type_mismatch(expected: type, node: _NodeType, x: Any) -> str:
     """flatten_up_to's message for a subtree of the wrong type (JAX's wording)."""
     if expected is type(None):
         return (f"Expected None, got {x!r}.\n\nIn previous releases of JAX, flatten-up-to "
@@ -343,7 +348,8 @@ def _type_mismatch(expected: type, x: Any) -> str:
         if _is_namedtuple(type(x)):
             return f"Named tuple type mismatch: expected type: {expected}, tuple: {x!r}."
         return f"Expected named tuple, got {x!r}."
-    return f"Custom node type mismatch: expected type: {expected}, value: {x!r}."
+    kind = "Custom dataclass node" if node.dataclass else "Custom node"
+    return f"{kind} type mismatch: expected type: {expected}, value: {x!r}."
 
 
 def _node_mismatch(treedef: PyTreeDef, x: Any, aux: Any, children: list) -> str:
@@ -355,9 +361,11 @@ def _node_mismatch(treedef: PyTreeDef, x: Any, aux: Any, children: list) -> str:
     if treedef.node_type is dict:
         return (f"Dict key mismatch; expected keys: {list(treedef.aux)}; present keys: "
                 f"{list(aux)}.")
+    kind = "custom dataclass node" if treedef.node.dataclass else "custom node"
     if aux != treedef.aux:
-        return f"Mismatch custom node data: {treedef.aux!r} != {aux!r}; value: {x!r}."
-    return f"Custom node arity mismatch: expected {expected} children, got {n}; value: {x!r}."
+        return f"Mismatch {kind} data: {treedef.aux!r} != {aux!r}; value: {x!r}."
+    return (f"{kind.capitalize()} arity mismatch: expected {expected} children, got {n}; "
+            f"value: {x!r}.")
 
 
 # ---------------------------------------------------------------------------------------
