@@ -365,3 +365,14 @@ def test_hessian_of_custom_vjp_with_a_python_scalar_argument():
     h = fg.hessian(lambda x: f(x, 2.0))(fnp.asarray(0.7))
     np.testing.assert_allclose(float(h), float(jax.hessian(lambda x: jnp.sin(x) * 2.0)(0.7)),
                                rtol=1e-12)
+
+
+def test_custom_rules_leave_no_reference_cycles(garbage_cycles):
+    """A call of a custom function holds its tangent tape or residuals: freed by reference
+    counting as soon as the gradient is done."""
+    f, _ = _counting_custom_jvp(fg, fnp, rule_calls_f=True)
+    g = _custom_vjp_product()
+    x = fnp.asarray([0.5, 1.0])
+    assert garbage_cycles(lambda: fg.grad(lambda v: fnp.sum(f(v)))(x)) == []
+    assert garbage_cycles(lambda: fg.grad(lambda v: fnp.sum(g(v, 2.0)))(x)) == []
+    assert garbage_cycles(lambda: fg.jacfwd(lambda v: g(v, 2.0))(x)) == []

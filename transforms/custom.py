@@ -18,6 +18,7 @@ higher-order derivatives differentiate through the rule. Every combination works
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -126,7 +127,10 @@ class _Call(TraceCall):
     """Shared plumbing: the flat view of a call of a custom function."""
 
     def __init__(self, owner: Any, nondiff: list, in_tree: Any):
-        super().__init__(self._flat_fun, owner.__name__)
+        # ``fun`` reaches the call through a weak reference: a bound method would tie the
+        # call, and the residuals and tangent tapes it holds, in a reference cycle
+        ref = weakref.ref(self)
+        super().__init__(lambda *leaves: ref()._flat_fun(*leaves), owner.__name__)
         self.owner = owner
         self.nondiff = nondiff
         self.in_tree = in_tree
