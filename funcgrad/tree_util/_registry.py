@@ -200,7 +200,7 @@ def node_type_of(x: Any) -> _NodeType | None:
     try:  # what a type is does not change: derive it once (flattening is on the hot path)
         return _derived[t]
     except KeyError:
-        node = _derived[t] = _derive_node_type(x, t)
+        node = _derived[t] = _derive_node_type(t)
         return node
 
 
@@ -208,13 +208,13 @@ def _is_namedtuple(t: type) -> bool:
     return issubclass(t, tuple) and hasattr(t, "_fields")
 
 
-def _derive_node_type(x: Any, t: type) -> _NodeType | None:
+def _derive_node_type(t: type) -> _NodeType | None:
     if _is_namedtuple(t):
         fields = t._fields
         return _NodeType(lambda nt: (tuple(nt), None), lambda _, c, t=t: t(*c),
                          lambda nt: ([(GetAttrKey(f), v) for f, v in zip(fields, nt)], None))
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        names = tuple(f.name for f in dataclasses.fields(x))
+    if dataclasses.is_dataclass(t):  # (the class of a dataclass class is not one)
+        names = tuple(f.name for f in dataclasses.fields(t))
         return _NodeType(lambda d: ([getattr(d, n) for n in names], ()),
                          lambda _, c, t=t: t(**dict(zip(names, c))),
                          lambda d: ([(GetAttrKey(n), getattr(d, n)) for n in names], ()))
@@ -305,6 +305,9 @@ class PyTreeDef:
     def __hash__(self) -> int:
         return hash((self.node_type, self.aux, self._children))
 
+    def __reduce__(self) -> tuple:  # the node's functions are found again by its type
+        return (PyTreeDef, (self.node_type, self.aux, self._children))
+
     def __repr__(self) -> str:
         return f"PyTreeDef({self._show()})"
 
@@ -326,7 +329,7 @@ class PyTreeDef:
 
 
 def _node_of_type(t: type) -> _NodeType:
-    node = _registry.get(t) or _derived.get(t)
+    node = _registry.get(t) or _derived.get(t) or _derive_node_type(t)
     if node is None:
         raise TypeError(f"{t} is not a pytree node type")
     return node
