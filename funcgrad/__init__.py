@@ -6,8 +6,10 @@ immutable Arrays, and `funcgrad.torch`, a PyTorch-style facade on the same rules
 from funcgrad.array import Array
 from funcgrad._config import config
 from funcgrad import tree_util
+from funcgrad import tree
 from funcgrad.backend import devices
 from funcgrad.primitives.control import device_put
+from funcgrad._host import block_until_ready, device_get
 from funcgrad import numpy
 from funcgrad import primitives
 from funcgrad import scipy
@@ -26,7 +28,8 @@ from funcgrad import viz  # installs the notebook reprs (graphviz is imported on
 
 __version__ = "0.1.0"
 
-__all__ = ["Array", "config", "tree_util", "device_put", "devices", "numpy", "primitives",
+__all__ = ["Array", "config", "tree_util", "tree", "device_put", "device_get",
+           "block_until_ready", "devices", "numpy", "primitives",
            "scipy", "random", "nn", "lax", "stop_gradient", "Tape", "make_tape", "grad",
            "value_and_grad", "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",

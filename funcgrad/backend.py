@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Backend", "backend_of", "device_of", "devices", "cupy_available", "to_device",
-           "on_device_of", "check_device"]
+           "on_device_of", "check_device", "synchronize"]
 
 
 class Backend:
@@ -98,3 +98,12 @@ def to_device(raw: Any, device: str) -> Any:
 def on_device_of(raw: Any, device: str) -> Any:
     """A host constant ``raw`` placed on ``device`` (itself on the CPU, no copy)."""
     return raw if device == "cpu" else to_device(raw, device)
+
+
+def synchronize(raw: Any) -> None:
+    """Wait until the work queued for ``raw`` is done: a cupy array's kernels run
+    asynchronously on its device's current stream; numpy has nothing to wait for."""
+    if hasattr(raw, "__cuda_array_interface__"):
+        cp = _cupy()
+        with cp.cuda.Device(raw.device.id):
+            cp.cuda.get_current_stream().synchronize()

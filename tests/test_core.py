@@ -128,7 +128,7 @@ def test_tree_util_functions():
     assert tree_util.tree_unflatten(treedef, [30, 10, 20]) == {"b": [10, 20], "a": (30, None)}
     assert tree_util.tree_map(lambda x, y: x + y, tree, tree) == {"b": [2, 4], "a": (6, None)}
     assert tree_util.tree_leaves(None) == []
-    with pytest.raises(ValueError, match="structures differ"):
+    with pytest.raises(ValueError, match="pytree structure error: different types"):
         tree_util.tree_map(lambda x, y: x, [1], (1,))
 
 

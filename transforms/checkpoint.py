@@ -22,13 +22,14 @@ from funcgrad import tree_util
 from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, TraceCall, is_inexact, new_trace
 from funcgrad.primitives import sampling
+from funcgrad.primitives.linalg import parse_subscripts
 from .grad import _as_array
 from .tape import RevTrace, RevTracer, Record, Tape, backward_pass
 from .tape_text import short_dtype
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "Residual",
-           "ResidualReport"]
+           "ResidualReport", "Policy", "Aval"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -50,49 +51,158 @@ def checkpoint_name(x: Any, name: str) -> Any:
     return name_p(x, name=name)
 
 
+class Aval(NamedTuple):
+    """What a policy sees of an input: its shape and dtype (JAX hands policies abstract
+    values with the same attributes)."""
+    shape: tuple
+    dtype: np.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
 class Policy:
-    """A rule deciding, per tape `Record`, whether its outputs may be saved.
+    """A rule deciding which values computed inside a checkpoint may be kept for the
+    backward pass. Called as JAX calls policies: ``decide(prim, *avals, **params) -> bool``
+    for each primitive application (``prim`` a funcgrad `Primitive`, compare
+    ``prim.name``; ``avals`` the inputs' `Aval`s; ``params`` the static parameters);
+    ``True`` keeps its outputs.
 
     ``excluded_names``: values named so (by `checkpoint_name`) are never saved, not even as
     the output of the record that computed them before they were named."""
 
-    def __init__(self, decide: Callable[[Record], bool], description: str,
+    def __init__(self, decide: Callable[..., bool], description: str,
                  excluded_names: frozenset = frozenset()):
         self.decide = decide
         self.description = description
         self.excluded_names = excluded_names
 
-    def __call__(self, record: Record) -> bool:
-        return self.decide(record)
+    def __call__(self, prim: Primitive, *avals: Any, **params: Any) -> bool:
+        return self.decide(prim, *avals, **params)
+
+    def saves(self, record: Record) -> bool:
+        """The decision for one record of a checkpoint's sub-tape (which keeps its input
+        avals, since the sub-tape is replayed)."""
+        avals = [Aval(tuple(shape), dtype) for shape, dtype in record.in_avals]
+        return bool(self.decide(record.prim, *avals, **record.params))
 
     def __repr__(self) -> str:
         return self.description
 
 
-_DOTS = frozenset(["matmul", "einsum", "dot_general"])
+def _batch_dims(prim: Primitive, avals: Sequence[Aval], params: dict) -> bool | None:
+    """Whether a product has batch dimensions as JAX's dot_general counts them (axes that
+    both operands have and the output keeps, paired), or None if ``prim`` is no product.
+    JAX's ``jnp.matmul`` squeezes batch axes of size 1 away, its ``einsum`` squeezes an
+    axis of size 1 that broadcasts against a longer one; the rules below follow both."""
+    name = prim.name
+    if name in ("addmm", "matmul_tn"):
+        return False  # products of matrices
+    if name == "matmul":
+        x, y = avals[0].shape, avals[1].shape
+        return any(a == b != 1 for a, b in zip(reversed(x[:-2]), reversed(y[:-2])))
+    if name == "einsum" and len(avals) > 1:  # one operand: a transpose, trace or sum
+        ins, out = parse_subscripts(params["subscripts"])
+        for index in set(out):
+            sizes = [a.shape[sub.index(index)] for sub, a in zip(ins, avals) if index in sub]
+            if len(sizes) > 1 and sizes.count(max(sizes)) > 1:
+                return True
+        return False
+    return None
+
+
+def _saves_dots(prim: Primitive, *avals: Aval, **params: Any) -> bool:
+    return prim.name == "conv_general_dilated" or _batch_dims(prim, avals, params) is not None
+
+
+def _saves_dots_with_no_batch_dims(prim: Primitive, *avals: Aval, **params: Any) -> bool:
+    return _batch_dims(prim, avals, params) is False
+
+
+def _names_test(keep: Callable[[str], bool]) -> Callable[..., bool]:
+    """A policy deciding on named values only (``keep(name)``); nothing else is saved."""
+    return lambda prim, *_, **params: prim is name_p and keep(params["name"])
 
 
 def _save_only_these_names(*names: str) -> Policy:
     wanted = frozenset(names)
-    return Policy(lambda r: r.prim is name_p and r.params["name"] in wanted,
-                  f"save_only_these_names{tuple(names)}")
+    return Policy(_names_test(lambda n: n in wanted), f"save_only_these_names{tuple(names)}")
+
+
+def _save_any_names_but_these(*names: str) -> Policy:
+    unwanted = frozenset(names)
+    return Policy(_names_test(lambda n: n not in unwanted),
+                  f"save_any_names_but_these{tuple(names)}")
 
 
 def _save_anything_except_these_names(*names: str) -> Policy:
     unwanted = frozenset(names)
-    return Policy(lambda r: not (r.prim is name_p and r.params["name"] in unwanted),
+    return Policy(lambda prim, *_, **params: not (prim is name_p
+                                                   and params["name"] in unwanted),
                   f"save_anything_except_these_names{tuple(names)}", unwanted)
 
 
-class checkpoint_policies:
-    """The built-in policies (JAX's names)."""
+def _offload_dot_with_no_batch_dims(offload_src: str, offload_dst: str) -> Policy:
+    return Policy(_saves_dots_with_no_batch_dims,
+                  f"offload_dot_with_no_batch_dims({offload_src!r}, {offload_dst!r})")
 
-    nothing_saveable = Policy(lambda r: False, "nothing_saveable")
-    everything_saveable = Policy(lambda r: True, "everything_saveable")
-    dots_saveable = Policy(lambda r: r.prim.name in _DOTS, "dots_saveable")
+
+def _save_and_offload_only_these_names(*, names_which_can_be_saved: Sequence[str],
+                                       names_which_can_be_offloaded: Sequence[str],
+                                       offload_src: str, offload_dst: str) -> Policy:
+    saved, offloaded = set(names_which_can_be_saved), set(names_which_can_be_offloaded)
+    if both := saved & offloaded:
+        raise ValueError("The names should be exclusive and should not intersect in "
+                         "`names_which_can_be_saved` and `names_which_can_be_offloaded`. Got "
+                         f"names_which_can_be_saved={saved}, names_which_can_be_offloaded="
+                         f"{offloaded} and the intersection={both}")
+    kept = frozenset(saved | offloaded)
+    return Policy(_names_test(lambda n: n in kept),
+                  f"save_and_offload_only_these_names(saved={sorted(saved)}, "
+                  f"offloaded={sorted(offloaded)}, {offload_src!r} -> {offload_dst!r})")
+
+
+def _save_from_both_policies(policy_1: Callable[..., bool],
+                             policy_2: Callable[..., bool]) -> Policy:
+    def either(prim: Primitive, *avals: Any, **params: Any) -> bool:
+        out1, out2 = policy_1(prim, *avals, **params), policy_2(prim, *avals, **params)
+        if not (isinstance(out1, bool) and isinstance(out2, bool)):
+            raise ValueError("The return value of the policies should be a boolean. Got: "
+                             f"{out1} and {out2}. Please write a custom policy function "
+                             "directly, rather than using this helper function.")
+        return out1 or out2
+
+    def saves_name(n: str) -> bool:
+        return either(name_p, Aval((), np.dtype(float)), name=n)
+    excluded = frozenset(n for p in (policy_1, policy_2)
+                         for n in getattr(p, "excluded_names", ()) if not saves_name(n))
+    return Policy(either, f"save_from_both_policies({policy_1!r}, {policy_2!r})", excluded)
+
+
+class checkpoint_policies:
+    """The built-in policies, with JAX's names and decisions. "Dots" are funcgrad's
+    products (matmul, addmm, einsum of two or more operands; conv_general_dilated for
+    `dots_saveable` only, as in JAX); "no batch dims" is JAX's dot_general notion.
+
+    Offloading is not implemented: the ``offload`` policies keep the values they would
+    move to host memory where they are (saving them, as `dots_with_no_batch_dims_saveable`
+    and `save_only_these_names` do), so they give the same recomputation savings but no
+    device-memory savings."""
+
+    everything_saveable = Policy(lambda *_, **__: True, "everything_saveable")
+    nothing_saveable = Policy(lambda *_, **__: False, "nothing_saveable")
+    dots_saveable = Policy(_saves_dots, "dots_saveable")
     checkpoint_dots = dots_saveable
+    dots_with_no_batch_dims_saveable = Policy(_saves_dots_with_no_batch_dims,
+                                              "dots_with_no_batch_dims_saveable")
+    checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+    offload_dot_with_no_batch_dims = staticmethod(_offload_dot_with_no_batch_dims)
     save_only_these_names = staticmethod(_save_only_these_names)
+    save_any_names_but_these = staticmethod(_save_any_names_but_these)
     save_anything_except_these_names = staticmethod(_save_anything_except_these_names)
+    save_and_offload_only_these_names = staticmethod(_save_and_offload_only_these_names)
+    save_from_both_policies = staticmethod(_save_from_both_policies)
 
 
 def _as_policy(policy: Any) -> Policy:
@@ -102,7 +212,8 @@ def _as_policy(policy: Any) -> Policy:
         return policy
     if callable(policy):
         return Policy(policy, getattr(policy, "__name__", repr(policy)))
-    raise TypeError(f"checkpoint policy must be callable (record -> bool), got {policy!r}")
+    raise TypeError("checkpoint policy must be callable as policy(prim, *avals, **params) "
+                    f"-> bool, got {policy!r}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -150,7 +261,7 @@ class _CheckpointCall(TraceCall):
     def process_rev(self, trace: RevTrace, leaves: Sequence) -> list:
         primals, in_vars, mask = trace.lower(leaves)
         primals = [p if isinstance(p, Array) else fnp.asarray(p) for p in primals]
-        sub = RevTrace("checkpoint", sources=trace.sources, policy=self.policy)
+        sub = RevTrace("checkpoint", sources=trace.sources, policy=self.policy.saves)
         with new_trace(sub):
             sub_in = [sub.new_var(p) if is_inexact(p.dtype) else p for p in primals]
             sub.kept_vars.update(t._var for t in sub_in if isinstance(t, RevTracer))
@@ -258,8 +369,8 @@ def checkpoint(fun: Callable | None = None, *, policy: Any = None,
                static_argnums: int | Sequence[int] = (), prevent_cse: bool = True) -> Callable:
     """Make ``fun`` recompute its intermediates in the backward pass instead of storing them.
 
-    ``policy(record) -> bool`` says which intermediates may be stored anyway (see
-    `checkpoint_policies`). ``static_argnums`` are passed through untraced.
+    ``policy(prim, *avals, **params) -> bool`` says which intermediates may be stored
+    anyway (JAX's signature; see `checkpoint_policies`). ``static_argnums`` are passed through untraced.
     ``prevent_cse`` exists for JAX compatibility (funcgrad has no compiler to merge the
     recomputation away). Usable as ``@checkpoint`` or ``@checkpoint(policy=...)``."""
     if fun is None:

@@ -7,13 +7,18 @@ higher-order derivatives differentiate through the rule. Every combination works
 - reverse mode of a custom_vjp function: the user's ``bwd``;
 - forward mode of a custom_jvp function: the user's ``jvp``;
 - reverse mode of a custom_jvp function: the transpose of the (linear) tangent map of
-  ``jvp``, obtained as its VJP;
+  ``jvp``. As in JAX (whose grad is linearize-then-transpose) the rule runs once, in the
+  forward pass, with traced tangents: its primal output is the call's output (the
+  function itself is not run) and the tape of its tangent map is transposed in the
+  backward pass. A tape that is replayed instead (a checkpoint's, `make_tape`'s) records
+  the call and re-runs the rule at the replayed inputs in the backward pass;
 - forward mode of a custom_vjp function (JAX refuses it): the transpose of ``bwd``, which
   is linear in the cotangent, obtained the same way.
 """
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -22,9 +27,10 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.array import new_array
-from funcgrad.core import Primitive, TraceCall
+from funcgrad.core import Primitive, TraceCall, find_top_trace, is_inexact
 from funcgrad.primitives import sampling
 from .grad import vjp
+from .tape import trace_flat
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -54,10 +60,10 @@ def _leaves_matching(name: str, what: str, got: Any, tree: Any, like: Sequence) 
             raise TypeError(f"{what} of custom function {name!r}: leaf {k} is a "
                             f"{type(g).__name__}, not an array; return arrays (or None for "
                             "a zero cotangent)")
-        shape = tuple(getattr(g, "shape", ()))
-        if g is not None and shape != tuple(e.shape):
+        shape, expected = np.shape(g), np.shape(e)
+        if g is not None and shape != expected:
             raise ValueError(f"{what} of custom function {name!r}: leaf {k} has shape "
-                             f"{shape}, expected {tuple(e.shape)} (the shape of the "
+                             f"{shape}, expected {expected} (the shape of the "
                              "corresponding primal)")
     return leaves
 
@@ -75,6 +81,9 @@ def _rule_call(prim_name: str, vjp_rule: Callable) -> Primitive:
 
 
 custom_jvp_call = _rule_call("custom_jvp_call", lambda g, xs, call: call.vjp(xs, g))
+# the call whose rule ran in the forward pass: the backward pass transposes its tangent map
+custom_jvp_linearized = _rule_call("custom_jvp_linearized",
+                                   lambda g, call: call.transpose_tangent_map(g))
 custom_vjp_call = _rule_call("custom_vjp_call", lambda g, shapes, call: call.vjp(shapes, g))
 
 
@@ -98,6 +107,7 @@ def _sample_custom(rng: Any, draw: Callable) -> list:
 
 
 custom_jvp_call.sample = custom_vjp_call.sample = sampling.custom(_sample_custom)
+custom_jvp_linearized.sample = custom_jvp_call.sample
 
 
 def _transpose(linear: Callable, zeros_in: list, cts: Sequence) -> list:
@@ -117,7 +127,10 @@ class _Call(TraceCall):
     """Shared plumbing: the flat view of a call of a custom function."""
 
     def __init__(self, owner: Any, nondiff: list, in_tree: Any):
-        super().__init__(self._flat_fun, owner.__name__)
+        # ``fun`` reaches the call through a weak reference: a bound method would tie the
+        # call, and the residuals and tangent tapes it holds, in a reference cycle
+        ref = weakref.ref(self)
+        super().__init__(lambda *leaves: ref()._flat_fun(*leaves), owner.__name__)
         self.owner = owner
         self.nondiff = nondiff
         self.in_tree = in_tree
@@ -230,8 +243,43 @@ class _CustomJVPCall(_Call):
 
     def process_rev(self, trace: Any, leaves: Sequence) -> list:
         primals = trace.lower(leaves)[0]
-        outs = self._flat_fun(*primals)
-        return self.record(trace, leaves, custom_jvp_call, primals, outs)
+        if trace.keep_consts:  # a tape to be replayed: the rule runs at its inputs later
+            outs = self._flat_fun(*primals)
+            return self.record(trace, leaves, custom_jvp_call, primals, outs)
+        outs = self.linearize(primals)
+        result = self.record(trace, leaves, custom_jvp_linearized, primals, outs)
+        trace.records[-1].sub = self.tangent_map
+        return result
+
+    def linearize(self, primals: list) -> list:
+        """Run the rule once with traced tangents; keep the tape of its tangent map (linear
+        in the tangents) and return its primal output."""
+        zeros = [_zeros_like(p) for p in primals]
+        self.n_inputs = len(primals)
+        self.traced = [k for k, z in enumerate(zeros) if is_inexact(z.dtype)]
+        primals_out: list = []
+
+        def tangent_map(*ts: Any) -> list:
+            tangents = list(zeros)
+            for k, t in zip(self.traced, ts):
+                tangents[k] = t
+            out, t_out = self.run_rule(primals, tangents)
+            primals_out.extend(out)
+            return t_out
+        self.tangent_map, _ = trace_flat(tangent_map, [zeros[k] for k in self.traced],
+                                         f"custom_jvp {self.name}")
+        top = find_top_trace(primals_out)
+        if top is not None and not top.alive:
+            raise TypeError(f"custom_jvp rule of {self.name!r} returned a primal output that "
+                            "depends on the tangents; compute it from the primals alone")
+        return primals_out
+
+    def transpose_tangent_map(self, g: Sequence) -> list:
+        """Cotangents of the inputs: the recorded tangent map, transposed."""
+        out: list = [None] * self.n_inputs
+        for k, ct in zip(self.traced, self.tangent_map.backward(list(g))):
+            out[k] = ct
+        return out
 
     def vjp(self, xs: Sequence, g: Sequence) -> list:
         """Cotangents of the inputs: the transpose of the rule's tangent map at ``xs``."""
@@ -274,7 +322,7 @@ class _CustomVJPCall(_Call):
         cotangents (``None`` for zero)."""
         g_tree = self.out_tree.unflatten(list(g))
         cts = self.owner.bwd(*self.nondiff, self.residuals, g_tree)
-        arg_trees = self.in_tree.children
+        arg_trees = self.in_tree.children()
         if not isinstance(cts, (tuple, list)) or len(cts) != len(arg_trees):
             got = (f"a sequence of length {len(cts)}" if isinstance(cts, (tuple, list))
                    else f"a {type(cts).__name__}")
@@ -304,7 +352,7 @@ class _CustomVJPCall(_Call):
         tangents = [_zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
 
         def bwd_map(*g: Any) -> list:
-            cts = self.run_bwd([p.shape for p in primals], g)
+            cts = self.run_bwd([np.shape(p) for p in primals], g)
             return [_zeros_like(p) if c is None else c for c, p in zip(cts, primals)]
         t_out = _transpose(bwd_map, [_zeros_like(o) for o in outs], tangents)
         return [trace.wrap(o, t) for o, t in zip(outs, t_out)]
