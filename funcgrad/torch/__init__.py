@@ -35,7 +35,7 @@ from funcgrad.torch._factories import (tensor, as_tensor, from_numpy, zeros, one
                                        default_generator, scalar_tensor, get_rng_state,
                                        set_rng_state, multinomial)
 from funcgrad.torch import (_ops_basic, _ops_elementwise, _ops_reduce, _ops_shape,
-                            _ops_matmul, _methods)
+                            _ops_matmul, _methods, _out)
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
 from funcgrad.torch import accelerator, backends
@@ -44,6 +44,7 @@ from funcgrad.torch.serialization import save, load
 
 _methods.install()
 globals().update(_ops_basic.FUNCTIONS)
+_out.install(globals())
 
 inf = _math.inf
 nan = _math.nan

@@ -35,7 +35,7 @@ from funcgrad.core import Primitive, Tracer
 from funcgrad.transforms.tape import Residual, Tape, record_primitive, trace_flat
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.autograd import grad_mode, graph
+from funcgrad.torch.autograd import grad_mode, graph, saved
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 
 __all__ = ["apply", "capture_inputs", "inplace", "OpNode", "PrimNode", "PrimCall",
@@ -262,7 +262,7 @@ def _conj_cotangents(backward_op: Callable, n_residuals: int) -> Callable:
 class OpNode(Node):
     """The node of a facade op: its backward is the vjp of the op's funcgrad function."""
 
-    __slots__ = ("_tape", "_fn", "_datas", "_diff", "_multi", "_saved", "_has_saved",
+    __slots__ = ("_tape", "_fn", "_datas", "_diff", "_multi", "_held_refs", "_has_saved",
                  "_replay", "_packed", "_complex")
 
     def __init__(self, edges: tuple, meta: list, is_complex: bool, tape: Tape,
@@ -273,7 +273,7 @@ class OpNode(Node):
         self._datas = datas
         self._diff = diff
         self._multi = multi
-        self._saved: list = []
+        self._held_refs: list = []
         self._packed = None
         # PyTorch's gradients differ from funcgrad's cotangents where a differentiated input
         # or an output is complex
@@ -324,19 +324,21 @@ class OpNode(Node):
                 continue  # the old value of an in-place target: an immutable snapshot
             if inputs[i]._inference:
                 raise RuntimeError(_INFERENCE_ERROR)
-            self._saved.append(SavedRef(inputs[i]))  # no cycle: inputs never point back
+            # no cycle: inputs never point back
+            self._held_refs.append(SavedRef(inputs[i], position=i))
         for k in saved_out:
             if target is not None:
-                self._saved.append(SavedRef(target, is_output=True, output_nr=k,
+                self._held_refs.append(SavedRef(target, is_output=True, output_nr=k,
                                             version=target._vc.v + 1, keep=False))
             else:
-                self._saved.append(SavedRef(outs[k], is_output=True, output_nr=k,
+                self._held_refs.append(SavedRef(outs[k], is_output=True, output_nr=k,
                                             keep=False))
         hooks = graph.current_hooks() if has_saved else None
         if hooks is not None:
             known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
             known.update({id(t._st.a): t for t in outs})
-            self._tape, self._packed = graph.pack_tape(self._tape, hooks, known)
+            self._tape, packed = graph.pack_tape(self._tape, hooks, known)
+            self._packed = [packed]
 
     def _constant_inputs(self, inputs: Sequence) -> dict:
         """id(array) -> position, of the tensor inputs that are not differentiated (their
@@ -357,7 +359,41 @@ class OpNode(Node):
         return None
 
     def saved_refs(self) -> list:
-        return self._saved
+        return self._held_refs
+
+    def unpacked_tape(self) -> Tape:
+        """The tape, its residuals packed by saved-tensor hooks unpacked."""
+        return self._tape if self._packed is None else graph.unpacked(self._tape,
+                                                                        self._packed)
+
+    def is_released(self) -> bool:
+        return self._tape is None
+
+    def pack_saved(self, array: Any, tensor: Tensor, hooks: tuple) -> bool:
+        """Pack the residual ``array`` (the value of ``tensor``) with ``hooks`` (a saved
+        tensor's ``register_hooks``); False if it is packed already."""
+        tape, packed = graph.pack_tape(self._tape, hooks, {id(array): tensor}, only=id(array))
+        if not packed[1]:
+            return False
+        self._tape = tape
+        self._packed = (self._packed or []) + [packed]
+        return True
+
+    def unpack_saved(self, array: Any) -> Tensor | None:
+        """The unpack hook's tensor for residual ``array``, if hooks packed it."""
+        for unpack, packed in self._packed or ():
+            for key, value in packed.items():
+                if key == id(array):
+                    return unpack(value)
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith(("_saved_", "_raw_saved_")):
+            return saved.attribute(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self) -> list:
+        return sorted(set(super().__dir__()) | set(saved.attribute_names(self)))
 
     def saved_arrays(self) -> list:
         """The arrays this node keeps for its backward (for memory reports)."""
@@ -370,12 +406,12 @@ class OpNode(Node):
             self._tape = None
             self._datas = None
             self._packed = None
-            self._saved = []  # the saved input tensors go now, as PyTorch frees them
+            self._held_refs = []  # the saved input tensors go now, as PyTorch frees them
 
     def apply(self, grads: list, create_graph: bool) -> list:
         if self._tape is None:
             raise RuntimeError(FREED_ERROR)
-        for s in self._saved:
+        for s in self._held_refs:
             if s.vc.v != s.version:
                 s.check(self)  # raises PyTorch's in-place error
         for g in grads:
@@ -400,8 +436,7 @@ class OpNode(Node):
             else:
                 c = g._st.a
                 cts.append(c if c.dtype == meta[1] else fnp.astype(c, meta[1]))
-        tape = self._tape if self._packed is None else graph.unpacked(self._tape,
-                                                                        self._packed)
+        tape = self.unpacked_tape()
         if self._complex:  # PyTorch's gradients are the conjugates of funcgrad's cotangents
             return [make(_conj(r)) for r in pull_back(tape, [_conj(c) for c in cts])]
         return [make(r) for r in pull_back(tape, cts)]
@@ -410,8 +445,7 @@ class OpNode(Node):
         """The backward of this node as a recorded facade op (for create_graph)."""
         grads = [g if g is not None else make(zeros_of(m)) for g, m in zip(grads, self._meta)]
         name = self.name() + "Backward"
-        tape = self._tape if self._packed is None else graph.unpacked(self._tape,
-                                                                        self._packed)
+        tape = self.unpacked_tape()
         if self._replay:
             slots = sorted({self._source(r.var) for r in tape.residuals() if r.var >= 0})
             args = [proxy(_residual_value(tape, self._source, key),

@@ -189,18 +189,18 @@ def _dt(dtype: Any) -> D.dtype:
     return D.get_default_dtype() if dtype is None else D.to_torch_dtype(dtype)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          out: Any = None) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
     return _finish(np.zeros(_size_args(size)), _dt(dtype), device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-         out: Any = None) -> Tensor:
+def ones(*size: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
     return _finish(np.ones(_size_args(size)), _dt(dtype), device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          out: Any = None, memory_format: Any = None) -> Tensor:
+          memory_format: Any = None) -> Tensor:
     """Zeros (immutable arrays have no use for uninitialised memory)."""
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -218,7 +218,7 @@ def _fill_dtype(value: Any) -> D.dtype:
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False, out: Any = None) -> Tensor:
+         requires_grad: bool = False) -> Tensor:
     dt = D.to_torch_dtype(dtype) if dtype is not None else _fill_dtype(fill_value)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     return _finish(np.full(_size_args((size,)), value), dt, device, requires_grad)
@@ -253,7 +253,7 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
-           device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -268,7 +268,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False, out: Any = None) -> Tensor:
+             requires_grad: bool = False) -> Tensor:
     return _finish(np.linspace(float(start), float(end), steps), _dt(dtype), device,
                    requires_grad)
 
@@ -280,12 +280,12 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False, out: Any = None) -> Tensor:
+        requires_grad: bool = False) -> Tensor:
     return _finish(np.eye(n, m), _dt(dtype), device, requires_grad)
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
-         device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     dt = _dt(dtype)
     raw = _rng(generator).random(_size_args(size), dtype=np.float64)
@@ -293,7 +293,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
-          device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+          device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     raw = _rng(generator).standard_normal(_size_args(size))
     return _finish(raw, _dt(dtype), device, requires_grad)
@@ -301,7 +301,7 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
 
 def randint(low: int = 0, high: int | None = None, size: Sequence[int] = (), *,
             generator: Generator | None = None, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False, out: Any = None) -> Tensor:
+            requires_grad: bool = False) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or
     ``randint(low, high, size)``."""
     if high is None or not isinstance(high, (builtins.int, np.integer)):
@@ -377,7 +377,7 @@ def bernoulli(input: Tensor, p: float | None = None, *,
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator: Generator | None = None, out: Any = None) -> Tensor:
+                generator: Generator | None = None) -> Tensor:
     """Indices drawn from the categories of each row of ``input`` (weights, not
     necessarily normalised). Without replacement the draws are sequential (a drawn
     category leaves the pool), done at once by the exponential race: the ``num_samples``

@@ -23,6 +23,7 @@ import funcgrad.numpy as fnp
 import funcgrad.scipy.special as sps
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
+from funcgrad.torch._out import accepting_out
 from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
@@ -56,9 +57,11 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
                 raise _size_mismatch(s.slots) or e from None
         fn.__name__ = fn.__qualname__ = names[0] if names else spec.__name__
         fn.__doc__ = spec.__doc__
+        fn_out = accepting_out(fn)  # torch.<name>(..., out=t); methods take no out
+        fn_out.takes_out = True
         for name in names or (spec.__name__,):
             if function:
-                FUNCTIONS[name] = fn
+                FUNCTIONS[name] = fn_out
             if method:
                 METHODS[name] = fn
             if inplace:

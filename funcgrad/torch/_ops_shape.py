@@ -272,7 +272,7 @@ def _joinable(tensors: Sequence[Tensor]) -> tuple:
     return tensors, result_type(*tensors).np
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along ``dim`` (CatBackward0); 1-d empty tensors are skipped."""
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -298,7 +298,7 @@ def _check_joined(tensors: Sequence[Tensor], ref: Tensor, axis: int) -> None:
                                    f"number {k} in the list.")
 
 
-def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Stack along a new ``dim`` (StackBackward0)."""
     tensors, dt = _joinable(tensors)
     n = tensors[0].ndim + 1

@@ -22,7 +22,7 @@ import numpy as np
 from funcgrad.array import Array
 from funcgrad.core import Tracer
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch.autograd import forward_ad, grad_mode
 from funcgrad.torch.autograd.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
                                           add_hook)
 
@@ -68,7 +68,10 @@ def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr:
     t._hooks = NO_ENTRIES
     t._post_hooks = NO_ENTRIES
     t._acc = None
-    t._inference = grad_mode.state.inference
+    state = grad_mode.state
+    t._inference = state.inference
+    if state.dual_levels and type(data) is not Array:  # maybe a dual tensor's op result
+        forward_ad.track(t)
     return t
 
 

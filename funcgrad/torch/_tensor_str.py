@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch.autograd import forward_ad
 
 __all__ = ["tensor_repr", "set_printoptions", "PRINT_OPTS"]
 
@@ -180,7 +181,8 @@ def tensor_repr(t: Any) -> str:
     from funcgrad.core import Tracer
     from funcgrad.torch.nn.parameter import Parameter
     data = t._st.a
-    if isinstance(data, Tracer):
+    tangent = forward_ad.tangent_of(t) if isinstance(data, Tracer) else None
+    if isinstance(data, Tracer) and tangent is None:
         return (f"tensor(<traced {data._trace.name}: {D.Size(data.shape)}, "
                 f"dtype={t.dtype}>)")
     prefix = "tensor("
@@ -206,6 +208,8 @@ def tensor_repr(t: Any) -> str:
         suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:
+        suffixes.append(f"tangent={tensor_repr(tangent)}")
     out = _add_suffixes(prefix + body, suffixes, indent)
     if isinstance(t, Parameter):
         out = "Parameter containing:\n" + out

@@ -18,6 +18,7 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.enabled = True
         self.inference = False
+        self.dual_levels: list = []  # the entered forward-AD level (autograd.forward_ad)
 
 
 state = _State()

@@ -92,10 +92,11 @@ class _Key(int):
     """A packed residual's key (other saved values, e.g. Python numbers, stay in place)."""
 
 
-def pack_tape(tape: Any, hooks: tuple, known: dict) -> tuple:
-    """(the tape with every array residual replaced by a key, what `unpacked` needs).
-    Each array goes through the pack hook once; ``known`` maps id(array) to the tensor the
-    user knows it as (inputs, outputs), other arrays are wrapped in new tensors."""
+def pack_tape(tape: Any, hooks: tuple, known: dict, only: int | None = None) -> tuple:
+    """(the tape with every array residual (or only the array of id ``only``) replaced by a
+    key, what `unpacked` needs). Each array goes through the pack hook once; ``known`` maps
+    id(array) to the tensor the user knows it as (inputs, outputs), other arrays are
+    wrapped in new tensors."""
     from funcgrad.array import Array
     from funcgrad.torch._tensor import make  # the tensor module imports this one
     pack, unpack = hooks
@@ -103,7 +104,7 @@ def pack_tape(tape: Any, hooks: tuple, known: dict) -> tuple:
 
     def key_of(r: Any) -> Any:
         a = r.value
-        if not isinstance(a, Array):
+        if not isinstance(a, Array) or (only is not None and id(a) != only):
             return a
         k = _Key(id(a))
         if k not in packed:
@@ -114,10 +115,12 @@ def pack_tape(tape: Any, hooks: tuple, known: dict) -> tuple:
     return tape.with_residuals(key_of), (unpack, packed)
 
 
-def unpacked(tape: Any, state: tuple) -> Any:
-    """The tape with its packed residuals unpacked (for one backward)."""
-    unpack, packed = state
-    values = {k: unpack(p)._st.a for k, p in packed.items()}
+def unpacked(tape: Any, states: list) -> Any:
+    """The tape with its packed residuals unpacked (for one backward); ``states`` are what
+    each `pack_tape` on it returned."""
+    values = {}
+    for unpack, packed in states:
+        values.update((k, unpack(p)._st.a) for k, p in packed.items())
     return tape.with_residuals(lambda r: values[r.value] if isinstance(r.value, _Key)
                                else r.value)
 

@@ -221,10 +221,11 @@ class AccumulateGrad(Node):
 class SavedRef:
     """A saved tensor's version check (and, for saved outputs, how to rebuild it)."""
 
-    __slots__ = ("vc", "version", "tensor", "is_output", "output_nr", "desc")
+    __slots__ = ("vc", "version", "tensor", "is_output", "output_nr", "position", "desc")
 
     def __init__(self, tensor: Any, is_output: bool = False, output_nr: int = 0,
-                 version: int | None = None, keep: bool = True):
+                 version: int | None = None, keep: bool = True, position: int = 0):
+        self.position = position  # which input of the op (for a saved input)
         self.vc = tensor._vc
         self.version = tensor._vc.v if version is None else version
         self.tensor = weakref.ref(tensor) if not keep else tensor

@@ -1,0 +1,137 @@
+"""``torch.autograd.forward_ad``: forward-mode AD with dual tensors, on funcgrad's `jvp`.
+
+Entering `dual_level` pushes a funcgrad forward-mode trace; `make_dual` gives a tensor a
+tracer of that trace (its primal and tangent) as its value, so every op on it carries the
+tangent by the registry's JVP rules, and `unpack_dual` reads both back. Leaving the level
+turns the dual tensors made in it back into plain tensors (PyTorch drops their tangents),
+so none holds a finished trace's tracer.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, NamedTuple
+
+from funcgrad.core import new_trace
+from funcgrad.transforms.jvp import JVPTrace
+from funcgrad.torch.autograd import grad_mode
+
+__all__ = ["dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor",
+           "enter_dual_level", "exit_dual_level"]
+
+_NO_LEVEL = ("Trying to create a dual Tensor for forward AD but no level exists, make sure "
+             "to enter_dual_level() first.")
+
+
+class UnpackedDualTensor(NamedTuple):
+    primal: Any
+    tangent: Any
+
+
+class _Level:
+    """An entered dual level: its forward-mode trace and the tensors that hold its
+    tracers (weakly: they are cleared when the level is left)."""
+
+    def __init__(self) -> None:
+        self.trace = JVPTrace()
+        self.context = new_trace(self.trace)
+        self.context.__enter__()
+        self.tensors: list = []
+
+    def holds(self, tensor: Any) -> bool:
+        return self.trace.split([tensor._data])[1][0] is not None
+
+    def leave(self) -> None:
+        """Retire the trace; the dual tensors still alive keep their primals."""
+        for ref in self.tensors:
+            t = ref()
+            if t is not None and self.holds(t):
+                t._st.a = self.trace.split([t._data])[0][0]
+        self.context.__exit__(None, None, None)
+
+
+def _current(level: int | None) -> _Level:
+    levels = grad_mode.state.dual_levels
+    if not levels:
+        raise RuntimeError(_NO_LEVEL)
+    if level is not None and level != len(levels) - 1:
+        raise RuntimeError(f"Trying to use forward AD level {level} but the current level "
+                           f"is {len(levels) - 1}")
+    return levels[-1]
+
+
+def enter_dual_level() -> int:
+    """Enter a new forward-AD level (PyTorch supports one at a time)."""
+    state = grad_mode.state
+    if state.dual_levels:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    state.dual_levels = [_Level()]
+    return 0
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Leave the current level; the tangents of its dual tensors are dropped."""
+    _current(level).leave()
+    grad_mode.state.dual_levels = []
+
+
+class dual_level:
+    """Context manager: ``with dual_level(): ...`` (the level number is its value)."""
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc: Any) -> None:
+        exit_dual_level()
+
+
+def _check_float(what: str, t: Any) -> None:
+    if not (t.is_floating_point() or t.is_complex()):
+        raise ValueError(f"Expected {what} to be floating point or complex, but got: "
+                         f"{t.dtype}")
+
+
+def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
+    """A tensor with ``tensor``'s value and ``tangent`` as its forward gradient; it feeds
+    backward gradients into ``tensor`` (a view of it, as in PyTorch)."""
+    lvl = _current(level)
+    _check_float("primal", tensor)
+    _check_float("tangent", tangent)
+    if tuple(tensor.shape) != tuple(tangent.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}.")
+    t_value = tangent._data
+    if t_value.dtype != tensor._data.dtype:
+        t_value = t_value.astype(tensor._data.dtype)
+    dual = tensor.view(tuple(tensor.shape))  # a view (ViewBackward0 when it requires grad)
+    dual._assign_array(lvl.trace.new(dual._data, t_value))
+    lvl.tensors.append(weakref.ref(dual))
+    return dual
+
+
+def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
+    """(primal, tangent) of ``tensor``; the tangent is None for a tensor that is not dual
+    at this level (or outside any level)."""
+    from funcgrad.torch._dispatch import proxy  # the dispatcher imports the autograd package
+    levels = grad_mode.state.dual_levels
+    if not levels:
+        return UnpackedDualTensor(tensor, None)
+    trace = _current(level).trace
+    (primal,), (tangent,) = trace.split([tensor._data])
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(proxy(primal, tensor._edge()), proxy(tangent, (None, 0)))
+
+
+def tangent_of(tensor: Any) -> Any:
+    """The tangent of a dual tensor of the current level as a tensor, or None (printing)."""
+    levels = grad_mode.state.dual_levels
+    return unpack_dual(tensor).tangent if levels else None
+
+
+def track(tensor: Any) -> None:
+    """Remember an op result that holds the current level's tracer (cleared on leaving)."""
+    levels = grad_mode.state.dual_levels
+    if levels and levels[-1].holds(tensor):
+        levels[-1].tensors.append(weakref.ref(tensor))
