@@ -35,7 +35,7 @@ from funcgrad.core import Primitive, Tracer
 from funcgrad.transforms.tape import Residual, Tape, record_primitive, trace_flat
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.autograd import grad_mode, graph, saved
+from funcgrad.torch.autograd import grad_mode, graph, profiler, saved
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 
 __all__ = ["apply", "capture_inputs", "inplace", "OpNode", "PrimNode", "PrimCall",
@@ -116,6 +116,9 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     ``name`` when grad mode is on and an input requires grad."""
     if _capture.sets:
         _capture.sets[-1].update((id(x), x) for x in inputs if isinstance(x, Tensor))
+    if profiler.state.sessions and not profiler.state.inside:  # one event per facade op
+        return profiler.op_range(name, inputs, lambda: apply(
+            name, f, inputs, multi=multi, target=target, differentiable=differentiable))
     datas = []
     diff = []
     i = 0

@@ -18,7 +18,7 @@ from funcgrad.torch.autograd.gradcheck import gradcheck, gradgradcheck, Gradchec
 from funcgrad.torch.autograd import graph, function, anomaly, grad_mode
 from funcgrad.torch.autograd.node import Node
 from funcgrad.torch.autograd.variable import Variable
-from funcgrad.torch.autograd import functional, forward_ad
+from funcgrad.torch.autograd import functional, forward_ad, profiler
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "backward", "grad", "Function",

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import funcgrad.numpy as fnp
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.autograd import anomaly, grad_mode
+from funcgrad.torch.autograd import anomaly, grad_mode, profiler
 from funcgrad.torch.autograd.node import AccumulateGrad, GraphRoot, Node
 
 __all__ = ["backward", "grad", "run_backward"]
@@ -190,16 +190,25 @@ def _call(node: Node, grads: list, create_graph: bool) -> list:
             r = hook(tuple(grads))
             if r is not None:
                 grads = list(r)
-    if not anomaly.is_anomaly_enabled():
-        outputs = node.apply(grads, create_graph)
+    if profiler.state.sessions:
+        outputs = profiler.node_range(
+            "autograd::engine::evaluate_function: " + node.name(),
+            lambda: profiler.node_range(node.name(), lambda: _call_checked(node, grads,
+                                                                          create_graph)))
     else:
-        outputs = _call_anomaly(node, grads, create_graph)
+        outputs = _call_checked(node, grads, create_graph)
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             r = hook(tuple(outputs), tuple(grads))
             if r is not None:
                 outputs = list(r)
     return outputs
+
+
+def _call_checked(node: Node, grads: list, create_graph: bool) -> list:
+    if not anomaly.is_anomaly_enabled():
+        return node.apply(grads, create_graph)
+    return _call_anomaly(node, grads, create_graph)
 
 
 def _call_anomaly(node: Node, grads: list, create_graph: bool) -> list:
@@ -253,10 +262,10 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     heap: list = [(float("-inf"), next(tie), root)]
     prev = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
-    anomaly_on = anomaly.is_anomaly_enabled()
+    watched = anomaly.is_anomaly_enabled() or profiler.is_profiling()  # through `_call`
     # a leaf's AccumulateGrad runs as soon as its gradient is complete (it would be popped
     # next: leaves go first); one with hooks, or a targeted or checked run, takes the heap
-    inline_leaves = needed is None and not captures and not anomaly_on
+    inline_leaves = needed is None and not captures and not watched
     pop, push = heapq.heappop, heapq.heappush
     try:
         while heap:
@@ -275,7 +284,7 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                 if needed is not None and not needed[node] and not (
                         accumulate and node in targets):
                     continue
-                if node._pre_hooks or node._post_hooks or anomaly_on:
+                if node._pre_hooks or node._post_hooks or watched:
                     outputs = _call(node, grads, create_graph)
                 else:  # `_call` without hooks or anomaly checks to run
                     outputs = node.apply(grads, create_graph)
