@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import weakref
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -191,6 +192,9 @@ class GraphRoot(Node):
         return list(self.grads)
 
 
+_ACCUMULATE_LOCK = threading.Lock()  # PyTorch locks each AccumulateGrad likewise
+
+
 class AccumulateGrad(Node):
     """The node of a leaf tensor: adds incoming gradients into ``variable.grad`` (in place,
     keeping the same tensor object, unless the graph of the gradient is being built)."""
@@ -207,12 +211,13 @@ class AccumulateGrad(Node):
         var = self.variable
         if g is None:
             return []
-        if var._grad is None:
-            var._grad = g.clone() if grad_mode.state.enabled else g.detach()
-        elif not grad_mode.state.enabled:
-            var._grad._inplace_accumulate(g)
-        else:
-            var._grad = var._grad + g
+        with _ACCUMULATE_LOCK:  # threads running backward into one leaf add up exactly
+            if var._grad is None:
+                var._grad = g.clone() if grad_mode.state.enabled else g.detach()
+            elif not grad_mode.state.enabled:
+                var._grad._inplace_accumulate(g)
+            else:
+                var._grad = var._grad + g
         for hook in list(var._post_hooks.values()):
             hook(var)
         return []
