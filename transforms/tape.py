@@ -455,8 +455,8 @@ class Tape:
                     found.append(Residual(k, "in", i, v, s))
             if rec.out is not None:
                 outs = rec.out if rec.prim.multiple_results else (rec.out,)
-                found.extend(Residual(k, "out", j, v, o)
-                             for j, (v, o) in enumerate(zip(rec.out_vars, outs)))
+                for j, (v, o) in enumerate(zip(rec.out_vars, outs)):
+                    found.append(Residual(k, "out", j, v, o))
         return found
 
     def with_residuals(self, replace: Callable[[Residual], Any]) -> "Tape":

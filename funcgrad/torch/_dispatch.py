@@ -140,6 +140,8 @@ def pull_back(tape: Tape, cotangents: Sequence) -> list:
     """The cotangents of a tape's inputs, with zeros (on the cotangents' device) for the
     inputs the outputs do not depend on."""
     cts = tape.backward(cotangents)
+    if None not in cts:
+        return cts
     device = next(c.device for c in cotangents if c is not None)
     return [zeros_on(*tape.var_avals[v], device) if c is None else c
             for c, v in zip(cts, tape.in_vars)]

@@ -55,6 +55,11 @@ def _rmod(self: Tensor, other: Any) -> Tensor:
     return FUNCTIONS["remainder"](full_like(self, other), self)
 
 
+def _op(name: str) -> Callable:
+    """The op ``name`` as a method (the torch function's ``out=`` handling left out)."""
+    return METHODS.get(name) or FUNCTIONS[name]
+
+
 def install() -> None:
     """Add every op of the table as a Tensor method, and the operators."""
     for name, fn in METHODS.items():
@@ -65,9 +70,9 @@ def install() -> None:
               "xor": "bitwise_xor", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le",
               "gt": "gt", "ge": "ge"}
     for dunder, name in binary.items():
-        setattr(Tensor, f"__{dunder}__", _guard(FUNCTIONS[name]))
+        setattr(Tensor, f"__{dunder}__", _guard(_op(name)))
     for dunder in ("add", "mul", "and", "or", "xor"):
-        setattr(Tensor, f"__r{dunder}__", _guard(FUNCTIONS[binary[dunder]]))
+        setattr(Tensor, f"__r{dunder}__", _guard(_op(binary[dunder])))
     reflected = {"sub": _rsub, "truediv": _rtruediv, "pow": _rpow, "matmul": _rmatmul,
                  "floordiv": _rfloordiv, "mod": _rmod}
     for dunder, fn in reflected.items():
@@ -78,10 +83,10 @@ def install() -> None:
                          ("imod", "remainder_"), ("iand", "bitwise_and_"),
                          ("ior", "bitwise_or_"), ("ixor", "bitwise_xor_")]:
         setattr(Tensor, f"__{dunder}__", _guard(METHODS[name]))
-    Tensor.__neg__ = FUNCTIONS["neg"]
+    Tensor.__neg__ = _op("neg")
     Tensor.__pos__ = lambda self: self
-    Tensor.__abs__ = FUNCTIONS["abs"]
-    Tensor.__invert__ = FUNCTIONS["bitwise_not"]
+    Tensor.__abs__ = _op("abs")
+    Tensor.__invert__ = _op("bitwise_not")
     Tensor.__hash__ = object.__hash__
-    Tensor.real = property(FUNCTIONS["real"])
-    Tensor.imag = property(FUNCTIONS["imag"])
+    Tensor.real = property(_op("real"))
+    Tensor.imag = property(_op("imag"))

@@ -18,10 +18,6 @@ import weakref
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-import numpy as np
-
-from funcgrad.array import Array
-
 from funcgrad.torch.autograd import anomaly, grad_mode
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
@@ -154,12 +150,7 @@ class Node:
 
 
 def meta_of(a: Any) -> tuple:
-    """(shape, dtype, device) of a funcgrad array or tracer; a numpy-backed Array's are read
-    off its numpy array (C attributes, faster than the Array's properties)."""
-    if type(a) is Array:
-        raw = a._value
-        if type(raw) is np.ndarray:
-            return raw.shape, raw.dtype, "cpu"
+    """(shape, dtype, device) of a funcgrad array or tracer."""
     return a.shape, a.dtype, a.device
 
 
