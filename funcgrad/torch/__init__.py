@@ -20,7 +20,7 @@ from funcgrad.torch import autograd  # first: _tensor needs autograd.grad_mode a
 from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_default_dtype,
                                     get_default_device, set_default_device,
                                     promote_types, float32, float, float64, double, float16,
-                                    half, complex64, cfloat, complex128, cdouble, int8, int16,
+                                    half, bfloat16, complex64, cfloat, complex128, cdouble, int8, int16,
                                     short, int32, int, int64, long, uint8, bool)
 from funcgrad.torch._tensor import Tensor, is_tensor
 from funcgrad.torch._tensor_str import set_printoptions

@@ -20,6 +20,7 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.core import is_inexact
 import funcgrad.scipy.special as sps
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
@@ -167,7 +168,8 @@ def _kind(x: Any) -> tuple:
 
 # PyTorch's type categories (bool < integer < floating < complex) by numpy dtype kind and
 # by Python number type
-_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3,
+                  "V": 2}  # "V": bfloat16 (ml_dtypes), the facade's one dtype of that kind
 _NUMBER_CATEGORY = {builtins.bool: 0, builtins.int: 1, builtins.float: 2, builtins.complex: 3}
 
 
@@ -213,7 +215,7 @@ def _float_type(dt: D.dtype) -> D.dtype:
 def _binary(name: str, fn: Callable, a: Any, b: Any, floating: bool = False) -> Spec:
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         dtype = a._st.a.dtype
-        if dtype == b._st.a.dtype and (not floating or dtype.kind in "fc"):
+        if dtype == b._st.a.dtype and (not floating or is_inexact(dtype)):
             return Spec(name, fn, [a, b])  # the common case: one dtype, nothing to cast
     a, b = operand(a), operand(b)
     dt = result_type(a, b)

@@ -479,6 +479,9 @@ class Tensor:
     def half(self) -> "Tensor":
         return self.to(D.float16)
 
+    def bfloat16(self) -> "Tensor":
+        return self.to(D.bfloat16)
+
     def long(self) -> "Tensor":
         return self.to(D.int64)
 
