@@ -175,8 +175,7 @@ def result_type_of(operands: Iterable[tuple]) -> dtype:
             out = g
         elif _category(g) > _category(out):
             if _category(g) == 3 and out.is_floating_point:
-                out = promote_types(out, g) if g is not get_default_dtype().to_complex() \
-                    else out.to_complex()
+                out = out.to_complex()  # float32 + a 0-dim complex128 is complex64
             else:
                 out = g
     return out

@@ -531,7 +531,7 @@ TABLE.update({
     "Tensor.fill_": [c(M23, 2.0), c(M23, a(3.0)), c(INTS, 1.5)],
     "Tensor.copy_": [c(M23, POS), c(M23, POS[0]), c(M23, INTS), c(INTS, M23)],
 })
-for _name in ["float", "double", "half", "long", "int", "bool", "cfloat", "cdouble"]:
+for _name in ["float", "double", "half", "bfloat16", "long", "int", "bool", "cfloat", "cdouble"]:
     TABLE["Tensor." + _name] = [c(M23), c(INTS)]
 for _name in ["uniform_", "normal_", "bernoulli_", "exponential_", "random_"]:
     TABLE["Tensor." + _name] = [c(M23, call=lambda T, x, n=_name: _meta(getattr(x * 1, n)()))]
