@@ -41,6 +41,9 @@ from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
 from funcgrad.torch import accelerator, backends
 from funcgrad.torch import distributed, futures
 from funcgrad.torch.serialization import save, load
+from funcgrad.torch import library
+from funcgrad.torch.library import ops
+from funcgrad.torch.utils.dlpack import from_dlpack
 
 _methods.install()
 globals().update(_ops_basic.FUNCTIONS)
