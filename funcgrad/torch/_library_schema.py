@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections.abc
 import inspect
 import numbers
+import types
 import typing
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -44,21 +45,41 @@ _SEQUENCES = (list, collections.abc.Sequence)
 # Python type -> (schema type, with a [] form, with a ?[] form, with a []? form)
 _BASE_TYPES = {Tensor: ("Tensor", True, True, False), int: ("SymInt", True, False, True),
                float: ("float", True, False, True), bool: ("bool", True, False, True),
-               str: ("str", False, False, False), numbers.Number: ("Scalar", True, False, False),
+               str: ("str", False, False, False),
+               numbers.Number: ("Scalar", True, False, False),  # also Union[int, float, bool]
                D.dtype: ("ScalarType", False, False, False),
                D.device: ("Device", False, False, False)}
 _VALID = ("Tensor, Optional[Tensor], Sequence[Tensor] (or list[Tensor]), "
           "Sequence[Optional[Tensor]], int, float, bool (each also Optional[...], "
-          "Sequence[...] and Optional[Sequence[...]]), str, Optional[str], numbers.Number, "
-          "torch.dtype, torch.device (and their Optional forms)")
+          "Sequence[...] and Optional[Sequence[...]]), str, Optional[str], "
+          "Union[int, float, bool] (a Scalar) and Sequence of it, torch.dtype, torch.device "
+          "(and their Optional forms)")
+
+
+def _union_args(hint: Any) -> tuple:
+    """The members of a Union (typing.Union[...] or X | Y), () for anything else."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return typing.get_args(hint)
+    return ()
+
+
+def _base(hint: Any) -> tuple | None:
+    """The `_BASE_TYPES` entry of a type (Union[int, float, bool] in any spelling is a
+    Scalar), None when it has none."""
+    if set(_union_args(hint)) == {int, float, bool}:
+        return _BASE_TYPES[numbers.Number]
+    try:
+        return _BASE_TYPES.get(hint)
+    except TypeError:  # an unhashable annotation
+        return None
 
 
 def _optional_of(hint: Any) -> Any:
-    """X for Optional[X] (Union[X, None]), else None."""
-    if typing.get_origin(hint) is typing.Union:
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if len(args) == 1 and len(typing.get_args(hint)) == 2:
-            return args[0]
+    """X for Optional[X] (X | None), else None."""
+    args = _union_args(hint)
+    if type(None) in args and len(args) > 1:
+        rest = tuple(a for a in args if a is not type(None))
+        return rest[0] if len(rest) == 1 else typing.Union[rest]
     return None
 
 
@@ -71,25 +92,24 @@ def _sequence_of(hint: Any) -> Any:
 
 def _schema_type(hint: Any) -> str | None:
     """The schema type of a parameter annotation, None when unsupported."""
-    if hint in _BASE_TYPES:
-        return _BASE_TYPES[hint][0]
+    base = _base(hint)
+    if base is not None:
+        return base[0]
     inner = _optional_of(hint)
     if inner is not None:
-        if inner in _BASE_TYPES:
-            return _BASE_TYPES[inner][0] + "?"
-        element = _sequence_of(inner)
-        if element in _BASE_TYPES and _BASE_TYPES[element][3]:
-            return _BASE_TYPES[element][0] + "[]?"
-        return None
+        base = _base(inner)
+        if base is not None:
+            return base[0] + "?"
+        element = _base(_sequence_of(inner))
+        return element[0] + "[]?" if element is not None and element[3] else None
     element = _sequence_of(hint)
     if element is None:
         return None
-    if element in _BASE_TYPES and _BASE_TYPES[element][1]:
-        return _BASE_TYPES[element][0] + "[]"
-    optional = _optional_of(element)
-    if optional in _BASE_TYPES and _BASE_TYPES[optional][2]:
-        return _BASE_TYPES[optional][0] + "?[]"
-    return None
+    base = _base(element)
+    if base is not None:
+        return base[0] + "[]" if base[1] else None
+    optional = _base(_optional_of(element))
+    return optional[0] + "?[]" if optional is not None and optional[2] else None
 
 
 def _return_types(hint: Any, error: Callable) -> tuple[str, tuple]:
@@ -112,18 +132,24 @@ def _return_types(hint: Any, error: Callable) -> tuple[str, tuple]:
     raise AssertionError  # error() raises
 
 
-def _default_text(value: Any) -> str:
-    if value is None:
-        return "None"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value).rstrip("0") if "." in repr(value) else repr(value)
+# PyTorch's ScalarType numbers, which its C++ schema printer writes for dtype defaults
+_SCALAR_TYPE_NUMBERS = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4,
+                        "float16": 5, "float32": 6, "float64": 7, "complex64": 9,
+                        "complex128": 10, "bool": 11, "bfloat16": 15}
+
+
+def _default_text(value: Any, cpp: bool) -> str:
+    """A default as infer_schema writes it (``cpp``: as the op's printed schema does)."""
     if isinstance(value, D.dtype):
-        return repr(value)[len("torch."):]
+        return str(_SCALAR_TYPE_NUMBERS[value.name]) if cpp else repr(value)[len("torch."):]
+    if isinstance(value, D.device):
+        return str(value) if cpp else f'"{value}"'
     if isinstance(value, str):
         return f'"{value}"'
-    return repr(list(value) if isinstance(value, tuple) else value)
+    if cpp and isinstance(value, float) and not isinstance(value, bool):
+        text = f"{value:.17g}"
+        return text if any(c in text for c in ".eni") else text + "."
+    return str(value)
 
 
 class Schema:
@@ -164,14 +190,16 @@ class Schema:
         self.returns, self.return_types = _return_types(returns, error)
 
     # -- text ------------------------------------------------------------------------------
-    def text(self, name: str = "") -> str:
-        """PyTorch's schema string: ``mylib::op(Tensor x, *, float alpha=1.) -> Tensor``."""
+    def text(self, name: str = "", cpp: bool = False) -> str:
+        """PyTorch's schema string: ``mylib::op(Tensor x, *, float alpha=1.0) -> Tensor``
+        as infer_schema writes it, or with ``cpp`` as the op's ``_schema`` prints
+        (``alpha=1.``, dtypes as their ScalarType numbers)."""
         parts, star = [], False
         for p in self.params:
             if p.keyword_only and not star:
                 parts.append("*")
                 star = True
-            default = "" if p.default is _EMPTY else "=" + _default_text(p.default)
+            default = "" if p.default is _EMPTY else "=" + _default_text(p.default, cpp)
             parts.append(f"{p.type} {p.name}{default}")
         rets = self.return_types
         ret = rets[0] if self.returns != "tuple" else "(" + ", ".join(rets) + ")"

@@ -206,13 +206,16 @@ class CustomOpDef:
                                    f"{self._name}.default but no autograd formula was "
                                    "registered. Please use register_autograd to add one.")
             flip = any(x.dtype.kind == "c" for x in xs)  # PyTorch's grads are conjugates
-            tensors = [make(x) for x in xs]
-            inputs = tuple(self._schema.unflatten(args, tensors))
+            values = self._schema.unflatten(args, [make(x) for x in xs])
+            params = self._schema.params
+            inputs = tuple(v for p, v in zip(params, values) if not p.keyword_only)
+            keyword_only = {p.name: v for p, v in zip(params, values) if p.keyword_only}
             outs = [make(o) for o in out] if self._multi else make(out)
             output = outs if self._schema.returns != "tuple" else tuple(outs)
             ctx = _Ctx(tuple(_needs_grad(v) for v in inputs))
-            if self._setup_context is not None:
-                self._setup_context(ctx, inputs, output)
+            if self._setup_context is not None:  # called as PyTorch calls it, by keyword
+                extra = {"keyword_only_inputs": keyword_only} if keyword_only else {}
+                self._setup_context(ctx=ctx, inputs=inputs, output=output, **extra)
             gs = list(g) if self._multi else [g]
             grads = self._backward(ctx, *[make(_conj(c) if flip else c) for c in gs])
             cts = self._input_cotangents(grads, args, xs)
@@ -220,19 +223,25 @@ class CustomOpDef:
         return custom_op_vjp
 
     def _input_cotangents(self, grads: Any, args: tuple, xs: tuple) -> list:
-        """The array cotangent of each tensor input from what ``backward`` returned (one
-        value per op argument, a list for a list of tensors), with PyTorch's errors."""
-        params = self._schema.params
-        if not isinstance(grads, tuple) and not (isinstance(grads, list) and len(params) > 1):
-            grads = (grads,)
-        if len(grads) != len(params):
-            raise RuntimeError(
-                "Expected the return from backward to be of the same structure as the "
-                f"inputs. Got: {len(grads)} value(s) (return from backward), {len(params)} "
-                f"input(s) ({', '.join(p.name for p in params)})")
+        """The array cotangent of each tensor input from what ``backward`` returned: one
+        value per positional argument of the op (a list for a list of tensors), checked
+        as PyTorch checks it (its count includes one slot for the keyword-only args)."""
+        params = [(p, a) for p, a in zip(self._schema.params, args) if not p.keyword_only]
+        grads = [*grads, None] if isinstance(grads, tuple) else [grads, None]
+        expected = len(params) + 1
+        if len(grads) > expected and all(g is None for g in grads[expected:]):
+            grads = grads[:expected]
+        if len(grads) != expected:
+            if any(p.type in ("Tensor[]", "Tensor?[]") for p, _ in params):
+                raise RuntimeError(
+                    "Expected the return from backward to be of the same structure as the "
+                    f"inputs. Got: {len(grads) - 1} value(s) (return from backward), "
+                    f"{len(params)} input(s) ({', '.join(p.name for p, _ in params)})")
+            raise RuntimeError(f"function {self._node_name} returned an incorrect number of "
+                               f"gradients (expected {expected}, got {len(grads)})")
         cts: list = [None] * len(xs)
-        for position, (p, static, grad) in enumerate(zip(params, args, grads)):
-            if p.type in ("Tensor[]", "Tensor?[]"):
+        for position, ((p, static), grad) in enumerate(zip(params + [(None, None)], grads)):
+            if p is not None and p.type in ("Tensor[]", "Tensor?[]"):
                 if grad is not None and len(grad) != len(static):
                     raise RuntimeError(f"backward of {self._qualname}: argument {p.name!r} "
                                        f"has {len(static)} tensors but its gradient has "
@@ -372,13 +381,16 @@ class OpOverload:
 
     @property
     def _schema(self) -> str:
-        return self._op._schema.text(self._op._qualname)
+        return self._op._schema.text(self._op._qualname, cpp=True)
 
     def name(self) -> str:
-        return f"{self._op._qualname}.default"
+        return self._op._qualname
+
+    def __str__(self) -> str:
+        return f"{self._op._namespace}.{self._op._name}.default"
 
     def __repr__(self) -> str:
-        return f"{self._op._namespace}.{self._op._name}.default"
+        return f"<OpOverload(op='{self._op._namespace}.{self._op._name}', overload='default')>"
 
 
 class OpOverloadPacket(OpOverload):
@@ -391,8 +403,11 @@ class OpOverloadPacket(OpOverload):
     def overloads(self) -> list:
         return ["default"]
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
         return f"{self._op._namespace}.{self._op._name}"
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='{self._op._namespace}.{self._op._name}')>"
 
 
 class _OpNamespace:
