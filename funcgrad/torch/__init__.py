@@ -39,6 +39,9 @@ from funcgrad.torch import (_ops_basic, _ops_elementwise, _ops_reduce, _ops_shap
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
 from funcgrad.torch import accelerator, backends
+from funcgrad.torch import amp, cpu
+from funcgrad.torch.amp import autocast
+from funcgrad.torch._autocast_api import *  # noqa: F401,F403  (is_autocast_enabled...)
 from funcgrad.torch import distributed, futures
 from funcgrad.torch.serialization import save, load
 from funcgrad.torch import library

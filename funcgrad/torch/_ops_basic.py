@@ -23,6 +23,7 @@ import funcgrad.numpy as fnp
 from funcgrad.core import is_inexact
 import funcgrad.scipy.special as sps
 from funcgrad.torch import _conventions as conventions, _dtypes as D
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
 from funcgrad.torch._tensor import Tensor, _type_word
 
@@ -57,6 +58,7 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
                 raise _size_mismatch(s.slots) or e from None
         fn.__name__ = fn.__qualname__ = names[0] if names else spec.__name__
         fn.__doc__ = spec.__doc__
+        fn = autocast_op(fn.__name__, spec)(fn)  # itself unless an autocast list has it
         for name in names or (spec.__name__,):
             if function:
                 FUNCTIONS[name] = fn

@@ -11,6 +11,7 @@ from typing import Any
 
 import funcgrad.numpy as fnp
 from funcgrad.primitives import linalg as linalg_prims
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, Spec, cast, op, result_type
 from funcgrad.torch._tensor import Tensor, _type_word
@@ -161,5 +162,5 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                  list(operands))
 
 
-FUNCTIONS["einsum"] = einsum
+FUNCTIONS["einsum"] = autocast_op("einsum")(einsum)
 matmul = FUNCTIONS["matmul"]
