@@ -46,7 +46,7 @@ _CPU_FP32 = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entro
 _CPU_PROMOTE = ("cat", "stack")
 
 _CUDA_LOWER = ("matmul", "mm", "bmm", "mv", "addmm", "addmv", "addr", "baddbmm", "addbmm",
-               "einsum", "inner", "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+               "einsum", "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                "conv_transpose2d", "conv_transpose3d", "prelu", "chain_matmul",
                "scaled_dot_product_attention")
 _CUDA_FP32 = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2",
@@ -63,7 +63,9 @@ _CUDA_FP32 = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", 
               # composites whose decomposition ends in float32
               "cross_entropy", "softmin", "normalize")
 _CUDA_PROMOTE = ("addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "vdot",
-                 "grid_sample", "index_put", "tensordot", "scatter_add")
+                 "grid_sample", "index_put", "tensordot", "scatter_add",
+                 # composite: inner is a tensordot over the last axes
+                 "inner")
 
 POLICIES: dict[str, dict[str, Any]] = {
     "cpu": {**{n: "lower" for n in _CPU_LOWER}, **{n: "fp32" for n in _CPU_FP32},

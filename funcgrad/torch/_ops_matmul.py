@@ -1,5 +1,5 @@
-"""The op table, part 3b: matrix products (matmul, mm, bmm, mv, dot, inner, addmm, outer,
-einsum), with PyTorch's node names and its errors: products do not promote dtypes.
+"""The op table, part 3b: matrix products (matmul, mm, bmm, mv, dot, inner, addmm, baddbmm,
+addbmm, addmv, addr, outer, tensordot, einsum), with PyTorch's node names and its errors: products do not promote dtypes.
 
 ``a @ b`` on matrices is ``MmBackward0``, on a vector and a matrix ``SqueezeBackward4``
 (PyTorch unsqueezes, multiplies and squeezes), batched ``UnsafeViewBackward0``; ``nn.Linear``
@@ -138,6 +138,80 @@ def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
 
 
 _ADDMM = PrimCall(linalg_prims.addmm)
+
+
+def _scaled_sum(c: Any, ab: Any, beta: Any, alpha: Any) -> Any:
+    """``beta * c + alpha * ab``; with beta 0, c is ignored (its NaNs do not propagate)."""
+    ab = ab if alpha == 1 else fnp.multiply(ab, alpha)
+    if beta == 0:
+        return fnp.add(ab, fnp.zeros_like(c))
+    return fnp.add(c if beta == 1 else fnp.multiply(c, beta), ab)
+
+
+def _check_same_dtypes(input: Tensor, first: Tensor, second: Tensor, names: tuple) -> None:
+    if not input.dtype is first.dtype is second.dtype:
+        words = [_type_word(t.dtype) for t in (input, first, second)]
+        raise RuntimeError(f"Input dtypes must be the same, got: input {words[0]}, "
+                           f"{names[0]}: {words[1]}, {names[1]}: {words[2]}")
+
+
+def _batched_check(input: Tensor, batch1: Tensor, batch2: Tensor) -> None:
+    for t, which in ((batch1, "batch1"), (batch2, "batch2")):
+        if t.ndim != 3:
+            raise RuntimeError(f"{which} must be a 3D tensor")
+    _check_same_dtypes(input, batch1, batch2, ("batch1", "batch2"))
+    _check_matmul("bmm", batch1, batch2)
+
+
+@op("baddbmm")
+def _baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+             alpha: Any = 1) -> Spec:
+    """``beta * input + alpha * (batch1 @ batch2)``, input broadcast to (b, n, p)."""
+    _batched_check(input, batch1, batch2)
+    return Spec("BaddbmmBackward0", lambda c, a, b: _scaled_sum(c, fnp.matmul(a, b), beta,
+                                                                 alpha),
+                [input, batch1, batch2])
+
+
+@op("addbmm")
+def _addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+            alpha: Any = 1) -> Spec:
+    """``beta * input + alpha * sum_i batch1[i] @ batch2[i]``, input broadcast to (n, p)."""
+    _batched_check(input, batch1, batch2)
+    return Spec("AddbmmBackward0", lambda c, a, b: _scaled_sum(
+        c, fnp.sum(fnp.matmul(a, b), axis=0), beta, alpha), [input, batch1, batch2])
+
+
+@op("addmv")
+def _addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,
+           alpha: Any = 1) -> Spec:
+    """``beta * input + alpha * (mat @ vec)``."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, "
+                           f"{mat.ndim}, {vec.ndim}")
+    _check_matmul("mv", mat, vec)
+    return Spec("AddmvBackward0", lambda c, a, b: _scaled_sum(c, fnp.matmul(a, b), beta,
+                                                               alpha), [input, mat, vec])
+
+
+@op("addr")
+def _addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1,
+          alpha: Any = 1) -> Spec:
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D"
+                           if vec1.ndim != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    return Spec("AddrBackward0", lambda c, a, b: _scaled_sum(
+        c, fnp.multiply(fnp.reshape(a, (-1, 1)), b), beta, alpha), [input, vec1, vec2])
+
+
+@op("tensordot", method=False)
+def _tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Spec:
+    """Contract ``dims`` axes (a count: the last of a with the first of b; or two lists)."""
+    _check_matmul_dtypes("bmm", a, b)
+    axes = dims if isinstance(dims, int) else tuple(tuple(int(i) for i in d) for d in dims)
+    return Spec("ViewBackward0", lambda x, y: fnp.tensordot(x, y, axes=axes), [a, b])
 
 
 @op("outer", "ger")
