@@ -7,6 +7,7 @@ tests/torch/test_torch_grad_scaler.py."""
 from __future__ import annotations
 
 import re
+import runpy
 import threading
 import warnings
 from pathlib import Path
@@ -439,3 +440,32 @@ def test_cuda_autocast_float16_on_the_gpu():
         warnings.simplefilter("error")
         with pytest.raises(RuntimeError, match="does not support bfloat16"):
             ft.autocast("cuda", dtype=ft.bfloat16)
+
+
+# -- the seed's troubleshooting cure, as an example -----------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _example():
+    return runpy.run_path(str(ROOT / "examples" / "mixed_precision_training.py"))
+
+
+def test_the_mixed_precision_training_example_runs_on_the_cpu():
+    results = _example()["main"]("cpu")
+    full, mixed = results["float32"], results["mixed"]
+    assert full["dtypes"] == [("torch.float32", "torch.float32")]
+    assert mixed["dtypes"] == [("torch.bfloat16", "torch.float32")]
+    assert full["grad_dtypes"] == mixed["grad_dtypes"] == ["torch.float32"]
+    assert full["accuracy"] > 0.85 and mixed["accuracy"] > 0.85
+    assert abs(mixed["loss"] - full["loss"]) < 0.02, (mixed["loss"], full["loss"])
+
+
+@pytest.mark.gpu
+def test_the_mixed_precision_training_example_runs_on_the_gpu():
+    results = _example()["main"]("cuda")
+    full, mixed = results["float32"], results["mixed"]
+    assert mixed["dtypes"] == [("torch.float16", "torch.float32")]
+    assert mixed["grad_dtypes"] == ["torch.float32"]
+    assert abs(mixed["loss"] - full["loss"]) < 0.02, (mixed["loss"], full["loss"])
+    assert 0 < mixed["peak_bytes"] and 0 < full["peak_bytes"]
