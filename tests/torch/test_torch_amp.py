@@ -469,3 +469,12 @@ def test_the_mixed_precision_training_example_runs_on_the_gpu():
     assert mixed["grad_dtypes"] == ["torch.float32"]
     assert abs(mixed["loss"] - full["loss"]) < 0.02, (mixed["loss"], full["loss"])
     assert 0 < mixed["peak_bytes"] and 0 < full["peak_bytes"]
+
+
+def test_torch_cuda_amp_spellings_warn_like_pytorch():
+    with pytest.warns(FutureWarning, match=r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is "
+                                           r"deprecated"):
+        ctx = ft.cuda.amp.autocast(enabled=False)
+    assert ctx.device == "cuda" and ctx.fast_dtype is ft.float16
+    with pytest.warns(FutureWarning, match=r"torch\.cuda\.amp\.custom_fwd"):
+        ft.cuda.amp.custom_fwd(lambda ctx, x: x)
