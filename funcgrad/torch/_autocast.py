@@ -133,14 +133,15 @@ def _tensors(values: Any) -> Iterator[Tensor]:
 
 
 def _widest(tensors: list, device_type: str) -> D.dtype:
-    """PyTorch's promote policy: float32 if an eligible argument is float32, else the low
-    dtype (float64 arguments are left alone and do not count)."""
+    """PyTorch's promote policy, argument by argument: float32 once an eligible argument is
+    float32, else the low dtype; another 16-bit dtype before any float32 is an error
+    (float64 arguments are left alone and do not count)."""
     low = state.dtype[device_type]
     out = low
     for t in tensors:
         if not _eligible(t, device_type):
             continue
-        if t.dtype is D.float32:
+        if out is D.float32 or t.dtype is D.float32:
             out = D.float32
         elif t.dtype is not low:
             raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")

@@ -478,3 +478,12 @@ def test_torch_cuda_amp_spellings_warn_like_pytorch():
     assert ctx.device == "cuda" and ctx.fast_dtype is ft.float16
     with pytest.warns(FutureWarning, match=r"torch\.cuda\.amp\.custom_fwd"):
         ft.cuda.amp.custom_fwd(lambda ctx, x: x)
+
+
+def test_promote_with_another_16_bit_dtype_like_pytorch():
+    for T in (torch, ft):
+        f32, f16 = T.ones(2), T.ones(2, dtype=T.float16)
+        with T.autocast("cpu"):
+            assert T.stack([f32, f16]).dtype is T.float32  # float32 seen first
+            with pytest.raises(RuntimeError, match="Unexpected floating ScalarType"):
+                T.stack([f16, f32])
