@@ -487,3 +487,32 @@ def test_promote_with_another_16_bit_dtype_like_pytorch():
             assert T.stack([f32, f16]).dtype is T.float32  # float32 seen first
             with pytest.raises(RuntimeError, match="Unexpected floating ScalarType"):
                 T.stack([f16, f32])
+
+
+def _module_outputs(T):
+    """The dtype each nn module returns under CPU autocast, from float32 inputs."""
+    T.manual_seed(0)
+    x4, x3, x2 = T.randn(2, 3, 8, 8), T.randn(2, 5, 4), T.randn(6, 4)
+    mods = {"Conv2d": (T.nn.Conv2d(3, 4, 3), x4),
+            "ConvT2d": (T.nn.ConvTranspose2d(3, 4, 3), x4),
+            "Conv1d": (T.nn.Conv1d(5, 2, 3), x3), "Linear": (T.nn.Linear(4, 3), x2),
+            "LayerNorm": (T.nn.LayerNorm(4), x2), "BatchNorm2d": (T.nn.BatchNorm2d(3), x4),
+            "GroupNorm": (T.nn.GroupNorm(1, 3), x4), "Softmax": (T.nn.Softmax(1), x2),
+            "Encoder": (T.nn.TransformerEncoderLayer(4, 2, 8, batch_first=True,
+                                                     dropout=0.0), x3),
+            "Embedding": (T.nn.Embedding(10, 4), T.tensor([1, 2])),
+            "AvgPool2d": (T.nn.AvgPool2d(2), x4)}
+    out = {}
+    with T.autocast("cpu"):
+        for name, (m, x) in mods.items():
+            out[name] = m(x).dtype
+        out["MHA"] = T.nn.MultiheadAttention(4, 2, batch_first=True)(x3, x3, x3)[0].dtype
+        low = x2.bfloat16()
+        out["MSELoss"] = T.nn.MSELoss()(low, x2).dtype
+        out["CrossEntropyLoss"] = T.nn.CrossEntropyLoss()(low, T.tensor([0, 1, 2, 3, 0, 1])
+                                                          ).dtype
+    return {k: str(v) for k, v in out.items()}
+
+
+def test_nn_modules_under_autocast_like_pytorch():
+    assert _module_outputs(ft) == _module_outputs(torch)
