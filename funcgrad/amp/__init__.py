@@ -191,7 +191,7 @@ class DynamicLossScale(NamedTuple):
     """A loss scale that backs off when gradients overflow and grows after ``period``
     finite steps (by ``factor``, backing off by ``backoff_factor``, 1/factor unless
     given), never below ``min_loss_scale``. ``adjust(all_finite(grads))`` is the next
-    one: a value, so it goes through transforms and jit like any other state."""
+    one: an immutable value, carried in a training loop's state like the parameters."""
     loss_scale: Any
     counter: Any = 0
     period: int = 2000
