@@ -23,9 +23,9 @@ import funcgrad.numpy as fnp
 from funcgrad.core import is_inexact
 import funcgrad.scipy.special as sps
 from funcgrad.torch import _conventions as conventions, _dtypes as D
-from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
 from funcgrad.torch._tensor import Tensor, _type_word
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
            "cast", "to"]
@@ -56,9 +56,10 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
                              differentiable=s.differentiable)
             except ValueError as e:  # numpy's broadcasting error, in PyTorch's words
                 raise _size_mismatch(s.slots) or e from None
+        # itself unless an autocast list has it
+        fn = autocast_op(names[0] if names else spec.__name__, spec)(fn)
         fn.__name__ = fn.__qualname__ = names[0] if names else spec.__name__
         fn.__doc__ = spec.__doc__
-        fn = autocast_op(fn.__name__, spec)(fn)  # itself unless an autocast list has it
         for name in names or (spec.__name__,):
             if function:
                 FUNCTIONS[name] = fn
