@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import _gpu_memory
+
 __all__ = ["Backend", "backend_of", "device_of", "devices", "cupy_available", "to_device",
            "on_device_of", "check_device", "synchronize"]
 
@@ -37,9 +39,10 @@ def _cupy() -> Any:
         import cupy  # optional: the `cuda` extra
         if cupy.cuda.runtime.getDeviceCount() < 1:
             return None
-        return cupy
     except Exception:  # not installed, no driver, no device
         return None
+    _gpu_memory.track(cupy)  # record the peaks of cupy's pool (torch.cuda.max_memory_*)
+    return cupy
 
 
 def cupy_available() -> bool:

@@ -31,6 +31,7 @@ import numpy as np
 
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.backend import device_of
+from funcgrad.dtypes import EXTENDED_FLOATS
 
 __all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry", "bind",
            "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
@@ -67,9 +68,9 @@ def registry() -> dict[str, "Primitive"]:
 
 
 def is_inexact(dtype: Any) -> bool:
-    """Whether values of this dtype carry derivatives (floating or complex)."""
+    """Whether values of this dtype carry derivatives (floating, bfloat16 too, or complex)."""
     kind = getattr(dtype, "kind", None) or np.dtype(dtype).kind
-    return kind == "f" or kind == "c"
+    return kind == "f" or kind == "c" or (kind == "V" and np.dtype(dtype) in EXTENDED_FLOATS)
 
 
 # ---------------------------------------------------------------------------------------

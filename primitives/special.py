@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from funcgrad.core import ZERO, Primitive
+from funcgrad.core import ZERO, Primitive, is_inexact
 from . import sampling
 from .binary import binary
 from .select import where
@@ -49,8 +49,7 @@ def float_dtype(args: tuple) -> np.dtype:
     """The inexact dtype of a result computed from ``args``: that of the floating arrays
     among them (Python numbers are weak, as in numpy), float64 when there are none; a
     Python complex makes it complex."""
-    dtypes = [a.dtype for a in args
-              if getattr(getattr(a, "dtype", None), "kind", None) in ("f", "c")]
+    dtypes = [a.dtype for a in args if is_inexact(getattr(a, "dtype", np.int8))]
     dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
     if any(isinstance(a, complex) for a in args):
         dtype = np.result_type(dtype, np.complex64)

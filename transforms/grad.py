@@ -14,7 +14,8 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
-from funcgrad.core import Tracer, new_trace
+from funcgrad.core import Tracer, is_inexact, new_trace
+from funcgrad.dtypes import is_floating
 from .tape import Aux, Tape, trace_flat
 
 __all__ = ["vjp", "grad", "value_and_grad", "float0", "VJPFunction"]
@@ -59,7 +60,7 @@ class VJPFunction:
                 raise TypeError(f"{self.name}: cotangent leaf {k} has complex dtype "
                                 f"{c.dtype}, but the output is real ({dtype}); a real "
                                 "output's cotangent must be real")
-            if c.dtype == float0 or dtype.kind not in "fc":
+            if c.dtype == float0 or not is_inexact(dtype):
                 cts.append(None)
             else:
                 cts.append(c if c.dtype == dtype else c.astype(dtype))
@@ -74,7 +75,7 @@ class VJPFunction:
         grads = self.tape.backward(cts, consume=self.consume)
         out = []
         for g, (shape, dtype), device in zip(grads, self.in_avals, self.in_devices):
-            if dtype.kind not in "fc":
+            if not is_inexact(dtype):
                 out.append(np.zeros(shape, dtype=float0))
             elif g is None:
                 out.append(fnp.zeros(shape, dtype, device=device))
@@ -147,7 +148,7 @@ def _check_leaves(leaves: list, allow_int: bool, holomorphic: bool, name: str) -
         if holomorphic and dtype.kind != "c":
             raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
                             f"dtype, but got {dtype}.")
-        if not allow_int and dtype.kind not in "fc":
+        if not allow_int and not is_inexact(dtype):
             raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype "
                             f"that is a sub-dtype of np.inexact), but got {dtype}. If you "
                             "want to use Boolean- or integer-valued inputs, use vjp or set "
@@ -182,7 +183,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                             f"shape: {tuple(out.shape)}. Reduce it to a scalar first (for "
                             "example with .sum()), or use jacrev / vjp for the derivative of "
                             "a non-scalar output.")
-        if not holomorphic and out.dtype.kind != "f":
+        if not holomorphic and not is_floating(out.dtype):
             raise TypeError(f"{name} requires real-valued outputs (output dtype that is a "
                             f"sub-dtype of np.floating), but got {out.dtype}. For "
                             "holomorphic differentiation, pass holomorphic=True.")

@@ -25,6 +25,7 @@ import numpy as np
 from funcgrad import tree_util
 from funcgrad.array import Array, as_array, zeros_on
 from funcgrad.core import ZERO, Primitive, Trace, Tracer, bind, new_trace
+from funcgrad.dtypes import EXTENDED_FLOATS
 from funcgrad.primitives.elementwise import real
 from funcgrad.primitives.reductions import reduce_sum
 from funcgrad.primitives.shape import reshape
@@ -180,7 +181,8 @@ class RevTrace(Trace):
             if type(a) is own and a._trace is self:
                 primals.append(a._primal)
                 in_vars.append(a._var)
-                if a.dtype.kind in "fc":
+                d = a.dtype
+                if d.kind in "fc" or d in EXTENDED_FLOATS:  # bfloat16's kind is "V"
                     mask |= bit
             else:
                 primals.append(a)
@@ -197,7 +199,8 @@ class RevTrace(Trace):
 
     def _traced(self, out: Any) -> Any:
         """A tracer for an output that can carry a derivative (every output: keep_all)."""
-        if self.keep_all or out.dtype.kind in "fc":
+        d = out.dtype
+        if self.keep_all or d.kind in "fc" or d in EXTENDED_FLOATS:
             return self.new_var(out)
         return out
 
@@ -207,7 +210,7 @@ class RevTrace(Trace):
         if prim.multiple_results:
             result: Any = tuple([self._traced(o) for o in out])
             out_vars = tuple([self.var_of(r) for r in result])
-        elif self.keep_all or out.dtype.kind in "fc":
+        elif self.keep_all or out.dtype.kind in "fc" or out.dtype in EXTENDED_FLOATS:
             result = self.new_var(out)
             out_vars = (result._var,)
         else:
@@ -299,7 +302,7 @@ def _accumulate_input_cotangents(rec: Record, g: Any, cts: list, var_avals: list
         if v < 0:
             continue
         shape, dtype = var_avals[v]
-        if dtype.kind not in "fc":
+        if dtype.kind not in "fc" and dtype not in EXTENDED_FLOATS:
             continue
         if every is not None:
             gi = every[i]
@@ -532,11 +535,11 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
         aval = aval_of(args[i])
         var_avals.append(aval)
         in_vars[i] = k
-        if aval[1].kind in "fc":
+        if aval[1].kind in "fc" or aval[1] in EXTENDED_FLOATS:
             mask |= 1 << i
     out_vars = [-1] if prim.multiple_results else [len(var_avals)]
     records = []
-    if not prim.multiple_results and out.dtype.kind in "fc":
+    if not prim.multiple_results and (out.dtype.kind in "fc" or out.dtype in EXTENDED_FLOATS):
         var_avals.append(aval_of(out))
         if mask and prim.differentiable:
             records.append(build_record(prim, params, args, in_vars, mask, (out_vars[0],),

@@ -6,6 +6,8 @@ test_numpy_coverage.py checks both directions against the installed libraries).
 """
 from __future__ import annotations
 
+from funcgrad.dtypes import bfloat16_available
+
 _IMMUTABLE = ("it writes into an existing array; funcgrad Arrays are immutable "
               "(use the functional x.at[idx].set(v), where, or the inplace=False forms)")
 _NOT_NUMERIC = "a non-numeric dtype; funcgrad Arrays hold booleans and numbers only"
@@ -55,8 +57,8 @@ LEFT_OUT: dict[str, str] = {
     "core": _TOOLING, "ctypeslib": _TOOLING, "f2py": _TOOLING,
     "get_include": _TOOLING, "info": _TOOLING, "show_config": _TOOLING,
     "show_runtime": _TOOLING, "test": _TOOLING,
-    # JAX's low-precision types
-    "bfloat16": _LOW_PRECISION, "float4_e2m1fn": _LOW_PRECISION,
+    # JAX's low-precision types (bfloat16 is there when ml_dtypes is: see below)
+    "float4_e2m1fn": _LOW_PRECISION,
     "float6_e2m3fn": _LOW_PRECISION, "float6_e3m2fn": _LOW_PRECISION,
     "float8_e3m4": _LOW_PRECISION, "float8_e4m3": _LOW_PRECISION,
     "float8_e4m3b11fnuz": _LOW_PRECISION, "float8_e4m3fn": _LOW_PRECISION,
@@ -65,6 +67,10 @@ LEFT_OUT: dict[str, str] = {
     "int1": _LOW_PRECISION, "int2": _LOW_PRECISION, "int4": _LOW_PRECISION,
     "uint1": _LOW_PRECISION, "uint2": _LOW_PRECISION, "uint4": _LOW_PRECISION,
 }
+
+if not bfloat16_available():
+    LEFT_OUT["bfloat16"] = ("computed through the ml_dtypes package, which is not installed "
+                            "(pip install 'funcgrad[lowp]')")
 
 # names left out of the linalg and fft submodules
 LEFT_OUT_LINALG: dict[str, str] = {"test": _TOOLING}

@@ -1,7 +1,10 @@
 """Data types, their inspection functions and the Array API's namespace attributes.
 
 The dtype objects are numpy's (``fnp.float32 is np.float32``), so that numpy code and
-funcgrad code compare and mix dtypes freely. `finfo`/`iinfo`, `can_cast`, `result_type`
+funcgrad code compare and mix dtypes freely; ``bfloat16`` is ml_dtypes' (the optional
+``lowp`` extra; `funcgrad.dtypes`), which numpy promotes as it does float16 (bfloat16 with
+float16 or float32 is float32, with a Python float bfloat16), and which `issubdtype` and
+`isdtype` count as a real floating dtype, as jax.numpy does. `finfo`/`iinfo`, `can_cast`, `result_type`
 accept Arrays (traced ones too: only the dtype is read). `__array_namespace_info__` answers
 the Array API's inspection questions; devices are the strings `funcgrad.devices()` lists
 ('cpu', 'gpu:0', ...).
@@ -13,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes as _lowp
 from funcgrad._config import default_complex, default_float, default_int
 from funcgrad.array import Array
 from funcgrad.backend import devices as _devices
@@ -37,13 +41,16 @@ from numpy import (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint
                    ulonglong, half, single, double, longdouble, csingle, cdouble,
                    clongdouble, generic, number, integer, signedinteger, unsignedinteger,
                    inexact, floating, complexfloating, flexible, character, dtype,
-                   promote_types, issubdtype, min_scalar_type, mintypecode, typename,
+                   promote_types, min_scalar_type, mintypecode, typename,
                    sctypeDict, typecodes, ScalarType, True_, False_, little_endian, pi, e,
                    inf, nan, newaxis, euler_gamma)
 from numpy.exceptions import ComplexWarning
 
 bool = np.bool_  # the Array API's name (numpy 2's np.bool)
 float_, complex_ = float64, complex128  # JAX's aliases
+if _lowp.bfloat16_available():
+    bfloat16 = _lowp.require_bfloat16().type  # ml_dtypes.bfloat16
+    __all__.append("bfloat16")
 
 __array_api_version__ = "2024.12"
 
@@ -94,8 +101,18 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:
 def isdtype(dtype: Any, kind: Any) -> builtins.bool:
     """Whether ``dtype`` is of ``kind``: a dtype, one of 'bool', 'signed integer',
     'unsigned integer', 'integral', 'real floating', 'complex floating', 'numeric', or a
-    tuple of these."""
+    tuple of these (bfloat16 is 'real floating' and 'numeric', as in jax.numpy)."""
+    if _lowp.EXTENDED_FLOATS and np.dtype(dtype) in _lowp.EXTENDED_FLOATS:
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        return builtins.any(k in ("real floating", "numeric") or (
+            not isinstance(k, str) and np.dtype(k) == np.dtype(dtype)) for k in kinds)
     return builtins.bool(np.isdtype(dtype, kind))
+
+
+def issubdtype(arg1: Any, arg2: Any) -> builtins.bool:
+    """numpy's issubdtype, with bfloat16 under ``floating``, ``inexact`` and ``number``
+    (jax.numpy's answer; numpy files ml_dtypes' types elsewhere)."""
+    return _lowp.issubdtype(_dtype_of(arg1), arg2)
 
 
 def common_type(*arrays: Any) -> type:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad._config import default_float, default_int
+from funcgrad.core import is_inexact
 from funcgrad.primitives import reductions as P
 from funcgrad.numpy._creation import asarray, astype, full
 from funcgrad.numpy._elementwise import (conj, maximum, minimum, not_equal, real, sqrt,
@@ -178,7 +179,7 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
 def _mean_dtype(a: Any, dtype: Any) -> Any:
     if dtype is not None:
         return np.dtype(dtype)
-    return a.dtype if a.dtype.kind in "fc" else default_float()
+    return a.dtype if is_inexact(a.dtype) else default_float()
 
 
 def _selected(a: Any, axes: tuple, mask: Any, keepdims: bool) -> Any:
@@ -256,7 +257,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         avg = mean(a, axes, keepdims=keepdims)
         scale = asarray(_count(a.shape, axes), dtype=avg.dtype)
     else:
-        if not np.issubdtype(a.dtype, np.inexact):
+        if not is_inexact(a.dtype):
             a = astype(a, default_float())
         w = asarray(weights)
         if w.shape != a.shape:

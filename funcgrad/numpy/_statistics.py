@@ -18,6 +18,7 @@ import numpy as np
 
 from funcgrad._config import default_float, default_int
 from funcgrad.array import Array, new_array
+from funcgrad.dtypes import is_floating
 from funcgrad.primitives.indexing import Index, Ref, scatter_add
 from funcgrad.numpy._creation import asarray, astype
 from funcgrad.numpy._elementwise import clip, conj, imag, isnan, less, real, sqrt, where
@@ -130,7 +131,7 @@ def _prepare(a: Any, axis: Any) -> tuple[Array, tuple]:
     a = asarray(a)
     if a.dtype.kind == "c":
         raise TypeError("a must be an array of real numbers")
-    if a.dtype.kind not in "f":
+    if not is_floating(a.dtype):
         a = astype(a, default_float())
     axes = normalize_axis(axis, a.ndim)
     moved = moveaxis(a, axes, tuple(range(len(axes)))) if axes else a

@@ -19,6 +19,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
+from funcgrad.core import is_inexact
 from funcgrad.primitives import decompositions as D, linalg as P
 from funcgrad.numpy._creation import asarray
 from funcgrad.numpy._linalg import (diagonal as _diagonal, matmul, outer as _outer, tensordot,
@@ -331,7 +332,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     """numpy's norm: vector norms (ord None/2, 1, inf, -inf, 0, any p) over one axis and
     matrix norms ('fro', 'nuc', 1, -1, 2, -2, inf, -inf) over two."""
     x = asarray(x)
-    if not np.issubdtype(x.dtype, np.inexact):
+    if not is_inexact(x.dtype):
         x = x.astype(float)
     if axis is None:
         if ord is None:
@@ -355,7 +356,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
                 ord: Any = 2) -> Array:
     """The vector norm over ``axis`` (None: all axes, as one vector)."""
     x = asarray(x)
-    if not np.issubdtype(x.dtype, np.inexact):
+    if not is_inexact(x.dtype):
         x = x.astype(float)
     axes = normalize_axis(axis, x.ndim)
     if axis is None and not keepdims:

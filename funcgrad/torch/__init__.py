@@ -20,7 +20,7 @@ from funcgrad.torch import autograd  # first: _tensor needs autograd.grad_mode a
 from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_default_dtype,
                                     get_default_device, set_default_device,
                                     promote_types, float32, float, float64, double, float16,
-                                    half, complex64, cfloat, complex128, cdouble, int8, int16,
+                                    half, bfloat16, complex64, cfloat, complex128, cdouble, int8, int16,
                                     short, int32, int, int64, long, uint8, bool)
 from funcgrad.torch._tensor import Tensor, is_tensor
 from funcgrad.torch._tensor_str import set_printoptions
@@ -39,8 +39,14 @@ from funcgrad.torch import (_ops_basic, _ops_elementwise, _ops_reduce, _ops_shap
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
 from funcgrad.torch import accelerator, backends, profiler
+from funcgrad.torch import amp, cpu
+from funcgrad.torch.amp import autocast
+from funcgrad.torch._autocast_api import *  # noqa: F401,F403  (is_autocast_enabled...)
 from funcgrad.torch import distributed, futures
 from funcgrad.torch.serialization import save, load
+from funcgrad.torch import library
+from funcgrad.torch.library import ops
+from funcgrad.torch.utils.dlpack import from_dlpack
 
 _methods.install()
 globals().update(_ops_basic.FUNCTIONS)

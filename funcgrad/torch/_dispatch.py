@@ -31,7 +31,7 @@ import numpy as np
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import zeros_on
-from funcgrad.core import Primitive, Tracer
+from funcgrad.core import Primitive, Tracer, is_inexact
 from funcgrad.transforms.tape import Residual, Tape, record_primitive, trace_flat
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._tensor import Tensor, make
@@ -171,7 +171,7 @@ def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, m
             out = f(*full)
             if multi:
                 side.append(out)
-                return tuple([o for o in out if o.dtype.kind in "fc"])
+                return tuple([o for o in out if is_inexact(o.dtype)])
             return out
     else:
         g = f  # every input is differentiated: nothing to fill in
@@ -184,7 +184,7 @@ def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, mul
           tape: Tape, outs: tuple, target: Tensor | None, all_outs: Any) -> Any:
     """The output tensor(s) of a traced op, with its node unless nothing differentiable
     came out (``all_outs``: every output of a ``multi`` op, differentiable or not)."""
-    if not multi and outs[0].dtype.kind not in "fc":
+    if not multi and not is_inexact(outs[0].dtype):
         return make(outs[0])
     if not outs:
         return tuple([make(o) for o in all_outs])
@@ -200,7 +200,7 @@ def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, mul
     node._keep_saved(inputs, tensors, target, *node._traced_slots(inputs))
     if multi:
         it = iter(tensors)
-        return tuple([next(it) if o.dtype.kind in "fc" else make(o) for o in all_outs])
+        return tuple([next(it) if is_inexact(o.dtype) else make(o) for o in all_outs])
     return tensors[0]
 
 
@@ -475,7 +475,7 @@ class OpNode(Node):
             for i, v in zip(diff, d):
                 full[i] = v
             out = f(*full)
-            return tuple([o for o in out if o.dtype.kind in "fc"]) if multi else out
+            return tuple([o for o in out if is_inexact(o.dtype)]) if multi else out
 
         def backward_op(*args: Any) -> tuple:
             tape, _ = _trace_op(g, args[:n])

@@ -13,11 +13,13 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from funcgrad import dtypes as lowp
+
 builtin_float, builtin_int, builtin_bool = builtins.float, builtins.int, builtins.bool
 
 __all__ = ["dtype", "Size", "device", "get_default_dtype", "set_default_dtype",
            "to_torch_dtype", "to_numpy_dtype", "float32", "float", "float64", "double",
-           "float16", "half", "complex64", "cfloat", "complex128", "cdouble", "int8",
+           "float16", "half", "bfloat16", "complex64", "cfloat", "complex128", "cdouble", "int8",
            "int16", "short", "int32", "int", "int64", "long", "uint8", "bool",
            "promote_types", "result_type_of", "can_cast", "tensor_type_name",
            "get_default_device", "set_default_device"]
@@ -32,9 +34,9 @@ class dtype:
     def __init__(self, name: str, np_dtype: Any, legacy: str):
         self.name = name
         self.np = np.dtype(np_dtype)
-        self.is_floating_point = np.issubdtype(self.np, np.floating)
+        self.is_floating_point = lowp.is_floating(self.np)
         self.is_complex = np.issubdtype(self.np, np.complexfloating)
-        self.is_signed = self.np.kind in "fci"
+        self.is_signed = self.np.kind in "fci" or self.is_floating_point
         self.itemsize = self.np.itemsize
         self._legacy = legacy
 
@@ -48,12 +50,34 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self) -> "dtype":
-        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+        return {float32: complex64, float64: complex128, float16: complex64,
+                bfloat16: complex64}.get(self, self)
 
 
 float32 = float = dtype("float32", np.float32, "FloatTensor")
 float64 = double = dtype("float64", np.float64, "DoubleTensor")
 float16 = half = dtype("float16", np.float16, "HalfTensor")
+
+
+class _MissingDtype(dtype):
+    """torch.bfloat16 where the ml_dtypes package is missing: it prints and compares, and
+    any use of its values raises the install hint (never a silent other dtype)."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, legacy: str):
+        self.name = name
+        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
+        self.itemsize = 2
+        self._legacy = legacy
+
+    @property
+    def np(self) -> np.dtype:  # type: ignore[override]
+        return lowp.require_bfloat16()
+
+
+bfloat16 = (dtype("bfloat16", lowp.require_bfloat16(), "BFloat16Tensor")
+            if lowp.bfloat16_available() else _MissingDtype("bfloat16", "BFloat16Tensor"))
 complex64 = cfloat = dtype("complex64", np.complex64, "ComplexFloatTensor")
 complex128 = cdouble = dtype("complex128", np.complex128, "ComplexDoubleTensor")
 int8 = dtype("int8", np.int8, "CharTensor")
@@ -64,7 +88,7 @@ uint8 = dtype("uint8", np.uint8, "ByteTensor")
 bool = dtype("bool", np.bool_, "BoolTensor")  # noqa: A001  (torch.bool)
 
 _ALL = [float32, float64, float16, complex64, complex128, int8, int16, int32, int64, uint8,
-        bool]
+        bool] + ([bfloat16] if lowp.bfloat16_available() else [])
 _FROM_NP = {d.np: d for d in _ALL}
 _default = [float32]
 
@@ -77,7 +101,7 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Make ``d`` (torch.float32 or torch.float64) the default floating dtype."""
     d = to_torch_dtype(d)
-    if d not in (float32, float64, float16):
+    if d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 
@@ -93,7 +117,7 @@ def to_torch_dtype(d: Any) -> dtype:
     if d is builtin_bool:
         return bool
     try:
-        return _FROM_NP[np.dtype(d)]
+        return _FROM_NP[lowp.canonical_dtype(d)]
     except (KeyError, TypeError):
         raise TypeError(f"funcgrad.torch has no dtype for {d!r}") from None
 
@@ -151,8 +175,7 @@ def result_type_of(operands: Iterable[tuple]) -> dtype:
             out = g
         elif _category(g) > _category(out):
             if _category(g) == 3 and out.is_floating_point:
-                out = promote_types(out, g) if g is not get_default_dtype().to_complex() \
-                    else out.to_complex()
+                out = out.to_complex()  # float32 + a 0-dim complex128 is complex64
             else:
                 out = g
     return out

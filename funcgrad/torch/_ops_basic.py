@@ -20,11 +20,13 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.core import is_inexact
 import funcgrad.scipy.special as sps
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
 from funcgrad.torch._out import accepting_out
 from funcgrad.torch._tensor import Tensor, _type_word
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
            "cast", "to"]
@@ -55,6 +57,8 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
                              differentiable=s.differentiable)
             except ValueError as e:  # numpy's broadcasting error, in PyTorch's words
                 raise _size_mismatch(s.slots) or e from None
+        # itself unless an autocast list has it
+        fn = autocast_op(names[0] if names else spec.__name__, spec)(fn)
         fn.__name__ = fn.__qualname__ = names[0] if names else spec.__name__
         fn.__doc__ = spec.__doc__
         fn_out = accepting_out(fn)  # torch.<name>(..., out=t); methods take no out
@@ -170,7 +174,8 @@ def _kind(x: Any) -> tuple:
 
 # PyTorch's type categories (bool < integer < floating < complex) by numpy dtype kind and
 # by Python number type
-_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3,
+                  "V": 2}  # "V": bfloat16 (ml_dtypes), the facade's one dtype of that kind
 _NUMBER_CATEGORY = {builtins.bool: 0, builtins.int: 1, builtins.float: 2, builtins.complex: 3}
 
 
@@ -216,7 +221,7 @@ def _float_type(dt: D.dtype) -> D.dtype:
 def _binary(name: str, fn: Callable, a: Any, b: Any, floating: bool = False) -> Spec:
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         dtype = a._st.a.dtype
-        if dtype == b._st.a.dtype and (not floating or dtype.kind in "fc"):
+        if dtype == b._st.a.dtype and (not floating or is_inexact(dtype)):
             return Spec(name, fn, [a, b])  # the common case: one dtype, nothing to cast
     a, b = operand(a), operand(b)
     dt = result_type(a, b)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.core import is_inexact
 from funcgrad.primitives import binary as binary_prims
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import apply
@@ -74,7 +75,7 @@ def _unary_spec(name: str) -> Callable:
     fn, node, floating = UNARY[name]
 
     def spec(input: Tensor) -> Spec:
-        if floating and input._st.a.dtype.kind not in "fc":
+        if floating and not is_inexact(input._st.a.dtype):
             npdt = D.get_default_dtype().np
             return Spec(node, lambda x: fn(cast(x, npdt)), [input])
         return Spec(node, fn, [input])

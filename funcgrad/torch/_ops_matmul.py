@@ -1,5 +1,5 @@
-"""The op table, part 3b: matrix products (matmul, mm, bmm, mv, dot, inner, addmm, outer,
-einsum), with PyTorch's node names and its errors: products do not promote dtypes.
+"""The op table, part 3b: matrix products (matmul, mm, bmm, mv, dot, inner, addmm, baddbmm,
+addbmm, addmv, addr, outer, tensordot, einsum), with PyTorch's node names and its errors: products do not promote dtypes.
 
 ``a @ b`` on matrices is ``MmBackward0``, on a vector and a matrix ``SqueezeBackward4``
 (PyTorch unsqueezes, multiplies and squeezes), batched ``UnsafeViewBackward0``; ``nn.Linear``
@@ -11,8 +11,10 @@ from typing import Any
 
 import funcgrad.numpy as fnp
 from funcgrad.primitives import linalg as linalg_prims
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, Spec, cast, op, result_type
+from funcgrad.torch._ops_shape import _expand  # the expand spec: PyTorch's expand error
 from funcgrad.torch._tensor import Tensor, _type_word
 
 __all__ = ["matmul", "einsum"]
@@ -139,6 +141,129 @@ def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
 _ADDMM = PrimCall(linalg_prims.addmm)
 
 
+def _scaled_sum(c: Any, ab: Any, beta: Any, alpha: Any) -> Any:
+    """``beta * c + alpha * ab``; with beta 0, c is ignored (its NaNs do not propagate)."""
+    ab = ab if alpha == 1 else fnp.multiply(ab, alpha)
+    if beta == 0:
+        return fnp.add(ab, fnp.zeros_like(c))
+    return fnp.add(c if beta == 1 else fnp.multiply(c, beta), ab)
+
+
+def _size(t: Tensor, dim: int) -> int:
+    """``t.size(dim)``, with PyTorch's IndexError past the last axis."""
+    if dim >= t.ndim:
+        n = max(t.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
+                         f"{n - 1}], but got {dim})")
+    return t.shape[dim]
+
+
+def _expands_to(input: Tensor, target: tuple) -> None:
+    """PyTorch's expand error when ``input`` does not broadcast to ``target``."""
+    _expand(input, *target)  # the expand spec only checks here; nothing is recorded
+
+
+def _check_batched(name: str, input: Tensor, batch1: Tensor, batch2: Tensor) -> None:
+    """baddbmm's and addbmm's checks, in PyTorch's order: the input against the result
+    shape, the ranks, the dtypes, the batch and inner sizes."""
+    if name == "baddbmm":
+        _expands_to(input, (_size(batch1, 0), _size(batch1, 1), _size(batch2, 2)))
+    else:
+        _expands_to(input, (_size(batch1, 1), _size(batch2, 2)))
+    for t, which in ((batch1, "batch1"), (batch2, "batch2")):
+        if t.ndim != 3:
+            raise RuntimeError(f"{which} must be a 3D tensor")
+    if name == "baddbmm":
+        if not input.dtype is batch1.dtype is batch2.dtype:
+            words = [_type_word(t.dtype) for t in (input, batch1, batch2)]
+            raise RuntimeError(f"Input dtypes must be the same, got: input {words[0]}, "
+                               f"batch1: {words[1]}, batch2: {words[2]}")
+        _check_matmul("bmm", batch1, batch2)
+        return
+    if batch1.dtype is not batch2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_type_word(batch1.dtype)} and {_type_word(batch2.dtype)}")
+    if input.dtype is not batch2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_type_word(input.dtype)} and {_type_word(batch2.dtype)}")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
+
+
+@op("baddbmm")
+def _baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+             alpha: Any = 1) -> Spec:
+    """``beta * input + alpha * (batch1 @ batch2)``, input broadcast to (b, n, p)."""
+    _check_batched("baddbmm", input, batch1, batch2)
+    return Spec("BaddbmmBackward0", lambda c, a, b: _scaled_sum(c, fnp.matmul(a, b), beta,
+                                                                 alpha),
+                [input, batch1, batch2])
+
+
+@op("addbmm")
+def _addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+            alpha: Any = 1) -> Spec:
+    """``beta * input + alpha * sum_i batch1[i] @ batch2[i]``, input broadcast to (n, p)."""
+    _check_batched("addbmm", input, batch1, batch2)
+    return Spec("AddbmmBackward0", lambda c, a, b: _scaled_sum(
+        c, fnp.sum(fnp.matmul(a, b), axis=0), beta, alpha), [input, batch1, batch2])
+
+
+@op("addmv")
+def _addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,
+           alpha: Any = 1) -> Spec:
+    """``beta * input + alpha * (mat @ vec)``."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, "
+                           f"{mat.ndim}, {vec.ndim}")
+    if not input.dtype is mat.dtype is vec.dtype:
+        words = ", ".join(_type_word(t.dtype) for t in (input, mat))
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {words}, "
+                           f"and {_type_word(vec.dtype)}")
+    if mat.shape[1] != vec.shape[0] or input.shape not in ((), (1,), (mat.shape[0],)):
+        raise RuntimeError(f"size mismatch, got input ({', '.join(map(str, input.shape))}),"
+                           f" mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    return Spec("AddmvBackward0", lambda c, a, b: _scaled_sum(c, fnp.matmul(a, b), beta,
+                                                               alpha), [input, mat, vec])
+
+
+@op("addr")
+def _addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1,
+          alpha: Any = 1) -> Spec:
+    """``beta * input + alpha * outer(vec1, vec2)`` (addr promotes its dtypes)."""
+    for t, which in ((vec1, "vec1"), (vec2, "vec2")):
+        if t.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {which}, but got {t.ndim}-D")
+    _expands_to(input, (vec1.shape[0], vec2.shape[0]))
+    dt = result_type(input, vec1, vec2).np
+    return Spec("AddrBackward0", lambda c, a, b: _scaled_sum(
+        cast(c, dt), fnp.multiply(fnp.reshape(cast(a, dt), (-1, 1)), cast(b, dt)), beta,
+        alpha), [input, vec1, vec2])
+
+
+@op("tensordot", method=False)
+def _tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Spec:
+    """Contract ``dims`` axes (a count: the last of a with the first of b; or two lists)."""
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if isinstance(dims, int):
+        axes: Any = dims
+        pairs = [(i - dims, i) for i in range(dims)]  # PyTorch's dims: -dims..-1 of a
+    else:
+        axes = tuple(tuple(int(i) for i in d) for d in dims)
+        pairs = list(zip(*axes))
+    for i, j in pairs:
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} "
+                               f"in dim {j}")
+    return Spec("ViewBackward0", lambda x, y: fnp.tensordot(x, y, axes=axes), [a, b])
+
+
 @op("outer", "ger")
 def _outer(input: Tensor, vec2: Tensor) -> Spec:
     return Spec("MulBackward0", lambda a, b: fnp.multiply(fnp.reshape(a, (-1, 1)), b),
@@ -161,5 +286,5 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                  list(operands))
 
 
-FUNCTIONS["einsum"] = einsum
+FUNCTIONS["einsum"] = autocast_op("einsum")(einsum)
 matmul = FUNCTIONS["matmul"]

@@ -19,6 +19,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
 from funcgrad.primitives import shape as shape_prims
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
@@ -344,10 +345,10 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 
 
 for _f in (cat, stack, split, chunk, unbind):
-    FUNCTIONS[_f.__name__] = _f
+    FUNCTIONS[_f.__name__] = autocast_op(_f.__name__)(_f)  # cat, stack: autocast promotes
 for _f in (split, chunk, unbind):
     METHODS[_f.__name__] = _f
-FUNCTIONS["concat"] = FUNCTIONS["concatenate"] = cat
+FUNCTIONS["concat"] = FUNCTIONS["concatenate"] = FUNCTIONS["cat"]
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:

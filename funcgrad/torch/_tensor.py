@@ -171,6 +171,17 @@ class Tensor:
     def data_ptr(self) -> int:
         return id(self._st)
 
+    def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
+        """The DLPack capsule of the values (``cupy.from_dlpack(t)`` in a CUDA kernel);
+        read-only in spirit: funcgrad arrays are immutable."""
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use "
+                               "tensor.detach()")
+        return self._st.a.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        return self._st.a.__dlpack_device__()
+
     def __len__(self) -> int:
         if not self.ndim:
             raise TypeError("len() of a 0-d tensor")
@@ -481,6 +492,9 @@ class Tensor:
 
     def half(self) -> "Tensor":
         return self.to(D.float16)
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(D.bfloat16)
 
     def long(self) -> "Tensor":
         return self.to(D.int64)

@@ -13,6 +13,7 @@ from funcgrad.torch._dtypes import to_torch_dtype
 from funcgrad.torch._ops_basic import cast
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _type_word
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["vector_norm", "norm", "matrix_norm", "inv", "det", "slogdet", "solve",
            "cholesky", "qr", "eigh", "svd"]
@@ -29,6 +30,7 @@ def _checked_float(x: Tensor, fn: str, dtype: Any) -> Any:
     return x.dtype.np
 
 
+@autocast_op("linalg.vector_norm")
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
     """The ``ord``-norm of x over ``dim`` (all of x by default), with PyTorch's gradient
@@ -61,6 +63,7 @@ def matrix_norm_spec(A: Tensor, ord: Any, dim: Any, keepdim: bool) -> tuple:
         a, ord, axis=axes, keepdims=keepdim), [A])
 
 
+@autocast_op("linalg.matrix_norm")
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1),
                 keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The matrix norm of A over ``dim`` ('fro', 'nuc', ±1, ±2, ±inf)."""
@@ -98,10 +101,10 @@ def _multi(node: str, fn: str) -> Any:
     return f
 
 
-inv = _single("LinalgInvExBackward0", "inv")
+inv = autocast_op("linalg.inv")(_single("LinalgInvExBackward0", "inv"))
 det = _single("LinalgDetBackward0", "det")
 solve = _single("LinalgSolveExBackward0", "solve")
-cholesky = _single("LinalgCholeskyExBackward0", "cholesky")
+cholesky = autocast_op("linalg.cholesky")(_single("LinalgCholeskyExBackward0", "cholesky"))
 slogdet = _multi("LinalgSlogdetBackward0", "slogdet")
 qr = _multi("LinalgQrBackward0", "qr")
 eigh = _multi("LinalgEighBackward0", "eigh")

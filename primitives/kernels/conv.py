@@ -32,6 +32,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from funcgrad.backend import backend_of
+from funcgrad.dtypes import LOW_FLOATS
+from .linalg import in_float32
 
 __all__ = ["padded_shape", "window_out_shape", "sliding_windows",
            "sliding_windows_transpose", "window_argmax", "window_gather", "window_scatter",
@@ -352,6 +354,12 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: tuple, padding: tup
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     dtype = (np.dtype(preferred_element_type) if preferred_element_type is not None
              else np.result_type(lhs.dtype, rhs.dtype))
+    if dtype in LOW_FLOATS and type(lhs) is np.ndarray:  # 16-bit: accumulate in float32
+        return in_float32(conv_general_dilated, dtype, lhs, rhs, window_strides=window_strides,
+                          padding=padding, lhs_dilation=lhs_dilation,
+                          rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers,
+                          feature_group_count=feature_group_count,
+                          batch_group_count=batch_group_count, preferred_element_type=None)
     x = lhs.transpose(lhs_spec).astype(dtype, copy=False)   # (N, C, S...)
     w = rhs.transpose(rhs_spec).astype(dtype, copy=False)   # (O, I, K...)
     padded = padded_shape(x.shape[2:], padding, lhs_dilation)

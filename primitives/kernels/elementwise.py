@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.dtypes import EXTENDED_FLOATS
+
 __all__ = ["sinc_derivative", "tanh_backward", "where", "relu", "floor_divide", "expm1"]
 
 
@@ -63,7 +65,12 @@ def where(condition: Any, x: Any, y: Any) -> Any:
             return _bit_select(condition, x, True)
         if type(x) in (int, float) and x == 0 and _maskable(y, condition):
             return _bit_select(condition, y, False)
-    return np.where(condition, x, y)
+    out = np.where(condition, x, y)
+    if getattr(y, "dtype", None) in EXTENDED_FLOATS or getattr(x, "dtype", None) in \
+            EXTENDED_FLOATS:  # np.where widens bfloat16 against a Python number
+        typed = sorted((x, y), key=lambda v: not hasattr(v, "dtype"))  # weak scalars last:
+        return out.astype(np.result_type(*typed), copy=False)  # bfloat16 + 1.0 is bfloat16
+    return out
 
 
 def _maskable(a: Any, condition: np.ndarray) -> bool:

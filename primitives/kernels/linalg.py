@@ -1,5 +1,6 @@
 """Kernels of the linear-algebra family: matmul's error messages, layout-aware products,
-in-place adds on fresh products, einsum's path choice, diagonal scatters, cofactors.
+in-place adds on fresh products, einsum's path choice, diagonal scatters, cofactors, and
+16-bit products accumulated in float32 (`low_precision_dtype`, `in_float32`).
 
 `cofactor_matrix` is the matrix of cofactors ``C`` (``det(a) inv(a)^T`` where a is
 invertible) computed from the SVD ``a = U diag(s) V^H`` as
@@ -15,11 +16,35 @@ from typing import Any
 import numpy as np
 
 from funcgrad.backend import backend_of
+from funcgrad.dtypes import LOW_FLOATS
 
-__all__ = ["matmul", "matmul_tn", "addmm", "einsum", "diagonal_embed", "cofactor_matrix"]
+__all__ = ["matmul", "matmul_tn", "addmm", "einsum", "diagonal_embed", "cofactor_matrix",
+           "low_precision_dtype", "in_float32"]
+
+_F32 = np.dtype(np.float32)
+
+
+def low_precision_dtype(*xs: Any) -> np.dtype | None:
+    """The result dtype of a product of numpy operands when it is a 16-bit float (float16,
+    bfloat16), else None. numpy has no BLAS for those: float16's loops are scalar C and
+    ml_dtypes' bfloat16 matmul answers in float32 (its einsum refuses), so such products
+    are computed by `in_float32`, as PyTorch's CPU kernels accumulate them too. On cupy
+    (cuBLAS handles float16 itself) this is None."""
+    if not any(type(x) is np.ndarray and x.dtype in LOW_FLOATS for x in xs):
+        return None
+    dtype = np.result_type(*[x.dtype for x in xs])
+    return dtype if dtype in LOW_FLOATS else None
+
+
+def in_float32(fn: Any, dtype: np.dtype, *xs: Any, **kwargs: Any) -> Any:
+    """``fn(*xs, **kwargs)`` on float32 copies of ``xs``, rounded once to ``dtype``."""
+    return fn(*[x.astype(_F32) for x in xs], **kwargs).astype(dtype)
 
 
 def matmul(x: Any, y: Any) -> Any:
+    low = low_precision_dtype(x, y)
+    if low is not None:
+        return in_float32(matmul, low, x, y)
     try:
         return np.matmul(x, y)
     except ValueError:
@@ -49,6 +74,9 @@ def matmul_tn(a: Any, b: Any, like: Any) -> Any:
     (column-major) the product comes out column-major, so that the transpose's VJP hands
     ``w`` a row-major gradient and an update ``w - lr * grad`` runs on matching layouts
     (mixed ones are ~10x slower). PyTorch keeps this layout contract too."""
+    low = low_precision_dtype(a, b)
+    if low is not None:
+        return in_float32(matmul_tn, low, a, b, like=like)
     if _column_major(like):
         return np.matmul(b.T, a).T
     return np.matmul(np.swapaxes(a, -1, -2), b)
@@ -68,6 +96,9 @@ def addmm(c: Any, x: Any, y: Any) -> Any:
 
 
 def einsum(*xs: Any, subscripts: str) -> Any:
+    low = low_precision_dtype(*xs)
+    if low is not None:
+        return in_float32(einsum, low, *xs, subscripts=subscripts)
     # numpy's path search (BLAS, contraction order) costs ~15us: worth it on larger inputs
     big = len(xs) > 1 and sum(np.size(x) for x in xs) > 1000
     return np.einsum(subscripts, *xs, optimize=big)

@@ -326,6 +326,29 @@ TABLE.update({
     "einsum": [c(M23, POS, call=lambda T, x, y: T.einsum("ij,kj->ik", x, y)),
                c(M23, call=lambda T, x: T.einsum("ij->j", x)),
                c(BATCH, call=lambda T, x: T.einsum("bij,bkj->bik", [x, x]))],
+    "baddbmm": [c(RAND.uniform(size=(2, 3)), RAND.uniform(size=(2, 2, 4)),
+                  RAND.uniform(size=(2, 4, 3))),
+                c(RAND.uniform(size=(2, 2, 3)), RAND.uniform(size=(2, 2, 4)),
+                  RAND.uniform(size=(2, 4, 3)), beta=0.5, alpha=2.0),
+                c(a([np.nan, 1.0, 2.0]), RAND.uniform(size=(2, 2, 4)),
+                  RAND.uniform(size=(2, 4, 3)), beta=0),
+                c(M23, BATCH, BATCH)],
+    "addbmm": [c(RAND.uniform(size=(2, 3)), RAND.uniform(size=(5, 2, 4)),
+                 RAND.uniform(size=(5, 4, 3))),
+               c(a([1.0, 2.0, 3.0]), RAND.uniform(size=(5, 2, 4)),
+                 RAND.uniform(size=(5, 4, 3)), beta=2.0, alpha=-1.0),
+               c(M23, M23, M23)],
+    "addmv": [c(a([1.0, 2.0]), M23, a([1.0, 2.0, 3.0])),
+              c(a([1.0, 2.0]), M23, a([1.0, 2.0, 3.0]), beta=0.5, alpha=2.0),
+              c(a([np.nan, 1.0]), M23, a([1.0, 2.0, 3.0]), beta=0),
+              c(a([1.0, 2.0]), M23, M23)],
+    "addr": [c(M23, a([1.0, 2.0]), a([3.0, 4.0, 5.0])),
+             c(a([1.0, 2.0, 3.0]), a([1.0, 2.0]), a([3.0, 4.0, 5.0]), beta=3.0, alpha=0.5)],
+    "tensordot": [c(BATCH, RAND.uniform(size=(4, 2)),
+                    call=lambda T, x, y: T.tensordot(x, y, dims=1)),
+                  c(BATCH, RAND.uniform(size=(4, 3, 2)),
+                    call=lambda T, x, y: T.tensordot(x, y, dims=([1, 2], [2, 0]))),
+                  c(M23, M23.T.copy(), call=lambda T, x, y: T.tensordot(x, y))],
 })
 
 # sorting and selection
@@ -531,7 +554,7 @@ TABLE.update({
     "Tensor.fill_": [c(M23, 2.0), c(M23, a(3.0)), c(INTS, 1.5)],
     "Tensor.copy_": [c(M23, POS), c(M23, POS[0]), c(M23, INTS), c(INTS, M23)],
 })
-for _name in ["float", "double", "half", "long", "int", "bool", "cfloat", "cdouble"]:
+for _name in ["float", "double", "half", "bfloat16", "long", "int", "bool", "cfloat", "cdouble"]:
     TABLE["Tensor." + _name] = [c(M23), c(INTS)]
 for _name in ["uniform_", "normal_", "bernoulli_", "exponential_", "random_"]:
     TABLE["Tensor." + _name] = [c(M23, call=lambda T, x, n=_name: _meta(getattr(x * 1, n)()))]
@@ -614,4 +637,11 @@ NOT_COMPARED = {
     "set_printoptions": "printing (reprs are compared in test_torch_vs_pytorch.py)",
     "save": "funcgrad's own file format (test_torch_tools.py)",
     "load": "funcgrad's own file format (test_torch_tools.py)",
+    "from_dlpack": "memory exchange with other libraries (test_torch_library.py)",
+    **{name: "autocast state (tests/torch/test_torch_amp.py)" for name in (
+        "autocast_increment_nesting", "autocast_decrement_nesting", "clear_autocast_cache",
+        "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype",
+        "is_autocast_cache_enabled", "is_autocast_cpu_enabled", "is_autocast_enabled",
+        "set_autocast_cache_enabled", "set_autocast_cpu_dtype", "set_autocast_cpu_enabled",
+        "set_autocast_dtype", "set_autocast_enabled", "set_autocast_gpu_dtype")},
 }

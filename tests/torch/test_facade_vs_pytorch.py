@@ -131,6 +131,8 @@ def _leaf(T: Any, o: Any) -> Any:
     if isinstance(o, T.Tensor):
         name = o.grad_fn.name() if o.grad_fn is not None else None
         values = o.detach()
+        if values.dtype == T.bfloat16:  # numpy has no bfloat16 (PyTorch's .numpy() refuses)
+            values = values.float()
         values = getattr(values, "resolve_conj", lambda: values)().numpy()
         return ("tensor", str(o.dtype), tuple(o.shape), values, name, o.requires_grad)
     if isinstance(o, T.dtype):

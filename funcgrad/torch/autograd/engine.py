@@ -19,6 +19,7 @@ import itertools
 from typing import Any, Sequence
 
 import funcgrad.numpy as fnp
+from funcgrad.dtypes import is_floating
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import anomaly, grad_mode, profiler
 from funcgrad.torch.autograd.node import AccumulateGrad, GraphRoot, Node
@@ -51,7 +52,7 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence) -> list:
                 a = out._st.a
                 if a.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if a.dtype.kind != "f":
+                if not is_floating(a.dtype):
                     raise RuntimeError("grad can be implicitly created only for real scalar "
                                        f"outputs but got {out.dtype}")
                 result.append(make(fnp.ones_like(a)))

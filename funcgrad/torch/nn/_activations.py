@@ -9,6 +9,7 @@ import funcgrad.scipy.special as sps
 from funcgrad.torch._dispatch import apply, inplace as _inplace
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["celu", "selu", "mish", "hardswish", "hardsigmoid", "tanhshrink",
            "softshrink", "hardshrink", "threshold", "threshold_", "glu", "prelu", "softmin"]
@@ -110,6 +111,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return apply("GluBackward0", f, [input])
 
 
+@autocast_op("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x where x > 0, else weight * x; weight has 1 or C (axis 1) entries."""
     if weight.numel() != 1 and (input.ndim < 2 or weight.numel() != input.shape[1]):
@@ -124,6 +126,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return apply("PreluKernelBackward0", f, [input, weight])
 
 
+@autocast_op("softmin")
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
     """softmax(-x)."""

@@ -31,6 +31,7 @@ from funcgrad.torch.nn._common import array_of, const_on, host
 from funcgrad.torch.nn._conv import pad
 from funcgrad.torch.nn._dropout import dropout
 from funcgrad.torch.nn._linear import linear
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -57,6 +58,7 @@ def _attention_bias(L: int, S: int, attn_mask: Tensor | None, is_causal: bool,
     return bias.astype(dtype), grad_mask, None if rows.all() else rows
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,

@@ -19,6 +19,7 @@ from funcgrad.primitives import conv as conv_prims
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._common import ntuple, shape_list
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold", "pad"]
@@ -148,12 +149,14 @@ def _conv(n: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: An
     return out if batched else out.squeeze(0)
 
 
+@autocast_op("conv1d")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """1-D convolution of (N, C, L) or (C, L) by weight (O, C / groups, K)."""
     return _conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D convolution of (N, C, H, W) or (C, H, W) by weight (O, C / groups, kH, kW);
@@ -161,6 +164,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv3d")
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """3-D convolution of (N, C, D, H, W) or (C, D, H, W)."""
@@ -226,6 +230,7 @@ def _conv_transpose(n: int, input: Tensor, weight: Tensor, bias: Tensor | None,
     return out if batched else out.squeeze(0)
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
@@ -234,6 +239,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                            dilation)
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
@@ -243,6 +249,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                            dilation)
 
 
+@autocast_op("conv_transpose3d")
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
@@ -352,6 +359,7 @@ def _constant_pad(x: Any, widths: list, value: float) -> Any:
     return x
 
 
+@autocast_op("pad")
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         value: float | None = None) -> Tensor:
     """Pad the last ``len(pad) // 2`` axes: 'constant' (``value``; negative pads crop),

@@ -23,6 +23,7 @@ from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._common import const_on, shape_list
 from funcgrad.torch.nn import _pooling
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
@@ -160,6 +161,7 @@ def _check_mode(mode: str, ndim: int, align_corners: Any, antialias: bool) -> No
                                   "funcgrad.torch")
 
 
+@autocast_op("interpolate")
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["linear"]
 
 
+@autocast_op("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` (AddmmBackward0 for a matrix input with bias)."""
     wt = FUNCTIONS["t"](weight)

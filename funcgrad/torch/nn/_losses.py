@@ -22,6 +22,7 @@ from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, cast, result_type
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._common import array_of, const_on, host, shape_list
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["nll_loss", "cross_entropy", "mse_loss", "l1_loss",
            "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
@@ -102,6 +103,7 @@ def _square_diff(x: Any, y: Any) -> Any:
     return fnp.square(fnp.subtract(x, y))
 
 
+@autocast_op("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """Mean squared error (MseLossBackward0)."""
@@ -113,6 +115,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     return _pair_loss("MseLossBackward0", _square_diff, input, target, reduction)
 
 
+@autocast_op("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """Mean absolute error: |input - target| reduced (PyTorch composes it)."""
@@ -133,6 +136,7 @@ def _smooth_l1(beta: float) -> Callable:
     return elementwise
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,
                    reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta for |d| < beta, else |d| - beta / 2 (the L1 loss for beta = 0)."""
@@ -146,6 +150,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,
     return _pair_loss("SmoothL1LossBackward0", _smooth_l1(beta), input, target, reduction)
 
 
+@autocast_op("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     """0.5 d^2 for |d| < delta, else delta (|d| - delta / 2)."""
@@ -165,6 +170,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _pair_loss("HuberLossBackward0", elementwise, input, target, reduction)
 
 
+@autocast_op("kl_div")
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL(target || exp(input)) pointwise, ``input`` holding log-probabilities: target *
@@ -203,6 +209,7 @@ def _clamped_log(p: Any) -> Any:
     return fnp.where(tiny, -100.0, fnp.log(fnp.where(tiny, 1, p)))
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
@@ -225,6 +232,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _pair_loss("BinaryCrossEntropyBackward0", elementwise, input, target, reduction)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None, size_average: Any = None,
                                      reduce: Any = None, reduction: str = "mean",
@@ -296,6 +304,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         "axis": cls_axis, "reduction": reduction}, consts=(labels, w)), [input])
 
 
+@autocast_op("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
              reduction: str = "mean") -> Tensor:
@@ -360,6 +369,7 @@ def _label_smoothing_loss(logp: Tensor, target: Tensor, weight: Tensor | None,
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_cls)
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:

@@ -21,6 +21,7 @@ from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn._common import array_of, shape_list
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"]
 
@@ -134,6 +135,7 @@ def _normalized_axes(input: Tensor, normalized_shape: Any, star: str) -> tuple:
     return shape, tuple(range(input.ndim - len(shape), input.ndim))
 
 
+@autocast_op("layer_norm")
 def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` axes, then weight and bias."""
@@ -144,6 +146,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
                  [input, *present])
 
 
+@autocast_op("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise each group of ``C / num_groups`` channels over them and the spatial axes."""
@@ -165,6 +168,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return apply("NativeGroupNormBackward0", f, [input, *present])
 
 
+@autocast_op("rms_norm")
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x ** 2) + eps) over the last axes, times weight; ``eps`` defaults to

@@ -24,6 +24,7 @@ import funcgrad.numpy as fnp
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._common import const_on, ntuple, shape_list
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
@@ -131,6 +132,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      return_indices)
 
 
+@autocast_op("max_pool3d")
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
                ) -> Any:
@@ -212,6 +214,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      divisor_override)
 
 
+@autocast_op("avg_pool3d")
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
@@ -299,6 +302,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     return _adaptive_avg(2, input, output_size)
 
 
+@autocast_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     return _adaptive_avg(3, input, output_size)
 

@@ -31,6 +31,7 @@ from funcgrad.torch.nn._losses import *  # noqa: F401,F403
 from funcgrad.torch.nn._normalization import *  # noqa: F401,F403
 from funcgrad.torch.nn._pooling import *  # noqa: F401,F403
 from funcgrad.torch.nn._sparse import *  # noqa: F401,F403
+from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "elu",
            "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "one_hot", "normalize",
@@ -97,6 +98,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
                   input, inplace)
 
 
+@autocast_op("softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     def f(x: Any) -> Any:
         bx = fnp.multiply(x, beta)
@@ -140,6 +142,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
                        device=tensor.device)
 
 
+@autocast_op("normalize")
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     norm = FUNCTIONS["norm"](input, p, dim, keepdim=True)
     return input / norm.clamp_min(eps).expand_as(input)

@@ -1,4 +1,4 @@
-"""torch.utils for funcgrad.torch: `checkpoint` and `data`."""
-from funcgrad.torch.utils import checkpoint, data
+"""torch.utils for funcgrad.torch: `checkpoint`, `data` and `dlpack`."""
+from funcgrad.torch.utils import checkpoint, data, dlpack
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "dlpack"]

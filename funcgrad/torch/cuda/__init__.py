@@ -1,17 +1,26 @@
 """torch.cuda for funcgrad.torch: cupy stands behind "cuda" devices.
 
-``memory_summary()`` reports what live autograd graphs keep for backward (on any device),
-followed by cupy's pool usage when a GPU is present.
+The memory statistics (`memory`: allocated, reserved, their peaks, ``empty_cache``) are
+cupy's default pool's. ``memory_summary()`` reports what live autograd graphs keep for
+backward (on any device), followed by cupy's pool usage when a GPU is present. ``amp``:
+the deprecated ``torch.cuda.amp`` spellings of `funcgrad.torch.amp`.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from funcgrad.backend import cupy_available
+from funcgrad.torch.cuda import amp, memory
+from funcgrad.torch.cuda.memory import (empty_cache, max_memory_allocated,
+                                        max_memory_reserved, mem_get_info, memory_allocated,
+                                        memory_reserved, memory_stats,
+                                        reset_max_memory_allocated, reset_peak_memory_stats)
 
 __all__ = ["is_available", "device_count", "current_device", "synchronize",
-           "memory_summary", "empty_cache", "memory_allocated", "get_device_name",
-           "manual_seed", "manual_seed_all"]
+           "memory_summary", "empty_cache", "memory_allocated", "max_memory_allocated",
+           "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
+           "reset_max_memory_allocated", "memory_stats", "mem_get_info", "get_device_name",
+           "manual_seed", "manual_seed_all", "is_bf16_supported", "amp", "memory"]
 
 
 def is_available() -> bool:
@@ -46,17 +55,9 @@ def synchronize(device: Any = None) -> None:
         cupy.cuda.Device().synchronize()
 
 
-def memory_allocated(device: Any = None) -> int:
-    if not cupy_available():
-        return 0
-    import cupy
-    return int(cupy.get_default_memory_pool().used_bytes())
-
-
-def empty_cache() -> None:
-    if cupy_available():
-        import cupy
-        cupy.get_default_memory_pool().free_all_blocks()
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: cupy, funcgrad's CUDA backend, has no bfloat16 arrays (use float16)."""
+    return False
 
 
 def memory_summary(device: Any = None, abbreviated: bool = False) -> str:

@@ -1,0 +1,95 @@
+"""Floating dtypes beyond numpy's own: bfloat16, from the optional ``ml_dtypes`` package.
+
+numpy has float16 but no bfloat16 (8 exponent bits like float32, 7 mantissa bits). The
+``ml_dtypes`` package (JAX's) registers one with numpy: ufunc loops, casts and promotion
+(bfloat16 with float16 or float32 gives float32). It is optional (the ``lowp`` extra);
+without it funcgrad works as before and asking for bfloat16 raises an error saying what to
+install.
+
+numpy gives ml_dtypes' types the dtype kind "V", so ``dtype.kind in "fc"`` (how funcgrad
+asks whether a value carries a derivative) is false for them: `is_inexact`,
+`is_floating` and `issubdtype` answer for them too, and the hot paths test
+``dtype.kind in "fc" or dtype in EXTENDED_FLOATS``.
+
+This module sits at the bottom of the import order (numpy only), beside `funcgrad.backend`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["EXTENDED_FLOATS", "LOW_FLOATS", "is_inexact", "is_floating", "issubdtype",
+           "bfloat16_available", "require_bfloat16", "canonical_dtype"]
+
+try:
+    import ml_dtypes as _ml_dtypes  # optional: the `lowp` extra
+except ImportError:  # funcgrad works without it; only bfloat16 is missing
+    _ml_dtypes = None
+
+_BFLOAT16 = None if _ml_dtypes is None else np.dtype(_ml_dtypes.bfloat16)
+
+# the floating dtypes numpy gives kind "V" (ml_dtypes'), that funcgrad computes in
+EXTENDED_FLOATS: frozenset = frozenset() if _BFLOAT16 is None else frozenset([_BFLOAT16])
+# the 16-bit floating dtypes, whose matrix products the kernels accumulate in float32
+LOW_FLOATS: frozenset = frozenset([np.dtype(np.float16)]) | EXTENDED_FLOATS
+
+_MISSING = ("bfloat16 needs the ml_dtypes package, which is not installed: pip install "
+            "'funcgrad[lowp]' (or pip install ml_dtypes)")
+
+
+def bfloat16_available() -> bool:
+    """Whether the ml_dtypes package is installed (so bfloat16 can be used)."""
+    return _BFLOAT16 is not None
+
+
+def require_bfloat16() -> np.dtype:
+    """numpy's bfloat16 dtype, or an ImportError saying how to get it."""
+    if _BFLOAT16 is None:
+        raise ImportError(_MISSING)
+    return _BFLOAT16
+
+
+def __getattr__(name: str) -> Any:
+    if name == "bfloat16":  # the scalar type, as jax.dtypes.bfloat16 / ml_dtypes.bfloat16
+        return require_bfloat16().type
+    raise AttributeError(f"module 'funcgrad.dtypes' has no attribute {name!r}")
+
+
+def canonical_dtype(dtype: Any) -> np.dtype:
+    """``np.dtype(dtype)``, where the string 'bfloat16' also works before ml_dtypes has
+    been imported by anyone else (and raises the install hint without it)."""
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return require_bfloat16()
+    return np.dtype(dtype)
+
+
+def is_floating(dtype: Any) -> bool:
+    """Whether ``dtype`` is a real floating dtype (float16/32/64, longdouble, bfloat16)."""
+    d = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    return d.kind == "f" or d in EXTENDED_FLOATS
+
+
+def is_inexact(dtype: Any) -> bool:
+    """Whether values of ``dtype`` carry derivatives: floating (bfloat16 too) or complex."""
+    d = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    return d.kind == "f" or d.kind == "c" or d in EXTENDED_FLOATS
+
+
+_FLOAT_ABSTRACT = (np.floating, np.inexact, np.number, np.generic)
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """numpy's ``issubdtype``, with bfloat16 a sub-dtype of ``np.floating`` (and so of
+    ``np.inexact`` and ``np.number``), as in jax.numpy."""
+    if (_BFLOAT16 is not None and isinstance(arg2, type) and arg2 in _FLOAT_ABSTRACT
+            and _is_bfloat16(arg1)):
+        return True
+    return bool(np.issubdtype(arg1, arg2))
+
+
+def _is_bfloat16(x: Any) -> bool:
+    try:
+        return np.dtype(x) == _BFLOAT16
+    except TypeError:
+        return False
