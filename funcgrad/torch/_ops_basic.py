@@ -21,6 +21,7 @@ import numpy as np
 import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as sps
+from funcgrad.primitives.binary import floored_quotient
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
 from funcgrad.torch._tensor import Tensor, _type_word
@@ -294,7 +295,7 @@ def _div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Spec:
                          f"but found '{rounding_mode}'")
     _no_integer_zero_division(input, other)
     fn = {"trunc": lambda x, y: fnp.trunc(fnp.true_divide(x, y)) if _floating(x, y) else
-          _truncated_quotient(x, y), "floor": np_fn("floor_divide")}[rounding_mode]
+          _truncated_quotient(x, y), "floor": _direct(floored_quotient)}[rounding_mode]
     # a rounded quotient has the derivative 0, which PyTorch records (DivBackward2/3)
     return _binary("DivBackward3" if isinstance(other, _NUMBERS) else "DivBackward2", fn,
                    input, other)
@@ -314,8 +315,11 @@ def _truncated_quotient(x: Any, y: Any) -> Any:
 
 @op("floor_divide", inplace=True)
 def _floor_divide(input: Any, other: Any) -> Spec:
+    """``input // other`` with PyTorch's (numpy's) values where one operand is infinite:
+    ``inf // 2`` is nan and ``-1 // inf`` is -1.0 (funcgrad.numpy.floor_divide follows
+    the Array API standard there: inf and -0.0)."""
     _no_integer_zero_division(input, other)
-    return _binary("FloorDivideBackward0", np_fn("floor_divide"), input,
+    return _binary("FloorDivideBackward0", _direct(floored_quotient), input,
                    other)._replace(differentiable=False)
 
 
