@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from numpy_table import (BATCH, BOOLS, COMPLEX, COMPLEX_VECTOR, EDGE_PAIRS, EDGES, EMPTY,
-                         INF, INTS, INTS_POS, M, M_POS, NAN, POS, REGULAR, ROW, SCALAR,
+                         INF, INTS, INTS_POS, M, M_POS, NAN, POS, REGULAR, ROW, SCALAR, UNIT,
                          SPECIAL_ROWS, SQUARE, TIES, WITH_NAN, WITH_ZERO, binary, c, known,
                          reductions, unary)
 
@@ -174,6 +174,195 @@ TABLE.update({
 })
 
 
+# -- joining, splitting, reshaping -----------------------------------------------------------
+TABLE.update({
+    "append": [c(M, M_POS), c(M, M_POS, 0), c(M, ROW[None], axis=0), c(ROW, 2.5), c(INTS, M)],
+    "block": [c(M, M_POS, call=lambda xp, x, y: xp.block([x, y])),
+              c(M, M_POS, call=lambda xp, x, y: xp.block([[x], [y]])),
+              c(SQUARE, M, call=lambda xp, a, b: xp.block([[a[:2, :2], b[:, :1]]])),
+              c(ROW, call=lambda xp, x: xp.block([x, 1.0]))],
+    "concat": [c(M, M_POS, call=lambda xp, x, y: xp.concat([x, y])),
+               c(M, M_POS, call=lambda xp, x, y: xp.concat((x, y), axis=1)),
+               c(M, INTS, call=lambda xp, x, y: xp.concat([x, y], axis=None))],
+    "delete": [c(M, 1), c(M, 1, 1), c(M, np.array([0, 2]), 1), c(BATCH, slice(0, 2), 2),
+               c(M, np.array([True, False, True]), 1)],
+    "insert": [c(M, 1, 2.5), c(M, 1, ROW, 0), c(M, np.array([0, 2]), M_POS[:, :2].copy(), 1),
+               c(ROW, 1, 7.0), c(INTS, 2, 9, 1)],
+    "hsplit": [c(M, 3), c(BATCH, [1, 2])], "vsplit": [c(M, 2), c(BATCH, [1])],
+    "dsplit": [c(BATCH, 2), c(BATCH, [1, 3])],
+    "permute_dims": [c(BATCH, (2, 0, 1)), c(M, (1, 0))],
+    "rollaxis": [c(BATCH, 2), c(BATCH, 0, 3), c(BATCH, -1, 1)],
+    "resize": [c(M, (3, 4)), c(M, (2, 2)), c(ROW, 7), c(INTS, (1, 8))],
+    "unstack": [c(M), c(BATCH, axis=2)],
+    "trim_zeros": [c(np.array([0.0, 0.0, 1.5, 0.0, 2.0, 0.0])),
+                   c(np.array([0.0, 1.5, 0.0]), "f"), c(np.array([0, 0, 3, 0]), "b")],
+    "copy": [c(M), c(INTS), c(SCALAR)],
+})
+
+# -- selection, and numpy's in-place writes as functions (inplace=False in both) ------------
+TABLE.update({
+    "compress": [c(np.array([True, False, True]), M, 1), c(np.array([False, True]), M, 0),
+                 c(np.array([True, False, True, True]), M)],
+    "extract": [c(BOOLS, M), c(WITH_ZERO, M)],
+    "choose": [c(np.array([[0, 1, 1], [1, 0, 1]]), [M, M_POS]),
+               c(np.array([0, 2, 1]), [ROW, ROW * 2, ROW * 3]),
+               c(np.array([[0, 3, 1], [1, -1, 0]]), [M, M_POS], mode="clip"),
+               c(np.array([[0, 3, 1], [1, -1, 0]]), [M, M_POS], mode="wrap")],
+    "select": [c(M, M_POS, call=lambda xp, x, y: xp.select([x > 0, y > 1], [x, y])),
+               c(M, M_POS, call=lambda xp, x, y: xp.select([x > 0, x < -1], [x, y], -1.0)),
+               c(M, call=lambda xp, x: xp.select([x > 0], [x * 2], x))],
+    "piecewise": [c(M, call=lambda xp, x: xp.piecewise(x, [x < 0, x >= 0], [lambda v: -v,
+                                                                           lambda v: v ** 2])),
+                  c(M, call=lambda xp, x: xp.piecewise(x, [x < -1], [0.0, lambda v: v * 3]))],
+    "place": [c(M, BOOLS, np.array([9.0, 8.0]), inplace=False),
+              c(M, BOOLS, np.array([1.0, 2.0, 3.0, 4.0]), inplace=False)],
+    "put": [c(M, np.array([0, 4]), np.array([9.0, 8.0]), inplace=False),
+            c(M, np.array([1, 7]), 5.0, mode="clip", inplace=False),
+            c(M, np.array([-1, 8]), np.array([1.0, 2.0]), mode="wrap", inplace=False)],
+    "put_along_axis": [c(M, np.array([[0], [2]]), np.array([[9.0], [8.0]]), 1, inplace=False),
+                       c(M, np.array([[1, 0, 1]]), 0.5, 0, inplace=False)],
+    "fill_diagonal": [c(SQUARE, 2.0, inplace=False), c(M, np.array([1.0, 2.0]), inplace=False),
+                      c(np.zeros((5, 2)), 1.0, True, inplace=False)],
+    "apply_along_axis": [c(M, call=lambda xp, x: xp.apply_along_axis(lambda r: r * r[0], 1, x)),
+                         c(BATCH, call=lambda xp, x: xp.apply_along_axis(xp.sum, 2, x))],
+    "apply_over_axes": [c(BATCH, call=lambda xp, x: xp.apply_over_axes(xp.sum, x, [0, 2])),
+                        c(M, call=lambda xp, x: xp.apply_over_axes(xp.mean, x, [1])),
+                        c(M, call=lambda xp, x: xp.apply_over_axes(xp.mean, x, 1))],
+    # partition orders differently inside the two sides: compared by what a partition fixes
+    "partition": [c(M, call=lambda xp, x: (xp.partition(x, 1)[:, 1],
+                                           xp.sort(xp.partition(x, 1), axis=1))),
+                  c(TIES, call=lambda xp, x: xp.partition(x, 0, axis=0)[0]),
+                  c(INTS, call=lambda xp, x: xp.sort(xp.partition(x, 2)))],
+    "argpartition": [c(M, call=lambda xp, x: xp.take_along_axis(x, xp.argpartition(x, 1),
+                                                                1)[:, 1]),
+                     c(INTS, call=lambda xp, x: xp.sort(xp.argpartition(x, 0, axis=0), 0)[0])],
+    "lexsort": [c(call=lambda xp: xp.lexsort((np.array([1, 1, 0, 0]), np.array([2, 1, 2, 1])))),
+                c(M, call=lambda xp, x: xp.lexsort(x)), c(TIES, call=lambda xp, x: xp.lexsort(x))],
+})
+
+# -- index helpers ----------------------------------------------------------------------------
+TABLE.update({
+    "indices": [c(call=lambda xp: xp.indices((2, 3))),
+                c(call=lambda xp: xp.indices((2, 3), sparse=True))],
+    "ix_": [c(call=lambda xp: xp.ix_(np.array([0, 1]), np.array([2, 0, 1]))),
+            c(call=lambda xp: xp.ix_(np.array([True, False, True])))],
+    "meshgrid": [c(ROW, M[0], call=lambda xp, x, y: xp.meshgrid(x, y)),
+                 c(ROW, M[0], call=lambda xp, x, y: xp.meshgrid(x, y, indexing="ij")),
+                 c(ROW, M[0], call=lambda xp, x, y: xp.meshgrid(x, y, sparse=True))],
+    "diag_indices": [c(call=lambda xp: xp.diag_indices(3)),
+                     c(call=lambda xp: xp.diag_indices(2, 3))],
+    "diag_indices_from": [c(SQUARE, call=lambda xp, a: xp.diag_indices_from(a))],
+    "tril_indices": [c(call=lambda xp: xp.tril_indices(3)),
+                     c(call=lambda xp: xp.tril_indices(3, 1, 4))],
+    "triu_indices": [c(call=lambda xp: xp.triu_indices(3)),
+                     c(call=lambda xp: xp.triu_indices(3, -1, 2))],
+    "tril_indices_from": [c(SQUARE, call=lambda xp, a: xp.tril_indices_from(a)),
+                          c(M, call=lambda xp, a: xp.tril_indices_from(a, 1))],
+    "triu_indices_from": [c(SQUARE, call=lambda xp, a: xp.triu_indices_from(a, 1))],
+    "mask_indices": [c(call=lambda xp: xp.mask_indices(3, xp.triu)),
+                     c(call=lambda xp: xp.mask_indices(3, xp.tril, -1))],
+    "ravel_multi_index": [c(call=lambda xp: xp.ravel_multi_index(
+        (np.array([0, 1, 1]), np.array([2, 0, 1])), (2, 3))),
+        c(call=lambda xp: xp.ravel_multi_index((np.array([3, -1]), np.array([1, 5])), (2, 3),
+                                               mode="wrap")),
+        c(call=lambda xp: xp.ravel_multi_index((np.array([0, 1]), np.array([1, 2])), (2, 3),
+                                               order="F"))],
+    "unravel_index": [c(call=lambda xp: xp.unravel_index(np.array([0, 4, 5]), (2, 3))),
+                      c(call=lambda xp: xp.unravel_index(np.array([1, 4]), (2, 3), order="F"))],
+    "tri": [c(call=lambda xp: xp.tri(3)), c(call=lambda xp: xp.tri(2, 4, 1)),
+            c(call=lambda xp: xp.tri(3, dtype=np.int32))],
+    "vander": [c(ROW), c(ROW, 4), c(ROW, increasing=True), c(INTS[0])],
+    "packbits": [c(BOOLS), c(BOOLS, axis=1), c(np.array([1, 0, 1, 1, 0, 0, 0, 1, 1], np.uint8)),
+                 c(BOOLS, bitorder="little")],
+    "unpackbits": [c(np.array([5, 255, 0], np.uint8)), c(np.array([[5], [3]], np.uint8), 1),
+                   c(np.array([5, 255], np.uint8), count=10),
+                   c(np.array([5, 255], np.uint8), bitorder="little")],
+})
+
+# -- sets -------------------------------------------------------------------------------------
+_SET_A = np.array([3.0, 1.0, 2.0, 3.0, -1.0, 1.0])
+_SET_B = np.array([1.0, 4.0, 3.0, 5.0])
+TABLE.update({
+    "unique": [c(_SET_A), c(TIES), c(TIES, axis=1), c(INTS),
+               c(_SET_A, call=lambda xp, a: xp.unique(a, return_index=True,
+                                                      return_inverse=True,
+                                                      return_counts=True)),
+               c(np.array([[1.0, 2.0], [1.0, 2.0], [0.0, 3.0]]), axis=0)],
+    "unique_values": [c(_SET_A), c(INTS)],
+    "unique_counts": [c(_SET_A), c(INTS)],
+    "unique_inverse": [c(_SET_A), c(TIES)],
+    "unique_all": [c(_SET_A), c(INTS)],
+    "intersect1d": [c(_SET_A, _SET_B), c(INTS, INTS_POS),
+                    c(_SET_A, _SET_B, call=lambda xp, a, b: xp.intersect1d(
+                        a, b, return_indices=True))],
+    "union1d": [c(_SET_A, _SET_B), c(INTS, INTS_POS)],
+    "setdiff1d": [c(_SET_A, _SET_B), c(INTS, INTS_POS)],
+    "setxor1d": [c(_SET_A, _SET_B), c(INTS, INTS_POS)],
+    "isin": [c(_SET_A, _SET_B), c(INTS, INTS_POS), c(_SET_A, _SET_B, invert=True),
+             c(INTS, 5)],
+})
+
+def _trimmed_division(xp: Any, u: Any, v: Any) -> tuple:
+    quotient, remainder = xp.polydiv(u, v)
+    return quotient, remainder[-(v.shape[0] - 1):]
+
+
+# -- polynomials (coefficient arrays, highest power first) ----------------------------------
+_P = np.array([2.0, -3.0, 0.5, 1.0])
+_Q2 = np.array([1.0, -1.0])
+TABLE.update({
+    "polyval": [c(_P, ROW), c(_P, M), c(_P, 2.0), c(INTS[0], INTS_POS[0])],
+    "polyadd": [c(_P, _Q2), c(_Q2, _P)], "polysub": [c(_P, _Q2), c(_Q2, _P)],
+    "polymul": [c(_P, _Q2), c(_Q2, _Q2)],
+    "polyder": [c(_P), c(_P, 2), c(_P, 4)],
+    "polyint": [c(_P), c(_P, 2), c(_P, 1, 3.0)],
+    # jax.numpy keeps the remainder's leading zeros (numpy trims them): its last deg(v)
+    "polydiv": [c(_P, _Q2, call=lambda xp, u, v: _trimmed_division(xp, u, v)),
+                c(_P, np.array([2.0, 0.5, 1.0]), call=lambda xp, u, v: _trimmed_division(
+                    xp, u, v))],
+    "polyfit": [c(REGULAR, POS, 2), c(REGULAR, POS, 1, w=UNIT + 1.5),
+                c(ROW, np.array([1.0, 2.0, 0.5]), 2)],
+    "poly": [c(ROW), c(np.array([1.0, 1.0, -2.0])), c(SQUARE)],
+    # the roots' order is the eigenvalue solver's: compared as the sorted roots
+    "roots": [c(_P, call=lambda xp, p: xp.sort_complex(xp.roots(p))),
+              c(np.array([1.0, -3.0, 2.0]), call=lambda xp, p: xp.sort_complex(xp.roots(p)))],
+})
+
+# -- window functions -------------------------------------------------------------------------
+for _name in ["bartlett", "blackman", "hamming", "hanning"]:
+    TABLE[_name] = [c(call=lambda xp, n=_name: getattr(xp, n)(7)),
+                    c(call=lambda xp, n=_name: getattr(xp, n)(1)),
+                    c(call=lambda xp, n=_name: getattr(xp, n)(0))]
+TABLE["kaiser"] = [c(call=lambda xp: xp.kaiser(7, 5.0)), c(call=lambda xp: xp.kaiser(1, 2.0)),
+                   c(call=lambda xp: xp.kaiser(4, 0.0))]
+
+# -- creation from functions, buffers, iterables and other arrays ---------------------------
+TABLE.update({
+    "geomspace": [c(call=lambda xp: xp.geomspace(1, 1000, 4)),
+                  c(call=lambda xp: xp.geomspace(-1, -16, 5, endpoint=False)),
+                  c(call=lambda xp: xp.geomspace(2.0, 0.5, 3))],
+    "fromfunction": [c(call=lambda xp: xp.fromfunction(lambda i, j: i * 3 + j, (2, 3))),
+                     c(call=lambda xp: xp.fromfunction(lambda i: i ** 2, (4,),
+                                                       dtype=np.int64))],
+    "fromiter": [c(call=lambda xp: xp.fromiter((v * 0.5 for v in range(4)), float)),
+                 c(call=lambda xp: xp.fromiter(iter([1, 2, 3]), np.int32, 2))],
+    "frombuffer": [c(call=lambda xp: xp.frombuffer(np.arange(4.0).tobytes())),
+                   c(call=lambda xp: xp.frombuffer(b"\x01\x02\x03\x04", np.uint8, 2, 1))],
+    "fromstring": [c(call=lambda xp: xp.fromstring("1 2 3.5", sep=" ")),
+                   c(call=lambda xp: xp.fromstring("1,2", dtype=np.int64, sep=","))],
+    "from_dlpack": [c(M, call=lambda xp, x: xp.from_dlpack(np.asarray(x)))],
+    "frompyfunc": [c(M, M_POS, call=lambda xp, x, y: xp.frompyfunc(lambda a, b: a * b + 1, 2, 1)(
+        x, y))],
+})
+
+
+# value-dependent output shapes (and mode="raise" checks): JAX needs concrete values, so
+# these run op by op
+for _name in ["choose", "compress", "extract", "intersect1d", "mask_indices", "roots",
+              "setdiff1d", "setxor1d", "union1d", "trim_zeros", "unique", "unique_all",
+              "unique_counts", "unique_inverse", "unique_values", "ravel_multi_index"]:
+    TABLE[_name] = [case._replace(eager=True) for case in TABLE[_name]]
+
 # -- conventions that legitimately differ (each case is still compared in every other way) --
 _INDEX_DTYPE = ("numpy's (and funcgrad's) positions are intp (int64); jax.numpy's "
                 "searchsorted and digitize return int32")
@@ -208,6 +397,26 @@ for _name, _i, _what, _why in [
          "bit-level ldexp selects x itself there (slope 1)"),
         ("modf", 0, "values", "numpy's (and funcgrad's) modf(+-inf) is (+-0, +-inf); JAX's "
          "x - trunc(x) is NaN"),
+        ("argpartition", 1, "dtype", _INDEX_DTYPE.replace("searchsorted and digitize",
+                                                          "argpartition")),
+        ("apply_over_axes", 2, "raised", "jax.numpy's apply_over_axes takes a sequence of "
+         "axes only; numpy's an int too"),
+        ("fill_diagonal", 2, "raised", "jax.numpy's fill_diagonal does not implement wrap"),
+        ("ix_", 1, "raised", "jax.numpy's ix_ does not take boolean arrays; numpy's does"),
+        ("unravel_index", 1, "raised", "jax.numpy's unravel_index has no order='F'"),
+        ("poly", 2, "dtype", "numpy's poly of a matrix is real where its eigenvalues come "
+         "in conjugate pairs; JAX's is always complex"),
+        *[("tri", i, "dtype", "jax.numpy's tri defaults to float32 even with x64; numpy's "
+           "to float64") for i in (0, 1)],
+        *[(n, i, "vjp,jvp", "jax.numpy's set functions read concrete values (their output "
+           "is a constant: derivative 0); funcgrad's gather the elements they keep (the first "
+           "occurrence of each value)") for n, i in [
+              ("intersect1d", 0), ("setdiff1d", 0), ("setxor1d", 0), ("union1d", 0),
+              ("unique", 0), ("unique", 1), ("unique", 2), ("unique", 5),
+              ("unique_values", 0)]],
         ("isscalar", 1, "values", "a 0-d array: numpy's isscalar is False (only scalar types "
          "are), JAX's True")]:
     known(TABLE[_name], _i, _what, _why)
+
+# names compared against numpy (or scipy) instead of JAX, and why: values and dtypes only
+REFERENCE = {"fromiter": "jax.numpy's fromiter raises NotImplementedError"}
