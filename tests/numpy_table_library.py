@@ -6,6 +6,9 @@ objects, and the utilities. Numpy only; the inputs are numpy_table's, in its few
 """
 from __future__ import annotations
 
+import io
+import os
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -16,6 +19,8 @@ from numpy_table import (BATCH, BOOLS, COMPLEX, COMPLEX_VECTOR, EDGE_PAIRS, EDGE
                          reductions, unary)
 
 TABLE: dict = {}
+# names compared against numpy (or scipy) instead of JAX, and why: values and dtypes only
+REFERENCE: dict = {}
 
 
 def _as_bool(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -356,6 +361,107 @@ TABLE.update({
 })
 
 
+# -- printing, files and memory: against numpy (REFERENCE), through in-memory files ---------
+_TEXT = "1.5 2\n-3 4.25\n"
+
+
+def _saved(xp: Any, save: str, *arrays: Any) -> Any:
+    """What ``xp.<save>`` writes, read back by numpy (the same bytes must come back)."""
+    buffer = io.BytesIO()
+    getattr(xp, save)(buffer, *arrays)
+    buffer.seek(0)
+    if save == "savetxt":
+        return buffer.getvalue().decode()
+    out = np.load(buffer)
+    return out if isinstance(out, np.ndarray) else [out[k] for k in sorted(out.files)]
+
+
+def _loaded(xp: Any, load: str, *args: Any, **kwargs: Any) -> Any:
+    return getattr(xp, load)(io.StringIO(_TEXT), *args, **kwargs)
+
+
+def _from_file(xp: Any, x: Any) -> Any:
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "x.bin")
+        np.asarray(x).tofile(path)
+        return xp.fromfile(path)
+
+
+def _npy(xp: Any, x: Any) -> Any:
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(x))
+    buffer.seek(0)
+    return xp.load(buffer)
+
+
+def _putmask(xp: Any, a: Any, mask: Any, values: Any) -> Any:
+    """numpy's putmask writes into ``a``; funcgrad's returns the result (inplace=False)."""
+    if xp is np:
+        a = a.copy()
+        np.putmask(a, mask, values)
+        return a
+    return xp.putmask(a, mask, values, inplace=False)
+
+
+TABLE.update({
+    "array_str": [c(M, call=lambda xp, x: xp.array_str(x), eager=True),
+                  c(INTS, call=lambda xp, x: xp.array_str(x, precision=2), eager=True)],
+    "array2string": [c(M, call=lambda xp, x: xp.array2string(xp.asarray(x), precision=3),
+                       eager=True),
+                     c(EDGES, call=lambda xp, x: xp.array2string(xp.asarray(x)), eager=True)],
+    "save": [c(M, call=lambda xp, x: _saved(xp, "save", xp.asarray(x)), eager=True)],
+    "savez": [c(M, INTS, call=lambda xp, x, i: _saved(xp, "savez", xp.asarray(x), i),
+                eager=True)],
+    "savez_compressed": [c(M, INTS, call=lambda xp, x, i: _saved(
+        xp, "savez_compressed", xp.asarray(x), i), eager=True)],
+    "savetxt": [c(M, call=lambda xp, x: _saved(xp, "savetxt", xp.asarray(x)), eager=True)],
+    "load": [c(M, call=lambda xp, x: _npy(xp, x), eager=True)],
+    "loadtxt": [c(call=lambda xp: _loaded(xp, "loadtxt"), eager=True),
+                c(call=lambda xp: _loaded(xp, "loadtxt", usecols=1), eager=True)],
+    "genfromtxt": [c(call=lambda xp: _loaded(xp, "genfromtxt"), eager=True)],
+    "fromregex": [c(call=lambda xp: _loaded(xp, "fromregex", r"(\S+) (\S+)",
+                                            [("a", np.float64), ("b", np.float64)])["a"],
+                    eager=True)],
+    "fromfile": [c(M, call=lambda xp, x: _from_file(xp, x), eager=True)],
+    "may_share_memory": [c(M, call=lambda xp, x: xp.may_share_memory(x, x), eager=True),
+                         c(M, M_POS, call=lambda xp, x, y: xp.may_share_memory(x, y),
+                           eager=True)],
+    "shares_memory": [c(M, M_POS, call=lambda xp, x, y: xp.shares_memory(x, y), eager=True)],
+    "ndenumerate": [c(INTS, call=lambda xp, x: [(i, int(v)) for i, v in xp.ndenumerate(x)],
+                      eager=True)],
+    "putmask": [c(M, BOOLS, np.array([9.0, 8.0]), call=_putmask),
+                c(M, M > 0, 0.5, call=_putmask)],
+    "asanyarray": [c(M), c(INTS, np.float32), c(call=lambda xp: xp.asanyarray([1, 2.5]))],
+    "asarray_chkfinite": [c(M), c(EDGES), c(INTS, np.float64)],
+    "ascontiguousarray": [c(M), c(M.T), c(INTS, np.float32)],
+    "asfortranarray": [c(M), c(INTS, np.float32)],
+    "require": [c(M), c(M, np.float32), c(INTS, None, ["C", "A"])],
+    "real_if_close": [c(COMPLEX_VECTOR), c(np.array([1.0 + 1e-15j, 2.0 + 0j])), c(M)],
+    "common_type": [c(M, call=lambda xp, x: xp.common_type(x, np.zeros(2, np.float32)).__name__,
+                      eager=True),
+                    c(call=lambda xp: xp.common_type(np.zeros(2, np.float32),
+                                                     np.zeros(2, np.complex64)).__name__,
+                      eager=True),
+                    c(INTS, call=lambda xp, x: xp.common_type(xp.asarray(x)).__name__,
+                      eager=True)],
+    "einsum_path": [c(M, M_POS.T.copy(), call=lambda xp, x, y: xp.einsum_path("ij,jk->ik", x, y)[0],
+                      eager=True),
+                    c(M, M_POS.T.copy(), M, call=lambda xp, x, y, z: xp.einsum_path(
+                        "ij,jk,kl->il", x, y, z.T, optimize="optimal")[0], eager=True)],
+})
+REFERENCE.update({n: "jax.numpy has no " + n for n in [
+    "array2string", "savez_compressed", "savetxt", "loadtxt", "genfromtxt", "fromregex",
+    "may_share_memory", "shares_memory", "ndenumerate", "putmask", "asanyarray",
+    "asarray_chkfinite", "ascontiguousarray", "asfortranarray", "require", "real_if_close",
+    "common_type"]})
+REFERENCE.update({
+    "einsum_path": "jax.numpy's einsum_path returns opt_einsum's path, without numpy's "
+                   "leading 'einsum_path' marker",
+    "save": "jax.numpy.save is numpy's: funcgrad's must write the bytes numpy writes",
+    "savez": "jax.numpy.savez is numpy's", "load": "jax.numpy.load is numpy's",
+    "fromfile": "jax.numpy.fromfile raises NotImplementedError"})
+
+
 # value-dependent output shapes (and mode="raise" checks): JAX needs concrete values, so
 # these run op by op
 for _name in ["choose", "compress", "extract", "intersect1d", "mask_indices", "roots",
@@ -418,5 +524,15 @@ for _name, _i, _what, _why in [
          "are), JAX's True")]:
     known(TABLE[_name], _i, _what, _why)
 
-# names compared against numpy (or scipy) instead of JAX, and why: values and dtypes only
-REFERENCE = {"fromiter": "jax.numpy's fromiter raises NotImplementedError"}
+REFERENCE.update({"fromiter": "jax.numpy's fromiter raises NotImplementedError"})
+
+NOT_COMPARED = {
+    "array_repr": "the repr of funcgrad's own type ('Array([...], dtype=...)'), neither numpy's "
+                  "'array(...)' nor JAX's 'ArrayImpl(...)'",
+    **{n: "numpy's own function, which funcgrad.numpy re-exports (it takes numbers, dtypes "
+          "or numpy's global state, no Arrays)" for n in [
+        "set_printoptions", "get_printoptions", "printoptions", "format_float_positional",
+        "format_float_scientific", "base_repr", "binary_repr", "seterr", "geterr",
+        "seterrcall", "geterrcall", "getbufsize", "setbufsize", "min_scalar_type",
+        "mintypecode", "typename"]},
+}
