@@ -14,7 +14,7 @@ plain function's and whose *derivatives*, by the rules of the pieces, are PyTorc
 | hardtanh            | 1 strictly inside (lo < x < hi) and at NaN, 0 at the bounds     |
 | maximum / minimum   | 0.5 each at ties, 1 to both where either is NaN                 |
 | atan2               | 0 where y**2 + x**2 == 0 (the origin)                           |
-| abs, sign           | sign(NaN) = 0, so abs has the gradient 0 at NaN                 |
+| abs, sign           | sign(NaN) = 0, so abs has the gradient 0 at NaN (a factor 0)    |
 | angle (real x)      | pi for x < 0, 0 for x >= 0 (-0 too), NaN at NaN; gradient 0     |
 | std, 2-norms        | 0 where the result is 0 (sqrt's infinite slope masked)          |
 | max() / min()       | evenly among the NaNs if there are any, else among the ties     |
@@ -80,11 +80,12 @@ def sign(x: Any) -> Any:
 
 
 def abs(x: Any) -> Any:  # noqa: A001 - PyTorch's name
-    """|x| whose gradient is sign(x): 0 at 0 and at NaN."""
+    """|x| whose gradient is sign(x): 0 at 0 and at NaN, a factor (as PyTorch's
+    ``grad * sgn(x)``: a NaN or infinite cotangent at NaN still gives NaN)."""
     if not np.issubdtype(fnp.asarray(x).dtype, np.floating):
         return fnp.abs(x)
     nan, clean = _nan_free(x)
-    return fnp.where(nan, stop_gradient(x), fnp.abs(clean))
+    return fnp.where(nan, fnp.multiply(x, 0), fnp.abs(clean))
 
 
 def angle(x: Any) -> Any:
