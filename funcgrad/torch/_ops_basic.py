@@ -332,7 +332,8 @@ def _overload(node: str, other: Any) -> str:
 def _remainder(input: Any, other: Any) -> Spec:
     """The remainder with the sign of ``other`` (Python's ``%``)."""
     _no_integer_zero_division(input, other)
-    return _binary(_overload("RemainderBackward", other), np_fn("remainder"), input, other)
+    return _binary(_overload("RemainderBackward", other), conventions.remainder, input,
+                   other)
 
 
 @op("fmod", inplace=True)

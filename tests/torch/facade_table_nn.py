@@ -347,4 +347,27 @@ TABLE.update({
 }
 )
 
+# floored division and remainder over every pair of edge values, and the sign of the zeros
+# (PyTorch's exact multiples keep x's: -3 % 0.5 is -0.0), which value comparisons ignore
+_PAIR_VALUES = a([-np.inf, -3.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.5, np.inf, np.nan])
+_PX, _PY = (a(v) for v in zip(*[(x, y) for x in _PAIR_VALUES for y in _PAIR_VALUES]))
+
+
+def _negative_zeros(op: Any) -> Any:
+    """Where ``op(T, *args)`` is -0.0 (the sign of NaN is no value)."""
+    def call(T: Any, *args: Any) -> Any:
+        out = op(T, *args)
+        return (out == 0) & out.signbit()
+    return call
+
+
+FIRST_TABLE["remainder"] += [
+    c(_PX, _PY), c(_PX, _PY, call=_negative_zeros(lambda T, x, y: T.remainder(x, y))),
+    c(_PX, call=_negative_zeros(lambda T, x: x % -0.5)),
+    c(_PY, call=_negative_zeros(lambda T, y: 2.0 % y))]
+FIRST_TABLE["floor_divide"] += [
+    c(_PX, _PY, grad=False), c(_PX, _PY, call=_negative_zeros(lambda T, x, y: x // y))]
+FIRST_TABLE["fmod"] += [c(_PX, _PY), c(_PX, _PY, call=_negative_zeros(
+    lambda T, x, y: T.fmod(x, y)))]
+
 NOT_COMPARED: dict = {}
