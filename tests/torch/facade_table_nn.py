@@ -126,8 +126,8 @@ TABLE.update({
 })
 for _n in (1, 2, 3):
     TABLE[f"F.max_pool{_n}d_with_indices"] = [
-        c(*case.args, **dict(case.kwargs, return_indices=False)) for case in
-        TABLE[f"F.max_pool{_n}d"] if "return_indices" not in case.kwargs]
+        c(*case.args, **case.kwargs) for case in TABLE[f"F.max_pool{_n}d"]
+        if "return_indices" not in case.kwargs]
 for _n in (1, 2):
     TABLE[f"F.adaptive_max_pool{_n}d_with_indices"] = [
         c(case.args[0], case.args[1]) for case in TABLE[f"F.adaptive_max_pool{_n}d"]]

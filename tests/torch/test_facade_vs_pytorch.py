@@ -4,14 +4,15 @@ edge values where conventions bite (0, ties, NaN, inf, negatives, empty tensors,
 tensors, broadcasting, integer and bool dtypes, type promotion).
 
 For each case both libraries run the same call; the test compares what raised (the
-exception type, and the message of PyTorch's own errors), the outputs (dtype, shape, values with NaN in the same places), the
-``grad_fn`` names and, after ``torch.autograd.backward`` with the same cotangents, every
-input's ``.grad``. Ops with an in-place form are also run in place on a non-leaf copy.
+exception type, and the message of PyTorch's own errors), the outputs (dtype, shape, values
+with NaN in the same places), the ``grad_fn`` names and, after ``torch.autograd.backward``
+with the same cotangents, every input's ``.grad``. Ops with an in-place form are also run
+in place on a non-leaf copy.
 
-The cases are in facade_table.py and facade_table_nn.py, keyed by name and checked against the facade's public
-surface: a name added
-to funcgrad.torch, Tensor, nn.functional or linalg without a table entry (or an entry in
-`NOT_COMPARED`, which says why) fails `test_every_facade_name_is_in_the_table`.
+The cases are in facade_table.py and facade_table_nn.py, keyed by name and checked against
+the facade's public surface: a name added to funcgrad.torch, Tensor, nn.functional or
+linalg without a table entry (or an entry in `NOT_COMPARED`, which says why) fails
+`test_every_facade_name_is_in_the_table`.
 """
 from __future__ import annotations
 
