@@ -1,7 +1,9 @@
 """The cases of test_facade_vs_pytorch.py, part 2: torch.nn.functional beyond its first
 functions (activations, convolutions, pooling, resampling, normalisation, attention, losses,
 dropout) and the remaining functions of funcgrad.torch (select, the default device, the
-generator state, multinomial). Numpy only; facade_table's inputs and helpers.
+generator state, multinomial), and more cases for names of facade_table.py (a random draw
+of F.dropout; remainder, floor_divide and fmod over every pair of edge values, with the
+signs of their zeros). Numpy only; facade_table's inputs and helpers.
 
 Random ops (dropout, multinomial) are compared where they are deterministic (p = 0 or 1,
 eval mode, one-hot weights) and by the structure every draw must have (a dropped element
@@ -319,7 +321,7 @@ def _device_round_trip(T: Any) -> tuple:
 
 def _rng_round_trip(T: Any) -> tuple:
     """Restoring a saved generator state replays the same draws; the state is a uint8
-    tensor that set_rng_state does not consume."""
+    vector, and drawing moves the generator away from it."""
     state = T.get_rng_state()
     first = (T.rand(5), T.randn(3), T.randint(0, 100, (4,)))
     T.set_rng_state(state)
@@ -335,7 +337,8 @@ TABLE.update({
     "get_default_device": [c(call=lambda T: str(T.get_default_device()))],
     "set_default_device": [c(call=_device_round_trip)],
     "get_rng_state": [c(call=_rng_round_trip)],
-    "set_rng_state": [c(call=lambda T: T.set_rng_state(T.get_rng_state()))],
+    "set_rng_state": [c(call=_rng_round_trip),
+                      c(call=lambda T: T.set_rng_state(T.get_rng_state()))],
     "multinomial": [
         c(_ONE_HOT, 1, grad=False), c(_ONE_HOT, 3, True, grad=False), c(_ONE_HOT[0], 2,
                                                                         grad=False),

@@ -101,6 +101,11 @@ def tanhshrink(input: Tensor) -> Tensor:
     return input - input.tanh()
 
 
+# the largest finite value of each floating dtype, as softshrink's range error states it
+_LARGEST = {"torch.float32": float(np.finfo(np.float32).max),
+            "torch.float16": float(np.finfo(np.float16).max), "torch.bfloat16": 3.3895314e38}
+
+
 def _inside(x: Any, lambd: float) -> Any:
     """-lambd <= x <= lambd (False at NaN, which passes through the shrinks)."""
     return fnp.logical_and(fnp.greater_equal(x, -lambd), fnp.less_equal(x, lambd))
@@ -110,7 +115,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 between (NaN stays NaN, with the
     gradient 1)."""
     if lambd < 0:
-        limit = np.finfo(np.float32 if input.dtype.itemsize <= 4 else np.float64).max
+        limit = _LARGEST.get(str(input.dtype), np.finfo(np.float64).max)
         kind = input.type().rsplit(".", 1)[-1][:-len("Tensor")]
         raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype {kind}, "
                            f"but found {lambd:g}")
