@@ -54,6 +54,13 @@ def _i1_rule(g: Any, x: Any, out: Any) -> Any:
     return g * where(zero, 0.5, i0(x) - out / where(zero, 1.0, x))
 
 
+def _i1e_rule(g: Any, x: Any, out: Any) -> Any:
+    """i1e'(x) = i0e(x) - i1e(x) / x - sign(x) i1e(x), 1/2 at x = 0: 0 at +-inf (the
+    neighbouring-order form needs ive(2, +-inf), which scipy gives as NaN)."""
+    zero = x == 0
+    return g * where(zero, 0.5, i0e(x) - out / where(zero, 1.0, x) - sign(x) * out)
+
+
 def _iv_rule(g: Any, v: Any, x: Any) -> Any:
     return g * (iv(v - 1, x) + iv(v + 1, x)) * 0.5
 
@@ -65,7 +72,7 @@ def _ive_rule(g: Any, v: Any, x: Any, out: Any) -> Any:
 i0 = _bessel("i0", lambda g, x: g * i1(x))
 i1 = _bessel("i1", _i1_rule)
 i0e = _bessel("i0e", lambda g, x, out: g * (i1e(x) - sign(x) * out))
-i1e = _bessel("i1e", lambda g, x, out: g * ((i0e(x) + ive(2.0, x)) * 0.5 - sign(x) * out))
+i1e = _bessel("i1e", lambda g, x, out: _i1e_rule(g, x, out))
 iv = _with_order("iv", _iv_rule, positive=False)
 ive = _with_order("ive", _ive_rule, positive=False)
 

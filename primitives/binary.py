@@ -8,7 +8,9 @@ accept complex inputs (holomorphic, JAX's convention); the others are real funct
 
 Derivatives at the points where a function is not differentiable follow JAX: maximum and
 minimum split the cotangent 0.5/0.5 at ties, power's x-derivative is 0 where y == 0 and its
-y-derivative uses log(x) with x == 0 replaced by 1, floor_divide has the derivative 0.
+y-derivative uses log(x) with x == 0 replaced by 1, floor_divide has the derivative 0, and
+mod's y-derivative is minus numpy's floored quotient (the q of divmod, see
+`floored_quotient`), whose limit is right at an infinite y.
 Comparisons and logical/bitwise operations are not differentiable.
 """
 from __future__ import annotations
@@ -90,7 +92,14 @@ div = binary("div", np.true_divide, lambda g, y: g / y, lambda g, out, y: -g * o
 power = binary("power", np.power, _pow_dx, _pow_dy, domain=[(0.2, 2.0), (-2.0, 2.0)])
 floor_divide = binary("floor_divide", kernels.floor_divide, ZERO, ZERO,
                       sample=samplers.pairs(samplers.quotients))
-mod = binary("mod", np.remainder, lambda g: g, lambda g, x, y: -g * floor_divide(x, y),
+# numpy's (Python's, PyTorch's) x // y: the quotient of divmod, x == q y + mod(x, y), whose
+# values differ from floor_divide's (the standard's) where exactly one operand is infinite:
+# -1 // inf is -1.0 (the standard: -0.0), inf // 2 is nan (the standard: inf); piecewise
+# constant, so not differentiated
+floored_quotient = predicate("floored_quotient", kernels.floored_quotient, ("x", "y"))
+# d/dy is -q for the q of divmod: mod(-1, y) == y - 1 for every y > 1, slope 1 up to
+# y = inf, where the standard's -1 // inf == -0.0 would give 0
+mod = binary("mod", np.remainder, lambda g: g, lambda g, x, y: -g * floored_quotient(x, y),
              sample=samplers.pairs(samplers.quotients))
 fmod = binary("fmod", np.fmod, lambda g: g, lambda g, x, y: -g * trunc(x / y),
               sample=samplers.pairs(samplers.quotients))

@@ -370,6 +370,9 @@ for _name, _i, _what, _why in [
         ("var", 6, "dtype", "as mean: float64 for bools in numpy, float32 in JAX"),
         ("var", 8, "jvp", "the variance of nothing is 0/0 = NaN, and so is funcgrad's "
          "tangent; JAX's tangent is 0"), ("var", 9, "jvp", "see var's empty case"),
+        ("floor_divide", 0, "values", "where exactly one operand is infinite funcgrad follows "
+         "the Array API standard (inf // 2 == inf, 1 // -inf == -0.0: x / y, issue 22); "
+         "JAX gives numpy's nan and -1.0"),
         ("mod", 0, "vjp,jvp", "at x = +-inf (where the value is NaN) d/dy is -floor(x / y): "
          "numpy's inf // y is NaN, JAX's floor(inf / y) +-inf"),
         ("reciprocal", 1, "dtype,values", "numpy's reciprocal keeps integer dtypes (1 // x), "

@@ -317,9 +317,15 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
 def _wrapped(np_fn: Any, name: str) -> Any:
     def reader(*args: Any, **kwargs: Any) -> Any:
         out = np_fn(*args, **kwargs)
-        return new_array(np.array(out, copy=True)) if isinstance(out, np.ndarray) else out
+        if not isinstance(out, np.ndarray):
+            return out
+        if out.dtype.names:  # Arrays hold numbers: one per field, read as out["name"]
+            return {field: new_array(np.array(out[field], copy=True))
+                    for field in out.dtype.names}
+        return new_array(np.array(out, copy=True))
     reader.__name__ = reader.__qualname__ = name
-    reader.__doc__ = f"numpy.{name}, returning an Array (a constant)."
+    reader.__doc__ = (f"numpy.{name}, returning an Array (a constant); a structured result "
+                      "(named fields) is a dict of one Array per field.")
     return reader
 
 

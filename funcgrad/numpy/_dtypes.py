@@ -117,7 +117,8 @@ def issubdtype(arg1: Any, arg2: Any) -> builtins.bool:
 
 def common_type(*arrays: Any) -> type:
     """The inexact scalar type common to the arrays (numpy's rule)."""
-    return np.common_type(*(np.empty(0, _dtype_of(a)) for a in arrays))
+    return np.common_type(*(np.empty(0, a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype)
+                            for a in arrays))
 
 
 _KINDS = {

@@ -92,19 +92,18 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Array:
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
-    """sum(conj(x1) * x2) over ``axis`` (which must have one length in both), broadcasting
+    """sum(conj(x1) * x2) over ``axis`` of each operand (which must have one length in
+    both; a non-negative axis counts in each operand's own shape, as numpy's), broadcasting
     the other axes; the result keeps the promoted dtype of the inputs."""
     x1, x2 = asarray(x1), asarray(x2)
     ax = axis_index(axis)
-    if ax >= 0 or ax < -min(x1.ndim, x2.ndim):
-        raise ValueError(f"vecdot: axis {axis} must be negative and at most "
-                         f"{min(x1.ndim, x2.ndim)} axes from the end for shapes "
-                         f"{x1.shape} and {x2.shape}")
-    if x1.shape[ax] != x2.shape[ax]:
+    ax1, ax2 = (normalize_axis(ax, x.ndim)[0] for x in (x1, x2))
+    if x1.shape[ax1] != x2.shape[ax2]:
         raise ValueError(f"vecdot: x1 and x2 must have the same size along axis {axis}, "
                          f"got shapes {x1.shape} and {x2.shape}")
     dtype = np.result_type(x1.dtype, x2.dtype)
-    return fnp.sum(P.conj(x1) * x2, axis=ax, dtype=dtype)
+    x1, x2 = fnp.moveaxis(x1, ax1, -1), fnp.moveaxis(x2, ax2, -1)
+    return fnp.sum(P.conj(x1) * x2, axis=-1, dtype=dtype)
 
 
 def matvec(x1: Any, x2: Any, /) -> Array:

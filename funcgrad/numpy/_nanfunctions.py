@@ -110,9 +110,9 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     if not _has_nans(a):
         return var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                    correction=correction)
-    valid = logical_not(isnan(a))
+    filled, valid = _filled(a, 0)  # var's where= still differentiates a NaN's (x - mean)**2
     mask = valid if where is None else logical_and(valid, where)
-    return var(a, axis, dtype, out, ddof, keepdims, where=mask, mean=mean,
+    return var(filled, axis, dtype, out, ddof, keepdims, where=mask, mean=mean,
                correction=correction)
 
 

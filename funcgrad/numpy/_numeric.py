@@ -299,8 +299,9 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
         k = np.clip(np.asarray(searchsorted(xp, x, side="right").to_numpy()) - 1, 0,
                     xp.shape[0] - 2)
         x0, x1, f0, f1 = take(xp, k), take(xp, k + 1), take(fp, k), take(fp, k + 1)
-        y = f0 + (x - x0) / (x1 - x0) * (f1 - f0)
-        y = where(equal(x, xp[-1]), fp[-1], y)
+        slope = (f1 - f0) / (x1 - x0)
+        # exactly fp[-1] at the last point, with the last segment's slope (as at the first)
+        y = where(equal(x, xp[-1]), f1 + (x - x1) * slope, f0 + (x - x0) * slope)
     y = where(less(xp[-1], x), fp[-1] if right is None else right, y)
     return where(less(x, xp[0]), fp[0] if left is None else left, y)
 
@@ -328,7 +329,8 @@ def unwrap(p: Any, discont: Any = None, axis: Any = -1, *,
     dd = diff(p, axis=axis)
     half = period / 2
     if p.dtype.kind in "iu" and float(period).is_integer():
-        ddmod = mod(dd + int(half), int(period)) - int(half)
+        half = int(half)  # integer phases stay integers (numpy)
+        ddmod = mod(dd + half, int(period)) - half
         boundary = int(period) % 2 == 0
     else:
         ddmod = mod(dd + half, period) - half

@@ -83,15 +83,14 @@ def polydiv(u: Any, v: Any) -> tuple:
 
 
 def polyder(p: Any, m: Any = 1) -> Array:
-    """The m-th derivative of a polynomial."""
+    """The m-th derivative of a polynomial (no coefficients left once m passes its degree,
+    as numpy)."""
     m = operator.index(m)
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
     p = _coefficients(p)
     for _ in range(m):
-        n = p.shape[0] - 1
-        if n <= 0:
-            return zeros((1,), p.dtype if p.dtype.kind in "fc" else p.dtype)
+        n = max(p.shape[0] - 1, 0)
         p = p[:-1] * new_array(np.arange(n, 0, -1))
     return p
 

@@ -6,7 +6,10 @@ statistics around numpy's virtual index, so it is differentiable in ``a`` and, f
 continuous methods, in ``q``. Which order statistics are picked depends only on the slice
 length and q, never on the values, except that NaNs (sorted last) are skipped by the nan
 forms. Histograms and bincount count with positions found on the values (not
-differentiable in them) and are differentiable in their ``weights``.
+differentiable in them) and are differentiable in their ``weights``; bin edges are
+differentiable where they depend on the inputs (given edges are themselves, equal bins over
+the data's own range a linspace of its min and max), and so is a density, through the
+bin widths.
 """
 from __future__ import annotations
 
@@ -24,7 +27,9 @@ from funcgrad.numpy._creation import asarray, astype
 from funcgrad.numpy._elementwise import clip, conj, imag, isnan, less, real, sqrt, where
 from funcgrad.numpy._indexing import getitem
 from funcgrad.numpy._linalg import diagonal, matmul, outer
-from funcgrad.numpy._reductions import any as _any, mean, no_out, normalize_axis, sum
+from funcgrad.numpy._ranges import linspace
+from funcgrad.numpy._reductions import (any as _any, max as _max, mean, min as _min, no_out,
+                                        normalize_axis, sum)
 from funcgrad.numpy._shape import broadcast_to, moveaxis, ravel, reshape, stack, vstack
 from funcgrad.numpy._sorting import argsort, sort
 
@@ -384,11 +389,27 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0, *,
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,
                         weights: Any = None) -> Array:
-    """numpy's bin edges for a histogram of a (a constant)."""
-    raw = np.asarray(asarray(a).concrete().to_numpy())
+    """numpy's bin edges for a histogram of a (see `_edges` for their derivatives)."""
+    a = ravel(asarray(a))
+    raw = np.asarray(a.concrete().to_numpy())
     w = None if weights is None else np.asarray(asarray(weights).concrete().to_numpy())
-    b = bins.concrete().to_numpy() if isinstance(bins, Array) else bins
-    return new_array(np.histogram_bin_edges(raw, b, range, w))
+    return _edges(a, raw, bins, range, w)[0]
+
+
+def _edges(column: Array, raw: np.ndarray, bins: Any, range_: Any,
+           weights: Any = None) -> tuple[Array, np.ndarray]:
+    """(the bin edges of one sample column as numpy picks them, their values). Given edges
+    are the Array given (differentiable); ``bins`` equal bins over the data's own range are
+    a linspace from its min to its max (differentiable in those two elements); a given
+    range, an estimator's ('auto', 'fd', ...) edges and an empty or constant column give
+    constants."""
+    if isinstance(bins, Array) or (not isinstance(bins, str) and np.ndim(bins) == 1):
+        edges = asarray(bins)
+        return edges, np.asarray(edges.concrete().to_numpy())
+    values = np.histogram_bin_edges(raw, bins, range_, weights)
+    if isinstance(bins, str) or range_ is not None or not raw.size or raw.min() == raw.max():
+        return new_array(values), values
+    return linspace(_min(column), _max(column), len(values), dtype=values.dtype), values
 
 
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
@@ -439,13 +460,14 @@ def _bin_of(raw: np.ndarray, edges: list) -> tuple[np.ndarray, np.ndarray]:
 def _binned(s: Array, bins: Any, ranges: Any, density: Any, weights: Any) -> tuple:
     raw = np.asarray(s.concrete().to_numpy(), dtype=np.float64)
     d = raw.shape[1]
-    bins = [bins] * d if np.ndim(bins) == 0 else list(bins)
+    one = isinstance(bins, (str, int, np.integer)) or (isinstance(bins, Array) and bins.ndim == 0)
+    bins = [bins] * d if one else list(bins)
     ranges = [None] * d if ranges is None else list(ranges)
     if len(bins) != d:
         raise ValueError("The dimension of bins must be equal to the dimension of the "
                          "sample x.")
-    edges = [np.histogram_bin_edges(raw[:, i], b.concrete().to_numpy() if isinstance(
-        b, Array) else b, r) for i, (b, r) in enumerate(zip(bins, ranges))]
+    found = [_edges(s[:, i], raw[:, i], b, r) for i, (b, r) in enumerate(zip(bins, ranges))]
+    edges = [values for _, values in found]
     shape = tuple(len(e) - 1 for e in edges)
     flat, inside = _bin_of(raw, edges)
     size = int(np.prod(shape))
@@ -458,9 +480,9 @@ def _binned(s: Array, bins: Any, ranges: Any, density: Any, weights: Any) -> tup
         hist = reshape(scatter_add(picked, new_array(flat[None]), index=Index((Ref(0),)),
                                    shape=(size,)), shape)
     if density:
-        widths = np.ones(shape)
-        for i, e in enumerate(edges):
-            widths = widths * np.diff(e).reshape([-1 if j == i else 1 for j in
-                                                  builtins.range(d)])
-        hist = hist / sum(hist) / new_array(widths)
-    return hist, [new_array(e) for e in edges]
+        total = sum(hist)
+        for i, (e, _) in enumerate(found):
+            width = e[1:] - e[:-1]
+            hist = hist / reshape(width, [-1 if j == i else 1 for j in builtins.range(d)])
+        hist = hist / total
+    return hist, [e for e, _ in found]

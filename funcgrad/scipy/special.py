@@ -119,7 +119,8 @@ def softplus(x: Any) -> Array:
 def entr(x: Any) -> Array:
     """-x log(x) for x > 0, 0 at 0, -inf for x < 0."""
     x = fnp.asarray(x)
-    return fnp.where(x < 0, -np.inf, fnp.negative(xlogy(x, x)))
+    inside = fnp.where(x < 0, 1.0, x)  # no NaN of log(x < 0) in the derivative
+    return fnp.where(x < 0, -np.inf, fnp.negative(xlogy(inside, inside)))
 
 
 def rel_entr(x: Any, y: Any) -> Array:

@@ -14,12 +14,14 @@ plain function's and whose *derivatives*, by the rules of the pieces, are PyTorc
 | hardtanh            | 1 strictly inside (lo < x < hi) and at NaN, 0 at the bounds     |
 | maximum / minimum   | 0.5 each at ties, 1 to both where either is NaN                 |
 | atan2               | 0 where y**2 + x**2 == 0 (the origin)                           |
-| abs, sign           | sign(NaN) = 0, so abs has the gradient 0 at NaN                 |
+| abs, sign           | sign(NaN) = 0, so abs has the gradient 0 at NaN (a factor 0)    |
 | angle (real x)      | pi for x < 0, 0 for x >= 0 (-0 too), NaN at NaN; gradient 0     |
 | std, 2-norms        | 0 where the result is 0 (sqrt's infinite slope masked)          |
 | max() / min()       | evenly among the NaNs if there are any, else among the ties     |
 | max(dim) / min(dim) | all to the index returned (the first extreme, or first NaN)     |
 | vector norms        | 0 where the norm is 0; for p < 1 also 0 at zero entries         |
+| remainder           | an exact multiple gives the zero of x's sign (C's fmod's; numpy |
+|                     | gives y's): -3 % 0.5 is -0.0, 2 % -1 is 0.0                     |
 
 Every function here is differentiable again (the pieces' rules are funcgrad ops). Each
 takes and returns funcgrad arrays and is usable from functional code as it is.
@@ -35,7 +37,8 @@ import funcgrad.numpy as fnp
 from funcgrad.primitives.control import stop_gradient
 
 __all__ = ["clamp", "clamp_inside", "hardtanh", "abs", "sign", "angle", "maximum",
-           "minimum", "atan2", "extreme_all", "extreme_along", "vector_norm", "sqrt_at_zero"]
+           "minimum", "atan2", "remainder", "extreme_all", "extreme_along", "vector_norm",
+           "sqrt_at_zero"]
 
 
 def clamp(x: Any, lo: Any = None, hi: Any = None) -> Any:
@@ -80,11 +83,12 @@ def sign(x: Any) -> Any:
 
 
 def abs(x: Any) -> Any:  # noqa: A001 - PyTorch's name
-    """|x| whose gradient is sign(x): 0 at 0 and at NaN."""
+    """|x| whose gradient is sign(x): 0 at 0 and at NaN, a factor (as PyTorch's
+    ``grad * sgn(x)``: a NaN or infinite cotangent at NaN still gives NaN)."""
     if not np.issubdtype(fnp.asarray(x).dtype, np.floating):
         return fnp.abs(x)
     nan, clean = _nan_free(x)
-    return fnp.where(nan, stop_gradient(x), fnp.abs(clean))
+    return fnp.where(nan, fnp.multiply(x, 0), fnp.abs(clean))
 
 
 def angle(x: Any) -> Any:
@@ -128,6 +132,19 @@ def minimum(x: Any, y: Any) -> Any:
     if not _inexact(x, y):
         return fnp.minimum(x, y)
     return _select_larger(x, y, fnp.less(x, y), fnp.greater(x, y))
+
+
+def remainder(x: Any, y: Any) -> Any:
+    """x - floor(x / y) y with the sign of y, and PyTorch's signed zero at exact multiples
+    (x's sign, as C's fmod); the derivatives are numpy's remainder's (1, -x // y). The
+    zeros are built as m - m or -(m - m) of the remainder m: additive zeros lose a sign."""
+    m = fnp.remainder(x, y)
+    if not _inexact(x, y):
+        return m
+    positive_zero = fnp.subtract(m, stop_gradient(m))
+    zero_of_x = fnp.where(fnp.signbit(x), fnp.negative(fnp.subtract(stop_gradient(m), m)),
+                          positive_zero)
+    return fnp.where(fnp.equal(m, 0), zero_of_x, m)
 
 
 def _inexact(*xs: Any) -> bool:

@@ -22,6 +22,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.core import is_inexact
 import funcgrad.scipy.special as sps
+from funcgrad.primitives.binary import floored_quotient
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
 from funcgrad.torch._out import accepting_out
@@ -302,7 +303,7 @@ def _div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Spec:
                          f"but found '{rounding_mode}'")
     _no_integer_zero_division(input, other)
     fn = {"trunc": lambda x, y: fnp.trunc(fnp.true_divide(x, y)) if _floating(x, y) else
-          _truncated_quotient(x, y), "floor": np_fn("floor_divide")}[rounding_mode]
+          _truncated_quotient(x, y), "floor": _direct(floored_quotient)}[rounding_mode]
     # a rounded quotient has the derivative 0, which PyTorch records (DivBackward2/3)
     return _binary("DivBackward3" if isinstance(other, _NUMBERS) else "DivBackward2", fn,
                    input, other)
@@ -322,8 +323,11 @@ def _truncated_quotient(x: Any, y: Any) -> Any:
 
 @op("floor_divide", inplace=True)
 def _floor_divide(input: Any, other: Any) -> Spec:
+    """``input // other`` with PyTorch's (numpy's) values where one operand is infinite:
+    ``inf // 2`` is nan and ``-1 // inf`` is -1.0 (funcgrad.numpy.floor_divide follows
+    the Array API standard there: inf and -0.0)."""
     _no_integer_zero_division(input, other)
-    return _binary("FloorDivideBackward0", np_fn("floor_divide"), input,
+    return _binary("FloorDivideBackward0", _direct(floored_quotient), input,
                    other)._replace(differentiable=False)
 
 
@@ -336,7 +340,8 @@ def _overload(node: str, other: Any) -> str:
 def _remainder(input: Any, other: Any) -> Spec:
     """The remainder with the sign of ``other`` (Python's ``%``)."""
     _no_integer_zero_division(input, other)
-    return _binary(_overload("RemainderBackward", other), np_fn("remainder"), input, other)
+    return _binary(_overload("RemainderBackward", other), conventions.remainder, input,
+                   other)
 
 
 @op("fmod", inplace=True)

@@ -11,7 +11,8 @@ import numpy as np
 
 from funcgrad.dtypes import EXTENDED_FLOATS
 
-__all__ = ["sinc_derivative", "tanh_backward", "where", "relu", "floor_divide", "expm1"]
+__all__ = ["sinc_derivative", "tanh_backward", "where", "relu", "floor_divide",
+           "floored_quotient", "expm1"]
 
 
 def sinc_derivative(x: Any, order: int) -> Any:
@@ -113,6 +114,14 @@ def floor_divide(x: Any, y: Any) -> Any:
         if not np.any(fix):
             return out
         return np.where(fix, np.true_divide(x, y), out)
+
+
+def floored_quotient(x: Any, y: Any) -> Any:
+    """numpy's ``x // y`` (nan at inf // 2, -1.0 at -1 // inf), quietly: it serves mod's
+    derivative, whose forward value has already warned, and PyTorch's floor division,
+    which does not warn."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.floor_divide(x, y)
 
 
 def expm1(x: Any) -> Any:

@@ -4,19 +4,21 @@ edge values where conventions bite (0, ties, NaN, inf, negatives, empty tensors,
 tensors, broadcasting, integer and bool dtypes, type promotion).
 
 For each case both libraries run the same call; the test compares what raised (the
-exception type, and the message of PyTorch's own errors), the outputs (dtype, shape, values with NaN in the same places), the
-``grad_fn`` names and, after ``torch.autograd.backward`` with the same cotangents, every
-input's ``.grad``. Ops with an in-place form are also run in place on a non-leaf copy.
+exception type, and the message of PyTorch's own errors), the outputs (dtype, shape, values
+with NaN in the same places), the ``grad_fn`` names and, after ``torch.autograd.backward``
+with the same cotangents, every input's ``.grad``. Ops with an in-place form are also run
+in place on a non-leaf copy.
 
-The cases are in facade_table.py, keyed by name and checked against the facade's public
-surface: a name added
-to funcgrad.torch, Tensor, nn.functional or linalg without a table entry (or an entry in
-`NOT_COMPARED`, which says why) fails `test_every_facade_name_is_in_the_table`.
+The cases are in facade_table.py and facade_table_nn.py, keyed by name and checked against
+the facade's public surface: a name added to funcgrad.torch, Tensor, nn.functional or
+linalg without a table entry (or an entry in `NOT_COMPARED`, which says why) fails
+`test_every_facade_name_is_in_the_table`.
 """
 from __future__ import annotations
 
 import importlib.util
 import pathlib
+import sys
 import warnings
 from typing import Any, Callable
 
@@ -31,18 +33,33 @@ import funcgrad.torch as fg  # noqa: E402
 import funcgrad.torch.nn.functional as fg_F  # noqa: E402
 
 
-def _load_table() -> Any:
-    """facade_table.py, beside this file (tests/ is not a package)."""
-    path = pathlib.Path(__file__).with_name("facade_table.py")
-    spec = importlib.util.spec_from_file_location("facade_table", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _load_tables() -> tuple:
+    """facade_table.py and facade_table_nn.py beside this file (tests/ is not a package:
+    the first is registered as the module ``facade_table`` the second imports from)."""
+    modules = []
+    for file in ("facade_table.py", "facade_table_nn.py"):
+        path = pathlib.Path(__file__).with_name(file)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        modules.append(module)
+    return tuple(modules)
 
 
-_table = _load_table()
-Case, DT, Const = _table.Case, _table.DT, _table.Const
-TABLE, NOT_COMPARED = _table.TABLE, _table.NOT_COMPARED
+def _merged(modules: tuple, attribute: str) -> dict:
+    merged: dict = {}
+    for module in modules:
+        part = getattr(module, attribute)
+        twice = sorted(set(merged) & set(part))
+        assert not twice, f"{attribute} entries in two tables: {twice}"
+        merged.update(part)
+    return merged
+
+
+_tables = _load_tables()
+Case, DT, Const = _tables[0].Case, _tables[0].DT, _tables[0].Const
+TABLE, NOT_COMPARED = _merged(_tables, "TABLE"), _merged(_tables, "NOT_COMPARED")
 
 
 # -- running one case in one library -------------------------------------------------------

@@ -58,6 +58,18 @@ def _attention_bias(L: int, S: int, attn_mask: Tensor | None, is_causal: bool,
     return bias.astype(dtype), grad_mask, None if rows.all() else rows
 
 
+def _mismatched_product(query: Tensor, key: Tensor) -> None:
+    """PyTorch's error for query @ key^T of different last sizes: its batched product's
+    text (the batch axes flattened), or its matrix product's for 2-D inputs."""
+    L, E, S, Ek = query.shape[-2], query.shape[-1], key.shape[-2], key.shape[-1]
+    if query.ndim == 2 and key.ndim == 2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({L}x{E} and "
+                           f"{Ek}x{S})")
+    batch = math.prod(np.broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2])))
+    raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                       f"[{batch}, {E}] but got: [{batch}, {Ek}].")
+
+
 @autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
@@ -68,8 +80,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     head among query heads (axis -3)."""
     L, S, E = query.shape[-2], key.shape[-2], query.shape[-1]
     if key.shape[-1] != E:
-        raise RuntimeError(f"Expected query and key to have the same last dimension, got "
-                           f"{E} and {key.shape[-1]}")
+        _mismatched_product(query, key)
     factor = 1.0 / math.sqrt(E) if scale is None else scale
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         repeats = query.shape[-3] // key.shape[-3]

@@ -36,7 +36,13 @@ def _scalar_name(t: Tensor) -> str:
     return _SCALAR_NAMES.get(name, name)
 
 
-def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None, batched: bool) -> None:
+    """PyTorch's dtype checks: a batched float32 input goes to its MKLDNN path, which
+    names both tensor types; other inputs to the one that names the expected scalar."""
+    if input.dtype != weight.dtype and batched and str(input.dtype) == "torch.float32":
+        raise RuntimeError(f"Input type ({input.type()}) and weight type ({weight.type()}) "
+                           "should be the same or input should be a MKLDNN tensor and weight "
+                           "is a dense tensor")
     if input.dtype != weight.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_name(input)} but found "
                            f"{_scalar_name(weight)}")
@@ -135,7 +141,7 @@ def _conv(n: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: An
                            f"{in_per_group * groups} channels, but got {x.shape[1]} channels "
                            "instead")
     _check_bias(weight, bias, out_ch)
-    _check_dtypes(input, weight, bias)
+    _check_dtypes(input, weight, bias, batched)
     in_sp = tuple(x.shape[2:])
     out_sp = [(d + lo + hi - dl * (k - 1) - 1) // s + 1 for d, (lo, hi), dl, k, s in
               zip(in_sp, pads, dilations, kernel, strides)]
@@ -194,7 +200,9 @@ def _conv_transpose(n: int, input: Tensor, weight: Tensor, bias: Tensor | None,
     strides, pads, dilations = _geometry(n, stride, padding, dilation, kernel)
     extra = ntuple(output_padding, n, "output_padding", "convolution")
     if any(o >= s and o >= d for o, s, d in zip(extra, strides, dilations)):
-        names = ("depth", "height", "width")[3 - n:]
+        names = ("depth", "height", "width")[3 - max(n, 2):]
+        if n == 1:  # PyTorch checks a 1-D transposed convolution as a 2-D one of height 1
+            extra, strides, dilations = (0,) + extra, (1,) + strides, (1,) + dilations
         parts = ([f"output_padding_{a}: {o}" for a, o in zip(names, extra)]
                  + [f"stride_{a}: {s}" for a, s in zip(names, strides)]
                  + [f"dilation_{a}: {d}" for a, d in zip(names, dilations)])
@@ -210,7 +218,7 @@ def _conv_transpose(n: int, input: Tensor, weight: Tensor, bias: Tensor | None,
                            f"[{shape_list(weight.shape)}] instead")
     out_ch = weight.shape[1] * groups
     _check_bias(weight, bias, out_ch)
-    _check_dtypes(input, weight, bias)
+    _check_dtypes(input, weight, bias, batched)
     in_sp = tuple(x.shape[2:])
     out_sp = [(d - 1) * s - 2 * p + dl * (k - 1) + o + 1 for d, s, (p, _), dl, k, o in
               zip(in_sp, strides, pads, dilations, kernel, extra)]

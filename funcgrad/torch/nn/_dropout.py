@@ -48,7 +48,7 @@ def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bo
     check_probability(p)
     if p == 0 or not training or input.numel() == 0:
         return input
-    if p == 1 and not alpha:
+    if p == 1:
         return _apply(input, _factories.zeros((), dtype=input.dtype, device=input.device),
                       inplace)
     noise = _noise(input, p, feature)

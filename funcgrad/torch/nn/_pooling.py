@@ -118,6 +118,11 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got "
                            f"{shape_list(input.shape)}")
     stride = None if stride is None or stride == [] else (1, _first(stride))
+    if not return_indices and _first(padding) > _first(kernel_size) / 2:
+        # PyTorch's own max_pool1d kernel: half the kernel itself, not the dilated span
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={_first(padding)} and kernel_size="
+                           f"{_first(kernel_size)}")
     return _via_2d(input, lambda x: _max_pool(2, x, (1, _first(kernel_size)), stride,
                                               (0, _first(padding)), (1, _first(dilation)),
                                               ceil_mode, return_indices))
@@ -278,8 +283,8 @@ def _along(x: Any, matrix: Any, axis: int) -> Any:
 def _adaptive_avg(n: int, input: Tensor, output_size: Any) -> Tensor:
     op = f"adaptive_avg_pool{n}d"
     out = _adaptive_sizes(n, input, output_size, op)
-    if n == 2 and out == (1, 1):
-        return input.mean((-1, -2), keepdim=True)  # PyTorch's shortcut (MeanBackward1)
+    if n > 1 and out == (1,) * n:  # PyTorch's shortcut (MeanBackward1)
+        return input.mean(tuple(range(-n, 0)), keepdim=True)
     mats = [_averaging_matrix(L, o) for L, o in zip(input.shape[-n:], out)]
 
     def f(x: Any) -> Any:

@@ -40,9 +40,10 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "elu",
            *_normalization.__all__, *_pooling.__all__, *_sparse.__all__]
 
 
-def _unary(node: str, fn: Any, input: Tensor, inplace_: bool = False) -> Tensor:
+def _unary(node: str, fn: Any, input: Tensor, inplace_: bool = False,
+           inplace_node: str | None = None) -> Tensor:
     if inplace_:
-        return inplace(input, node, fn)
+        return inplace(input, inplace_node or node, fn)
     return apply(node, fn, [input])
 
 
@@ -56,7 +57,8 @@ def relu_(input: Tensor) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     return _unary("LeakyReluBackward0", lambda x: fnp.where(
-        fnp.greater(x, 0), x, fnp.multiply(x, negative_slope)), input, inplace)
+        fnp.greater(x, 0), x, fnp.multiply(x, negative_slope)), input, inplace,
+        "LeakyReluBackward1")
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
@@ -80,7 +82,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     def f(x: Any) -> Any:
         left = fnp.less_equal(x, 0)
         return fnp.where(left, fnp.multiply(fnp.expm1(fnp.where(left, x, 0)), alpha), x)
-    return _unary("EluBackward0", f, input, inplace)
+    return _unary("EluBackward0", f, input, inplace, "EluBackward1")
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
