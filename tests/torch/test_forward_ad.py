@@ -87,3 +87,67 @@ def test_dual_tensor_prints_its_tangent_and_views_a_leaf(m):
         (dp * dp).sum().backward()
     np.testing.assert_array_equal(p.grad.detach().numpy(), [2.0, 2.0])
     assert repr(d) == "tensor([1., 1.])"
+
+
+class _Exp:
+    """The tutorial's custom Function with a jvp rule (and one without)."""
+
+    @staticmethod
+    def make(m, with_jvp=True):
+        class Fn(m.autograd.Function):
+            calls = []
+
+            @staticmethod
+            def forward(ctx, foo):
+                result = m.exp(foo)
+                ctx.result = result
+                return result
+
+            if with_jvp:
+                @staticmethod
+                def jvp(ctx, gI):
+                    Fn.calls.append("jvp")
+                    gO = gI * ctx.result
+                    del ctx.result
+                    return gO
+        return Fn
+
+
+@BOTH
+def test_custom_function_jvp_and_gradcheck_forward(m):
+    fwAD = m.autograd.forward_ad
+    Fn = _Exp.make(m)
+    primal = m.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
+    tangent = m.tensor(np.full((2, 3), 0.5))
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(primal, tangent)
+        assert fwAD.unpack_dual(dual).tangent is tangent  # the tangent itself, not a copy
+        out = Fn.apply(dual)
+        jvp = fwAD.unpack_dual(out).tangent
+    assert Fn.calls == ["jvp"]
+    np.testing.assert_allclose(jvp.detach().numpy(), 0.5 * np.exp(primal.detach().numpy()))
+    assert m.autograd.gradcheck(Fn.apply, (primal,), check_forward_ad=True,
+                                check_backward_ad=False, check_undefined_grad=False,
+                                check_batched_grad=False)
+    NoJvp = _Exp.make(m, with_jvp=False)
+    with fwAD.dual_level():
+        with pytest.raises(NotImplementedError, match="^You must implement the jvp function "
+                           "for custom autograd.Function to use it with forward mode AD.$"):
+            NoJvp.apply(fwAD.make_dual(primal, tangent))
+
+
+def test_gradcheck_forward_ad_finds_a_wrong_jvp():
+    class Wrong(ftorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def jvp(ctx, g):
+            return g * 3
+
+    x = ftorch.ones(2, dtype=ftorch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^Jacobian computed with forward mode mismatch "
+                       "for output 0 with respect to input 0"):
+        ftorch.autograd.gradcheck(Wrong.apply, (x,), check_forward_ad=True,
+                                  check_backward_ad=False)

@@ -36,6 +36,7 @@ class _Level:
         self.context = new_trace(self.trace)
         self.context.__enter__()
         self.tensors: list = []
+        self.tangents: dict = {}  # id(tangent array) -> the tangent tensor given for it
 
     def holds(self, tensor: Any) -> bool:
         return self.trace.split([tensor._data])[1][0] is not None
@@ -107,6 +108,8 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     dual = tensor.view(tuple(tensor.shape))  # a view (ViewBackward0 when it requires grad)
     dual._assign_array(lvl.trace.new(dual._data, t_value))
     lvl.tensors.append(weakref.ref(dual))
+    if t_value is tangent._data:  # unpack_dual gives this very tangent back, as PyTorch
+        lvl.tangents[id(t_value)] = tangent
     return dual
 
 
@@ -121,7 +124,40 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     (primal,), (tangent,) = trace.split([tensor._data])
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(proxy(primal, tensor._edge()), proxy(tangent, (None, 0)))
+    given = _current(level).tangents.get(id(tangent))
+    if given is None or given._data is not tangent:
+        given = proxy(tangent, (None, 0))
+    return UnpackedDualTensor(proxy(primal, tensor._edge()), given)
+
+
+def dual_tangents(args: tuple) -> list | None:
+    """The tangent tensors of ``args`` at the current level (zeros for a tensor without
+    one, None for a non-tensor), or None when no argument is dual (custom Functions)."""
+    levels = grad_mode.state.dual_levels
+    if not levels:
+        return None
+    from funcgrad.torch._tensor import Tensor  # the tensor module imports this one
+    tangents = [unpack_dual(a).tangent if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return None
+    return [t if t is not None or not isinstance(a, Tensor) else a.detach() * 0
+            for a, t in zip(args, tangents)]
+
+
+def primal_of(x: Any) -> Any:
+    """A dual tensor's primal (feeding its gradients where the dual does); else ``x``."""
+    from funcgrad.torch._tensor import Tensor  # the tensor module imports this one
+    return unpack_dual(x).primal if isinstance(x, Tensor) else x
+
+
+def attach_tangent(tensor: Any, tangent: Any) -> None:
+    """Make ``tensor`` dual at the current level with ``tangent``, keeping its graph."""
+    lvl = _current(None)
+    value = tangent._data
+    if value.dtype != tensor._data.dtype:
+        value = value.astype(tensor._data.dtype)
+    tensor._st.a = lvl.trace.new(tensor._data, value)
+    lvl.tensors.append(weakref.ref(tensor))
 
 
 def tangent_of(tensor: Any) -> Any:

@@ -16,7 +16,7 @@ import functools
 from typing import Any, Callable
 
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch.autograd import forward_ad, grad_mode
 from funcgrad.torch.autograd.node import (FREED_ERROR, LEAF_INPLACE_ERROR, Node, SavedRef,
                                           node_class)
 
@@ -227,12 +227,22 @@ class Function(FunctionCtx):
     def vjp(ctx: Any, *grad_outputs: Any) -> Any:
         return Function.backward(ctx, *grad_outputs)
 
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """The forward-mode rule: tangents of the outputs from those of the inputs."""
+        raise NotImplementedError(_NO_JVP)
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is Function:
             raise RuntimeError(_LEGACY_ERROR)
         ctx = cls._backward_cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        tangents = forward_ad.dual_tangents(args)
+        if tangents is not None:  # forward AD: forward on the primals, then the jvp rule
+            if cls.jvp is Function.jvp:
+                raise NotImplementedError(_NO_JVP)
+            args = tuple(forward_ad.primal_of(a) for a in args)
         with grad_mode.no_grad():
             if _is_setup_context_style(cls):
                 outputs = cls.forward(*args, **kwargs)
@@ -240,7 +250,23 @@ class Function(FunctionCtx):
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
         executable = grad_mode.state.enabled and any(ctx.needs_input_grad)
-        return _wrap_outputs(ctx, args, outputs, executable)
+        results = _wrap_outputs(ctx, args, outputs, executable)
+        if tangents is not None:
+            _attach_output_tangents(results, cls.jvp(ctx, *tangents))
+        return results
+
+
+_NO_JVP = ("You must implement the jvp function for custom autograd.Function to use it with "
+           "forward mode AD.")
+
+
+def _attach_output_tangents(results: Any, tangents: Any) -> None:
+    """Give each tensor output its tangent from the Function's ``jvp``."""
+    outs = results if isinstance(results, tuple) else (results,)
+    tangents = tangents if isinstance(tangents, tuple) else (tangents,)
+    for o, t in zip(outs, tangents):
+        if isinstance(o, Tensor) and isinstance(t, Tensor):
+            forward_ad.attach_tangent(o, t)
 
 
 def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs: Any,

@@ -88,12 +88,39 @@ def _analytical_jacobian(outputs: list, diff_inputs: list) -> list:
     return jac
 
 
+def _forward_jacobian(func: Callable, inputs: tuple, x: Tensor, n_outputs: int) -> list:
+    """Per output: (numel(x), numel(output)) by forward mode, one tangent per element of
+    ``x`` (made dual in place, so that closures reading it see the tangent too)."""
+    from funcgrad.torch.autograd import forward_ad  # the autograd package imports this
+    rows: list = []
+    n = x.numel()
+    for j in range(n):
+        e = np.zeros(n)
+        e[j] = 1.0
+        old = x._st.a
+        with forward_ad.dual_level():
+            forward_ad.attach_tangent(x, _to_tensor(e.reshape(tuple(x.shape))))
+            try:
+                outs = _diff_outputs(_as_tuple(func(*inputs)))
+                rows.append([_tangent_values(forward_ad.unpack_dual(o).tangent, o)
+                             for o in outs])
+            finally:
+                x._st.a = old
+    return [np.stack([r[o] for r in rows]) for o in range(n_outputs)]
+
+
+def _tangent_values(tangent: Any, out: Tensor) -> np.ndarray:
+    if tangent is None:  # the output does not depend on the input
+        return np.zeros(out.numel())
+    return tangent._host().reshape(-1).real.astype(np.float64)
+
+
 def _fmt(a: np.ndarray) -> str:
     return repr(_to_tensor(np.asarray(a, dtype=np.float64)))
 
 
-def _mismatch(o: int, i: int, num: Any, ana: Any) -> str:
-    return (f"Jacobian mismatch for output {o} with respect to input {i},\n"
+def _mismatch(o: int, i: int, num: Any, ana: Any, what: str = "Jacobian") -> str:
+    return (f"{what} mismatch for output {o} with respect to input {i},\n"
             f"numerical:{_fmt(num)}\nanalytical:{_fmt(ana)}\n")
 
 
@@ -130,6 +157,11 @@ def gradcheck(func: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1
                     return _fail("Numerical gradient for function expected to be zero",
                                  raise_exception)
         return True
+    if check_forward_ad and not _forward_matches(func, tupled, diff_inputs, len(outputs),
+                                                 eps, atol, rtol, raise_exception):
+        return False
+    if not check_backward_ad:
+        return True
     if fast_mode:
         return _fast(func, tupled, diff_inputs, outputs, eps, atol, rtol, raise_exception)
     ana = _analytical_jacobian(outputs, diff_inputs)
@@ -139,6 +171,20 @@ def gradcheck(func: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1
             if not np.allclose(ana[i][o], num[o].real, rtol=rtol, atol=atol):
                 return _fail(_mismatch(o, _pos(tupled, x),
                                        num[o].real, ana[i][o]), raise_exception)
+    return True
+
+
+def _forward_matches(func: Callable, tupled: tuple, diff_inputs: list, n_outputs: int,
+                     eps: float, atol: float, rtol: float, raise_exception: bool) -> bool:
+    """``check_forward_ad``: the forward-mode Jacobian against finite differences."""
+    for x in diff_inputs:
+        num = _numerical_jacobian(func, tupled, x, eps)
+        fwd = _forward_jacobian(func, tupled, x, n_outputs)
+        for o in range(n_outputs):
+            if not np.allclose(fwd[o], num[o].real, rtol=rtol, atol=atol):
+                return _fail(_mismatch(o, _pos(tupled, x), num[o].real, fwd[o],
+                                       "Jacobian computed with forward mode"),
+                             raise_exception)
     return True
 
 
