@@ -299,3 +299,22 @@ def test_function_is_reentrant_inside_backward():
     x = leaf([0.0, 1.0])
     Inner.apply(x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.exp([0.0, 1.0]), rtol=1e-6)
+
+
+def test_functions_of_one_name_keep_their_own_backward():
+    """Two custom Functions called alike (in different scopes) each run their own rules."""
+    def make(k):
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * k
+        return Scale
+
+    x = torch.ones(2, requires_grad=True)
+    make(2.0).apply(x).sum().backward()
+    make(3.0).apply(x).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]

@@ -195,8 +195,10 @@ class Function(FunctionCtx):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._backward_cls = node_class(f"{cls.__name__}Backward", BackwardCFunction)
-        cls._backward_cls._forward_cls = cls
+        # a class of its own (not one per name: two Functions may share a name)
+        cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardCFunction,),
+                                 {"__slots__": (), "_forward_cls": cls,
+                                  "__module__": "torch.autograd.function"})
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         import warnings
