@@ -31,8 +31,8 @@ import numpy as np
 from funcgrad.core import Primitive, bind, find_top_trace
 
 __all__ = ["moveaxis", "to_front", "materialize", "lift", "align", "shift_axes",
-           "broadcasting", "leading", "passthrough", "not_batchable", "NamedAxisPrimitive",
-           "bind_axis_name", "axis_frame", "ndim_of", "shape_of"]
+           "broadcasting", "leading", "leading_args", "passthrough", "not_batchable", "NamedAxisPrimitive",
+           "bind_axis_name", "axis_frame", "axis_size_of", "ndim_of", "shape_of"]
 
 
 def ndim_of(x: Any) -> int:
@@ -138,28 +138,34 @@ def passthrough(prim: Primitive) -> Primitive:
     return prim.defbatch(rule)
 
 
+def leading_args(args: Sequence, dims: Sequence, cores: Sequence[int]) -> list:
+    """The arguments of a matrix function with ``cores[i]`` core (trailing) dimensions
+    each, batch axis in front and broadcast to one common leading shape (custom kernels
+    need not broadcast)."""
+    size = _batch_size(args, dims)
+    leads = [shape_of(a)[(d is not None):ndim_of(a) - c] for a, d, c in zip(args, dims, cores)]
+    lead = (size,) + tuple(np.broadcast_shapes(*leads))
+    out = []
+    for a, d, c in zip(args, dims, cores):
+        a = a if d is None else to_front(a, d)
+        target = lead + shape_of(a)[ndim_of(a) - c:]
+        if shape_of(a) != target:
+            if d is not None:
+                a = lift(a, len(target) - 1)
+            a = broadcast_to(a, shape=target)
+        out.append(a)
+    return out
+
+
 def leading(prim: Primitive, cores: Sequence[int] | None = None) -> Primitive:
     """Declare the rule of a matrix function that maps over leading dimensions: input
     ``i`` has ``cores[i]`` core (trailing) dimensions (2 for each input by default). The
-    batch axis goes in front; with several inputs every input is broadcast to the common
-    leading shape (custom kernels need not broadcast)."""
+    batch axis goes in front (`leading_args`)."""
     def rule(args: Sequence, dims: Sequence, **params: Any) -> tuple:
         if len(args) == 1:
             return _results(prim, prim(to_front(args[0], dims[0]), **params))
         core = list(cores) if cores is not None else [2] * len(args)
-        size = _batch_size(args, dims)
-        leads = [tuple(a.shape)[(d is not None):a.ndim - c] for a, d, c in zip(args, dims, core)]
-        lead = (size,) + tuple(np.broadcast_shapes(*leads))
-        new = []
-        for a, d, c in zip(args, dims, core):
-            a = a if d is None else to_front(a, d)
-            target = lead + tuple(a.shape)[a.ndim - c:]
-            if tuple(a.shape) != target:
-                if d is not None:
-                    a = lift(a, len(target) - 1)
-                a = broadcast_to(a, shape=target)
-            new.append(a)
-        return _results(prim, prim(*new, **params))
+        return _results(prim, prim(*leading_args(args, dims, core), **params))
     rule.__name__ = f"batch_{prim.name}"
     return prim.defbatch(rule)
 
@@ -195,6 +201,15 @@ def bind_axis_name(name: Hashable, trace: Any) -> Iterator[None]:
         yield
     finally:
         _frames.stack.remove((name, trace))
+
+
+def axis_size_of(name: Hashable) -> int:
+    """The size of a named axis: a vmap's, else the process group's bound to it."""
+    trace = axis_frame(name)
+    if trace is not None:
+        return trace.size
+    from .kernels.collectives import axis_size  # the transports, looked up only here
+    return axis_size(name)
 
 
 def axis_frame(name: Hashable) -> Any:
