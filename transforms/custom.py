@@ -25,6 +25,7 @@ from funcgrad.array import new_array
 from funcgrad.core import Primitive, TraceCall
 from funcgrad.primitives import sampling
 from .grad import vjp
+from . import vmap_calls
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -76,6 +77,8 @@ def _rule_call(prim_name: str, vjp_rule: Callable) -> Primitive:
 
 custom_jvp_call = _rule_call("custom_jvp_call", lambda g, xs, call: call.vjp(xs, g))
 custom_vjp_call = _rule_call("custom_vjp_call", lambda g, shapes, call: call.vjp(shapes, g))
+custom_jvp_call.defbatch(vmap_calls.call_rule)
+custom_vjp_call.defbatch(vmap_calls.call_rule)
 
 
 def _sample_custom(rng: Any, draw: Callable) -> list:
@@ -233,6 +236,9 @@ class _CustomJVPCall(_Call):
         outs = self._flat_fun(*primals)
         return self.record(trace, leaves, custom_jvp_call, primals, outs)
 
+    def process_batch(self, trace: Any, leaves: Sequence) -> list:
+        return vmap_calls.batch_custom_jvp(custom_jvp, self, trace, leaves)
+
     def vjp(self, xs: Sequence, g: Sequence) -> list:
         """Cotangents of the inputs: the transpose of the rule's tangent map at ``xs``."""
         xs = list(xs)
@@ -297,6 +303,9 @@ class _CustomVJPCall(_Call):
 
     def vjp(self, shapes: Sequence[tuple], g: Sequence) -> list:
         return self.run_bwd(shapes, g)
+
+    def process_batch(self, trace: Any, leaves: Sequence) -> list:
+        return vmap_calls.batch_custom_vjp(custom_vjp, self, trace, leaves)
 
     def process_jvp(self, trace: Any, leaves: Sequence) -> list:
         primals, tangents = trace.split(leaves)
