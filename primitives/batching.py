@@ -143,11 +143,11 @@ def leading_args(args: Sequence, dims: Sequence, cores: Sequence[int]) -> list:
     each, batch axis in front and broadcast to one common leading shape (custom kernels
     need not broadcast)."""
     size = _batch_size(args, dims)
+    args = [a if d is None else to_front(a, d) for a, d in zip(args, dims)]
     leads = [shape_of(a)[(d is not None):ndim_of(a) - c] for a, d, c in zip(args, dims, cores)]
     lead = (size,) + tuple(np.broadcast_shapes(*leads))
     out = []
     for a, d, c in zip(args, dims, cores):
-        a = a if d is None else to_front(a, d)
         target = lead + shape_of(a)[ndim_of(a) - c:]
         if shape_of(a) != target:
             if d is not None:
