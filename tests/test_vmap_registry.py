@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import funcgrad
+import funcgrad.distributed as dist
 import funcgrad.numpy as fnp
 from funcgrad.primitives import registry
 from funcgrad.tree_util import tree_leaves
@@ -144,3 +145,128 @@ def test_a_primitive_without_a_rule_is_named():
         funcgrad.vmap(p)(fnp.ones(3))
     p.defbatch(lambda args, dims: (p(args[0]), dims[0]))
     np.testing.assert_array_equal(np.asarray(funcgrad.vmap(p)(fnp.ones(3))), 2 * np.ones(3))
+
+
+# -- the primitives without samplers (not differentiable): one case each ----------------------
+
+def _ints(*shape, lo=0, hi=7):
+    return np.random.RandomState(sum(shape) + 1).randint(lo, hi, shape)
+
+
+def _floats(*shape):
+    return np.random.RandomState(sum(shape) + 2).uniform(-2, 2, shape)
+
+
+def _windows_argmax(x):
+    from funcgrad.primitives.conv import window_argmax
+    return window_argmax(x, window_dimensions=(2, 2), window_strides=(1, 2),
+                         padding=((0, 1), (1, 0)), base_dilation=(1, 1),
+                         window_dilation=(1, 1), fill=-np.inf, kind="max")
+
+
+def _bitcast(x):
+    from funcgrad.primitives.random import bitcast_convert_type
+    return bitcast_convert_type(x, new_dtype=np.dtype(np.int64))
+
+
+def _threefry(k, x):
+    from funcgrad.primitives.random import threefry2x32
+    return threefry2x32(k[0], k[1], x, x + np.uint32(1))
+
+
+def _gamma_draws(keys, a):
+    from funcgrad.primitives.random import random_gamma
+    return random_gamma(keys, a, log_space=False)
+
+
+def _gamma_cdf(a, x):
+    from funcgrad.primitives.random import random_gamma_cdf
+    return random_gamma_cdf(a, fnp.log(x))
+
+
+def _set_winners(idx):
+    from funcgrad.primitives.indexing import Index, Ref, set_winners
+    return set_winners(idx[None], index=Index((Ref(0),)), shape=(5,))
+
+
+def _tie_weights(x):
+    from funcgrad.primitives.reductions import tie_weights
+    return tie_weights(x, fnp.max(x, axis=1, keepdims=True), axis=(1,))
+
+
+def _staged(which):
+    """A function replaying a jit program that holds a switch, while_loop or scan record."""
+    from funcgrad import lax
+
+    def switch(x):
+        return lax.switch(fnp.argmax(x) % 2, [fnp.sin, fnp.cos], x)
+
+    def while_loop(x):
+        return lax.while_loop(lambda c: c[0] < fnp.sum(c[2] > 0),
+                              lambda c: (c[0] + 1, c[1] * 2, c[2]), (0, x, x))[1]
+
+    def scan(x):
+        return lax.scan(lambda c, xi: (c + xi, c * xi), fnp.sum(x), x)
+    program = funcgrad.make_jaxpr({"switch": switch, "while_loop": while_loop,
+                                   "scan": scan}[which])(_floats(4))
+    return lambda x: program(x)  # replaying the program binds the staged record
+
+
+UNSAMPLED = {
+    "argmax": (lambda x: fnp.argmax(x, axis=1), (_floats(3, 4),)),
+    "argmin": (lambda x: fnp.argmin(x), (_floats(3, 4),)),
+    "argsort": (lambda x: fnp.argsort(x, axis=0), (_floats(3, 4),)),
+    "bitcast_convert_type": (lambda x: _bitcast(x), (_floats(4),)),
+    "bitwise_and": (fnp.bitwise_and, (_ints(3), _ints(2, 3))),
+    "bitwise_or": (fnp.bitwise_or, (_ints(3), _ints(2, 3))),
+    "bitwise_xor": (fnp.bitwise_xor, (_ints(3), _ints(2, 3))),
+    "bitwise_count": (fnp.bitwise_count, (_ints(2, 3),)),
+    "invert": (fnp.invert, (_ints(2, 3),)),
+    "left_shift": (fnp.left_shift, (_ints(3), _ints(2, 3, hi=3))),
+    "right_shift": (fnp.right_shift, (_ints(3), _ints(2, 3, hi=3))),
+    "gcd": (fnp.gcd, (_ints(3), _ints(2, 3))),
+    "lcm": (fnp.lcm, (_ints(3), _ints(2, 3))),
+    "equal": (fnp.equal, (_ints(3), _ints(2, 3))),
+    "not_equal": (fnp.not_equal, (_ints(3), _ints(2, 3))),
+    "less": (fnp.less, (_floats(3), _floats(2, 3))),
+    "less_equal": (fnp.less_equal, (_floats(3), _floats(2, 3))),
+    "greater": (fnp.greater, (_floats(3), _floats(2, 3))),
+    "greater_equal": (fnp.greater_equal, (_floats(3), _floats(2, 3))),
+    "logical_and": (lambda x, y: fnp.logical_and(x > 0, y > 0), (_floats(3), _floats(2, 3))),
+    "logical_or": (lambda x, y: fnp.logical_or(x > 0, y > 0), (_floats(3), _floats(2, 3))),
+    "logical_xor": (lambda x, y: fnp.logical_xor(x > 0, y > 0), (_floats(3), _floats(2, 3))),
+    "logical_not": (lambda x: fnp.logical_not(x > 0), (_floats(2, 3),)),
+    "isfinite": (lambda x: fnp.isfinite(1 / x), (_floats(2, 3),)),
+    "isinf": (lambda x: fnp.isinf(1 / fnp.round(x)), (_floats(2, 3),)),
+    "isnan": (lambda x: fnp.isnan(fnp.log(x)), (_floats(2, 3),)),
+    "signbit": (fnp.signbit, (_floats(2, 3),)),
+    "frexp_exponent": (lambda x: fnp.frexp(x)[1], (_floats(2, 3),)),
+    "reduce_all": (lambda x: fnp.all(x > -1, axis=0), (_floats(3, 4),)),
+    "reduce_any": (lambda x: fnp.any(x > 1), (_floats(3, 4),)),
+    "tie_weights": (_tie_weights, (np.round(_floats(3, 4)),)),
+    "isin": (fnp.isin, (_ints(2, 3), _ints(4))),
+    "searchsorted": (fnp.searchsorted, (np.sort(_floats(5)), _floats(3))),
+    "digitize": (fnp.digitize, (_floats(3), np.sort(_floats(5)))),
+    "lexsort": (lambda a, b: fnp.lexsort((a, b)), (_ints(6, hi=3), _ints(6, hi=3))),
+    "set_winners": (_set_winners, (_ints(4, hi=5),)),
+    "window_argmax": (_windows_argmax, (_floats(4, 5),)),
+    "threefry2x32": (_threefry, (_ints(2, hi=2**31).astype(np.uint32),
+                                 _ints(3, hi=2**31).astype(np.uint32))),
+    "random_gamma": (_gamma_draws, (_ints(3, 2, hi=2**31).astype(np.uint32),
+                                    np.abs(_floats(3)) + 0.5)),
+    "random_gamma_cdf": (_gamma_cdf, (np.abs(_floats(3)) + 0.5, np.abs(_floats(3)) + 0.1)),
+    "stop_gradient": (funcgrad.stop_gradient, (_floats(2, 3),)),
+    "axis_index": (lambda x: funcgrad.vmap(lambda y: y * dist.axis_index("j"),
+                                           axis_name="j")(x), (_floats(3, 2),)),
+    "switch": (_staged("switch"), (_floats(4),)),
+    "while_loop": (_staged("while_loop"), (_floats(4),)),
+    "scan": (_staged("scan"), (_floats(4),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in registry() if registry()[n].sample is None
+                                        and n not in UNBATCHABLE))
+def test_vmap_of_unsampled_primitive_equals_stacked_examples(name):
+    assert name in UNSAMPLED, f"give primitive {name!r} a case here (it has no sampler)"
+    fun, args = UNSAMPLED[name]
+    _check_case(fun, args)
