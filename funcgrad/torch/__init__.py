@@ -38,6 +38,7 @@ from funcgrad.torch import (_ops_basic, _ops_elementwise, _ops_reduce, _ops_shap
                             _ops_matmul, _methods)
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
+from funcgrad.torch.func import vmap
 from funcgrad.torch import accelerator, backends
 from funcgrad.torch import distributed, futures
 from funcgrad.torch.serialization import save, load
