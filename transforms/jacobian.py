@@ -127,10 +127,9 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
             pushed = [fnp.zeros((0,) + tuple(o.shape), o.dtype) for o in out_leaves]
         per_in = [[_block(p, offsets, i, tuple(o.shape), tuple(x.shape), True)
                    for p, o in zip(pushed, out_leaves)] for i, x in enumerate(in_leaves)]
-        jac = out_tree.unflatten([
-            in_tree.unflatten([per_in[i][k] for i in range(len(in_leaves))])
-            if not isinstance(argnums, int) else per_in[0][k]
-            for k in range(len(out_leaves))])
+        per_out = [in_tree.unflatten([per_in[i][k] for i in range(len(in_leaves))])
+                   for k in range(len(out_leaves))]
+        jac = out_tree.unflatten([p[0] if isinstance(argnums, int) else p for p in per_out])
         if has_aux:
             aux = tree_util.tree_map(_concrete_or_self, aux_box[0])
             return jac, aux
