@@ -383,3 +383,18 @@ def test_per_example_gradients_example():
     result = runpy.run_path(str(path))["main"](verbose=False)
     assert result["max_gap"] < 1e-12
     assert result["accuracy"] > 0.9
+
+
+def test_vmap_benchmark_smoke():
+    """benchmarks/vmap.py at tiny sizes: every implementation agrees (checked inside) and
+    the table has its rows and targets (nothing here asserts on time)."""
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from benchmarks import vmap as bench
+    from benchmarks.harness import Config
+    report = bench.run(Config.make(True))
+    impls = {r.impl for r in report.rows}
+    assert {"funcgrad vmap(grad)", "funcgrad grad of the mean", "funcgrad jacrev",
+            "funcgrad jacrev, basis loop", "funcgrad jacfwd", "funcgrad one vjp"} <= impls
+    assert len(report.targets) == 4
