@@ -66,7 +66,7 @@ from funcgrad.core import Primitive
 from .batching import NamedAxisPrimitive, axis_size_of
 from .binary import equal, where
 from .control import convert_element_type
-from .kernels.collectives import axis_size, axis_transport
+from .kernels.collectives import axis_transport
 from .samplers import collectives as samplers
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "pbroadcast",
@@ -257,7 +257,7 @@ samplers.declare(psum, pmean, pmax, pmin, all_gather, all_gather_invariant, psum
 # example's number. Over another name the collective is the same on every example (it
 # binds again on the batched value, axis params shifted past the batch axis).
 from . import batching as B  # noqa: E402
-from .indexing import NO_INDEX, Index, Ref, Slice, getitem  # noqa: E402
+from .indexing import NO_INDEX, Index, Ref, getitem  # noqa: E402
 from .reductions import reduce_max, reduce_min, reduce_sum  # noqa: E402
 from .shape import broadcast_to, reshape  # noqa: E402
 from .constants import constant  # noqa: E402

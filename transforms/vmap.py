@@ -27,11 +27,11 @@ from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.core import (ConcretizationTypeError, Primitive, Trace, Tracer, new_trace)
 from funcgrad.primitives.batching import bind_axis_name, moveaxis
+from funcgrad.primitives.reductions import reduce_any
 from funcgrad.primitives.shape import broadcast_to, reshape
 from .tape_text import aval_text
 
-__all__ = ["vmap", "BatchTrace", "BatchTracer", "is_batched", "batch_dim", "unbatched",
-           "batch_call", "lanes_any"]
+__all__ = ["vmap", "BatchTrace", "BatchTracer", "is_batched", "lanes_any", "flatten_axes"]
 
 
 class BatchTracer(Tracer):
@@ -396,32 +396,6 @@ def is_batched(x: Any) -> bool:
     return type(x) is BatchTracer
 
 
-def batch_dim(x: Any) -> int | None:
-    return x._bdim if type(x) is BatchTracer else None
-
-
-def unbatched(x: Any) -> Any:
-    """The batched array under a `BatchTracer` (its batch axis moved to the front)."""
-    return moveaxis(x._primal, x._bdim, 0)
-
-
 def lanes_any(pred: BatchTracer) -> Any:
     """Whether any example's (scalar) ``pred`` holds: a value shared by the examples."""
-    from funcgrad.primitives.reductions import reduce_any  # rules' level, no numpy wrapper
     return reduce_any(pred._primal, axis=(pred._bdim,), keepdims=False)
-
-
-def batch_call(fun: Callable, trace: BatchTrace, leaves: Sequence) -> tuple[Callable, list]:
-    """For a construct called on ``leaves`` in ``trace``: (``fun`` vectorised over the
-    batch axes those leaves have, with every output batched at axis 0, the leaves' values
-    below the trace). A construct binds itself again on these, with its functions
-    replaced by their vectorised versions."""
-    values, dims = trace.lower(leaves)
-    batched = vmap(lambda *xs: list(fun(*xs)), in_axes=tuple(dims), out_axes=0,
-                   axis_name=trace.axis_name, axis_size=trace.size)
-    return batched, values
-
-
-def rewrap(trace: BatchTrace, outs: Sequence) -> list:
-    """Outputs of a vectorised function (batched at axis 0) as tracers of ``trace``."""
-    return [trace.new(o, 0) for o in outs]

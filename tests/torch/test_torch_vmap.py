@@ -5,8 +5,6 @@ import numpy as np
 import pytest
 
 import funcgrad.torch as torch
-import funcgrad.torch.nn as nn
-import funcgrad.torch.nn.functional as F
 from funcgrad.torch.func import functional_call, grad, stack_module_state, vmap
 
 real = pytest.importorskip("torch")
