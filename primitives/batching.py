@@ -18,7 +18,9 @@ The families declare their rules with the factories below, beside their other ru
 
 Collectives name an axis (``axis_name``); `NamedAxisPrimitive` sends a call to the `vmap`
 that binds that name even when none of the call's arguments is batched by it (an
-``axis_index``, a ``psum`` of a value shared by every example), see `bind_axis_name`.
+``axis_index``, a ``psum`` of a value shared by every example), see `bind_axis_name`. A
+rule that needs to know which vmap runs it (its axis name and size) sets the attribute
+``wants_frame = True`` and receives that vmap's trace as the keyword ``frame``.
 """
 from __future__ import annotations
 

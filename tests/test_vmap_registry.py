@@ -2,7 +2,8 @@
 examples (the case's arguments, slightly rescaled per example), equals the stack of the
 per-example results, for several ``in_axes`` (every argument mapped at axis 0, one
 argument mapped and the others shared, the batch axis last), and so do the per-example
-gradients and Hessian-vector products (first and second order). Every primitive has a
+gradients (for the same ``in_axes``) and Hessian-vector products (every argument mapped):
+first and second order. Every primitive has a
 batching rule, or a listed reason why it cannot have one, which vmap then raises."""
 import numpy as np
 import pytest
@@ -110,11 +111,13 @@ def test_vmap_of_grad_and_hvp_equals_stacked_examples(name, data):
 
         def hvp(*xs):  # forward over reverse: the Hessian times the inputs themselves
             return funcgrad.jvp(lambda *ys: grad(*ys), xs, xs)[1]
-        for g in (grad, hvp):
-            mapped = (True,) * len(case.args)
-            batched = funcgrad.vmap(g)(*_stacked(case.args, mapped, 0))
-            singles = [g(*_per_example(case.args, mapped, k)) for k in range(BATCH)]
-            _assert_stacked(batched, singles)
+        everything = [((True,) * len(case.args), 0)]
+        for g, choices in ((grad, _in_axes_choices(case.args)), (hvp, everything)):
+            for mapped, axis in choices:
+                in_axes = tuple(axis if m else None for m in mapped)
+                batched = funcgrad.vmap(g, in_axes=in_axes)(*_stacked(case.args, mapped, axis))
+                singles = [g(*_per_example(case.args, mapped, k)) for k in range(BATCH)]
+                _assert_stacked(batched, singles)
 
 
 @pytest.mark.parametrize("name", sorted(registry()))
