@@ -398,3 +398,28 @@ def test_vmap_benchmark_smoke():
     assert {"funcgrad vmap(grad)", "funcgrad grad of the mean", "funcgrad jacrev",
             "funcgrad jacrev, basis loop", "funcgrad jacfwd", "funcgrad one vjp"} <= impls
     assert len(report.targets) == 4
+
+
+def test_fori_loop_with_per_example_trip_counts():
+    f = lambda n, x: lax.fori_loop(0, n, lambda i, c: c * 1.5 + i, x)  # noqa: E731
+    fj = lambda n, x: jax.lax.fori_loop(0, n, lambda i, c: c * 1.5 + i, x)  # noqa: E731
+    both(f, fj, np.array([0, 3, 1, 5]), X)
+
+
+@pytest.mark.parametrize("draw", ["normal", "uniform", "randint", "split", "gamma",
+                                  "bernoulli", "permutation", "categorical"])
+def test_random_over_a_batch_of_keys_gives_jax_numbers(draw):
+    from funcgrad import random
+    calls = {"normal": lambda r, k: r.normal(k, (3,)),
+             "uniform": lambda r, k: r.uniform(k, (2, 2)),
+             "randint": lambda r, k: r.randint(k, (3,), 0, 10),
+             "split": lambda r, k: r.split(k),
+             "gamma": lambda r, k: r.gamma(k, 2.0, (3,)),
+             "bernoulli": lambda r, k: r.bernoulli(k, 0.3, (5,)),
+             "permutation": lambda r, k: r.permutation(k, 5),
+             "categorical": lambda r, k: r.categorical(k, np.zeros(4))}
+    keys = random.split(random.PRNGKey(0), 4)
+    jkeys = jax.random.split(jax.random.PRNGKey(0), 4)
+    ours = funcgrad.vmap(lambda k: calls[draw](random, k))(keys)
+    theirs = jax.vmap(lambda k: calls[draw](jax.random, k))(jkeys)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))

@@ -447,7 +447,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
 def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
     """``val = body_fun(i, val)`` for i in [lower, upper) (JAX's ``lax.fori_loop``): a
     `scan` when the bounds are known (reverse-differentiable), else a `while_loop`."""
-    if not (is_abstract(lower) or is_abstract(upper)):
+    per_example = is_batched(lower) or is_batched(upper)  # bounds differing under vmap
+    if not (is_abstract(lower) or is_abstract(upper) or per_example):
         lo, hi = int(lower), int(upper)
         carry, _ = scan(lambda c, i: (body_fun(i, c), None), init_val,
                         fnp.arange(lo, max(lo, hi)))
