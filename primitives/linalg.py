@@ -373,6 +373,8 @@ def _batch_diagonal_embed(args: tuple, dims: tuple, shape: tuple, offset: int, a
 
 def _batch_matmul_tn(args: tuple, dims: tuple) -> tuple:
     """x^T @ y of each example (the layout hint ``like`` does not change the values)."""
+    if dims[0] is None and dims[1] is None:  # only the layout hint is batched
+        return matmul(mT(args[0]), args[1]), None
     x, y = (B.to_front(a, d) if d is not None else a for a, d in zip(args[:2], dims[:2]))
     return _batch_matmul((mT(x), y), tuple(None if d is None else 0 for d in dims[:2]))
 
