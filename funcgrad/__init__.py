@@ -21,7 +21,7 @@ from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, flo
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
                                  custom_jvp, checkpoint, remat, checkpoint_policies,
                                  checkpoint_name, checkpoint_sequential, saved_residuals,
-                                 print_saved_residuals, jit, make_jaxpr)
+                                 print_saved_residuals, jit, make_jaxpr, vmap)
 from funcgrad.core import EscapedTracerError
 from funcgrad import test_util
 from funcgrad import viz  # installs the notebook reprs (graphviz is imported only to draw)
@@ -35,5 +35,5 @@ __all__ = ["Array", "config", "tree_util", "tree", "device_put", "device_get",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "jit",
-           "make_jaxpr",
+           "make_jaxpr", "vmap",
            "EscapedTracerError"]

@@ -8,7 +8,8 @@ table: `select` (where), `elementwise`, `binary`, `special`, `distributions`, `b
 `control`, `collectives` (psum, all_gather, ... over a named axis), `random` (the Threefry
 hash and the samplers of funcgrad.random). Implementations that look at data or memory
 layout live in `kernels`, test-input samplers in `samplers`, and `constants` makes the
-shape-only constants rules need.
+shape-only constants rules need. Each family also declares its batching rules (for
+`funcgrad.vmap`, ``prim.defbatch``), most with the shared factories of `batching`.
 
 Declaring your own (the same API funcgrad uses)::
 

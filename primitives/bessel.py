@@ -29,6 +29,7 @@ from .binary import where
 from .elementwise import sign, unary
 from .samplers import special as samples
 from .special import _impl, not_implemented
+from .batching import broadcasting
 
 _ORDER_NOTE = " (the order of a Bessel function is a parameter: there is no closed form)"
 
@@ -88,3 +89,8 @@ yv = _with_order("yv", lambda g, v, x: g * (yv(v - 1, x) - yv(v + 1, x)) * 0.5,
                  positive=True)
 
 __all__ = ["i0", "i1", "i0e", "i1e", "iv", "ive", "j0", "j1", "jv", "y0", "y1", "yv"]
+
+
+# -- batching rules (vmap): see funcgrad.primitives.batching ------------------------------
+for _p in (i0, i1, i0e, i1e, iv, ive, j0, j1, jv, y0, y1, yv):
+    broadcasting(_p)

@@ -25,6 +25,7 @@ from .elementwise import exp, exp2, log, predicate, trunc
 from .kernels import elementwise as kernels
 from .samplers import elementwise as samplers
 from .select import nonzero_or_one, where
+from .batching import broadcasting
 
 
 def binary(name: str, impl: Callable, rule_x: Any, rule_y: Any, *, jvp: tuple | None = None,
@@ -169,3 +170,12 @@ relu = Primitive("relu", kernels.relu,
                  doc="max(x, 0), with NaN kept.")
 relu.defvjp(lambda g, out: where(out <= 0, 0, g))
 relu.defjvp(lambda t, out: where(out <= 0, 0, t))
+
+
+# -- batching rules (vmap): see funcgrad.primitives.batching ------------------------------
+for _p in (max_share, add, sub, mul, div, power, floor_divide, mod, fmod, maximum, minimum,
+           arctan2, hypot, logaddexp, logaddexp2, copysign, nextafter, heaviside, ldexp, equal,
+           not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
+           logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift, gcd, lcm,
+           relu):
+    broadcasting(_p)

@@ -63,9 +63,10 @@ from typing import Any, Callable, Hashable
 import numpy as np
 
 from funcgrad.core import Primitive
+from .batching import NamedAxisPrimitive, axis_size_of
 from .binary import equal, where
 from .control import convert_element_type
-from .kernels.collectives import axis_size, axis_transport
+from .kernels.collectives import axis_transport
 from .samplers import collectives as samplers
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "pbroadcast",
@@ -148,39 +149,39 @@ def _identity(x: Any, axis_name: Hashable, to: str) -> Any:
 
 # -- primitives -------------------------------------------------------------------------------
 
-psum = Primitive("psum", _reduction("sum"), params=("axis_name",),
+psum = NamedAxisPrimitive("psum", _reduction("sum"), params=("axis_name",),
                  effectful=True, doc="The sum of x over the ranks of axis_name.")
-pmean = Primitive("pmean", _pmean, params=("axis_name",),
+pmean = NamedAxisPrimitive("pmean", _pmean, params=("axis_name",),
                   effectful=True, doc="The mean of x over the ranks of axis_name.")
-pmax = Primitive("pmax", _reduction("max"), params=("axis_name",),
+pmax = NamedAxisPrimitive("pmax", _reduction("max"), params=("axis_name",),
                  effectful=True,
                  doc="The elementwise maximum of x over the ranks of axis_name.")
-pmin = Primitive("pmin", _reduction("min"), params=("axis_name",),
+pmin = NamedAxisPrimitive("pmin", _reduction("min"), params=("axis_name",),
                  effectful=True,
                  doc="The elementwise minimum of x over the ranks of axis_name.")
-all_gather = Primitive(
+all_gather = NamedAxisPrimitive(
     "all_gather", _all_gather, params=("axis_name", "axis", "tiled"),
     effectful=True, doc="Every rank's x, stacked along a new axis (tiled: joined along axis).")
-all_gather_invariant = Primitive(
+all_gather_invariant = NamedAxisPrimitive(
     "all_gather_invariant", _all_gather, params=("axis_name", "axis", "tiled"),
     effectful=True,
     doc="all_gather whose result is one replicated value (shard_map's output boundary).")
-psum_scatter = Primitive(
+psum_scatter = NamedAxisPrimitive(
     "psum_scatter", _psum_scatter, params=("axis_name", "scatter_dimension", "tiled"),
     effectful=True,
     doc="Block r (along scatter_dimension) of the sum over ranks (reduce-scatter).")
-pbroadcast = Primitive("pbroadcast", _pbroadcast, params=("axis_name", "source"),
+pbroadcast = NamedAxisPrimitive("pbroadcast", _pbroadcast, params=("axis_name", "source"),
                        effectful=True, doc="The x of rank source, on every rank.")
-ppermute = Primitive(
+ppermute = NamedAxisPrimitive(
     "ppermute", _ppermute, params=("axis_name", "perm"),
     effectful=True,
     doc="x sent along perm ((source, destination) pairs); zeros where nothing arrives.")
-axis_index = Primitive("axis_index", _axis_index, inputs=(), params=("axis_name",),
+axis_index = NamedAxisPrimitive("axis_index", _axis_index, inputs=(), params=("axis_name",),
                        differentiable=False, doc="This rank's index along axis_name.")
-pscatter = Primitive(
+pscatter = NamedAxisPrimitive(
     "pscatter", _pscatter, params=("axis_name", "axis", "tiled"), view=True,
     doc="This rank's block of a replicated x (shard_map's input boundary).")
-pcast = Primitive("pcast", _identity, params=("axis_name", "to"), view=True,
+pcast = NamedAxisPrimitive("pcast", _identity, params=("axis_name", "to"), view=True,
                   doc="x, re-typed as per-rank (to='varying') or replicated "
                   "(to='invariant'); only the derivative changes.")
 
@@ -211,7 +212,7 @@ def _to_source(g: Any, axis_name: Hashable, source: int) -> Any:
 _PCAST_VJP = {
     "varying": lambda g, axis_name: pcast(psum(g, axis_name=axis_name), axis_name=axis_name,
                                           to="invariant"),
-    "invariant": lambda g, axis_name: pcast(g * (1.0 / axis_size(axis_name)),
+    "invariant": lambda g, axis_name: pcast(g * (1.0 / axis_size_of(axis_name)),
                                             axis_name=axis_name, to="varying")}
 
 psum.defvjp(lambda g, axis_name: psum(g, axis_name=axis_name))
@@ -247,3 +248,121 @@ pcast.defjvp(lambda t, axis_name, to: pcast(t, axis_name=axis_name, to=to))
 
 samplers.declare(psum, pmean, pmax, pmin, all_gather, all_gather_invariant, psum_scatter,
                  pbroadcast, ppermute, pscatter, pcast)
+
+
+# -- batching rules (vmap) ------------------------------------------------------------------
+# Over the axis a vmap names, a collective combines the examples: the reductions reduce the
+# batch axis (a value the examples share, size * x for a psum of a shared x), all_gather
+# moves it into place, psum_scatter leaves each example its block, axis_index is each
+# example's number. Over another name the collective is the same on every example (it
+# binds again on the batched value, axis params shifted past the batch axis).
+from . import batching as B  # noqa: E402
+from .indexing import NO_INDEX, Index, Ref, getitem  # noqa: E402
+from .reductions import reduce_max, reduce_min, reduce_sum  # noqa: E402
+from .shape import broadcast_to, reshape  # noqa: E402
+from .constants import constant  # noqa: E402
+
+_AXIS_PARAM = {"all_gather": "axis", "all_gather_invariant": "axis", "pscatter": "axis",
+               "psum_scatter": "scatter_dimension"}
+
+
+def _collective_rule(p: Primitive, over: Callable) -> Callable:
+    """The rule of collective ``p``: ``over(x, d, size, **params) -> (out, out_dim)`` on
+    its own axis; on another axis the call binds again, per example."""
+    def rule(args: tuple, dims: tuple, frame: Any, **params: Any) -> tuple:
+        if params["axis_name"] == frame.axis_name:
+            return over(*args, *dims, frame.size, **{k: v for k, v in params.items()
+                                                       if k != "axis_name"})
+        (x,), (d,) = args, dims
+        key = _AXIS_PARAM.get(p.name)
+        if key is None:
+            return p(x, **params), d
+        return p(B.to_front(x, d), **dict(params, **{key: params[key] + 1})), 0
+    rule.__name__ = f"batch_{p.name}"
+    rule.wants_frame = True  # type: ignore[attr-defined]
+    return rule
+
+
+def _reduce(reduce: Callable, shared: Callable) -> Callable:
+    def over(x: Any, d: Any, size: int) -> tuple:
+        if d is None:
+            return shared(x, size), None
+        return reduce(x, axis=(d,), keepdims=False), None
+    return over
+
+
+def _stacked(x: Any, d: Any, size: int, axis: int, tiled: bool) -> Any:
+    """The examples' x stacked at ``axis`` (joined along it when tiled)."""
+    if d is None:
+        shape = tuple(x.shape)
+        x = broadcast_to(reshape(x, shape=(1,) + shape), shape=(size,) + shape)
+        d = 0
+    moved = B.moveaxis(x, d, axis)
+    if not tiled:
+        return moved
+    shape = tuple(moved.shape)
+    return reshape(moved, shape=shape[:axis] + (shape[axis] * shape[axis + 1],)
+                   + shape[axis + 2:])
+
+
+def _gather_over(x: Any, d: Any, size: int, axis: int, tiled: bool) -> tuple:
+    return _stacked(x, d, size, axis, tiled), None
+
+
+def _blocks(total: Any, size: int, axis: int, tiled: bool) -> tuple:
+    """Example r's block r of ``total`` along axis: the batch axis is that axis."""
+    if not tiled:
+        return total, axis
+    shape = tuple(total.shape)
+    return reshape(total, shape=shape[:axis] + (size, shape[axis] // size)
+                   + shape[axis + 1:]), axis
+
+
+def _scatter_over(x: Any, d: Any, size: int, scatter_dimension: int, tiled: bool) -> tuple:
+    total = x * size if d is None else reduce_sum(x, axis=(d,), keepdims=False)
+    return _blocks(total, size, scatter_dimension, tiled)
+
+
+def _pscatter_over(x: Any, d: Any, size: int, axis: int, tiled: bool) -> tuple:
+    if d is not None:
+        raise ValueError("pscatter takes a value shared by the examples (a replicated "
+                         "input of shard_map); this one differs per example")
+    return _blocks(x, size, axis, tiled)
+
+
+def _broadcast_over(x: Any, d: Any, size: int, source: int) -> tuple:
+    if d is None:
+        return x, None
+    return getitem(B.to_front(x, d), NO_INDEX, index=Index((source,))), None
+
+
+def _permute_over(x: Any, d: Any, size: int, perm: tuple) -> tuple:
+    """Example dst gets the x of the example sending to it, zeros if none does."""
+    sources = np.zeros(size, np.intp)
+    receives = np.zeros(size, bool)
+    for s, t in perm:
+        sources[t], receives[t] = s, True
+    x = B.materialize(x, d, size)
+    moved = getitem(x, constant(x, sources[None]), index=Index((Ref(0),)))
+    mask = constant(x, receives.reshape((size,) + (1,) * (x.ndim - 1)))
+    return where(mask, moved, 0), 0
+
+
+def _index_over(size: int) -> tuple:
+    return constant(np.zeros(()), np.arange(size, dtype=np.int32)), 0
+
+
+psum.defbatch(_collective_rule(psum, _reduce(reduce_sum, lambda x, n: x * n)))
+pmean.defbatch(_collective_rule(pmean, _reduce(
+    lambda x, axis, keepdims: reduce_sum(x, axis=axis, keepdims=keepdims) / x.shape[axis[0]],
+    lambda x, n: x)))
+pmax.defbatch(_collective_rule(pmax, _reduce(reduce_max, lambda x, n: x)))
+pmin.defbatch(_collective_rule(pmin, _reduce(reduce_min, lambda x, n: x)))
+all_gather.defbatch(_collective_rule(all_gather, _gather_over))
+all_gather_invariant.defbatch(_collective_rule(all_gather_invariant, _gather_over))
+psum_scatter.defbatch(_collective_rule(psum_scatter, _scatter_over))
+pscatter.defbatch(_collective_rule(pscatter, _pscatter_over))
+pbroadcast.defbatch(_collective_rule(pbroadcast, _broadcast_over))
+ppermute.defbatch(_collective_rule(ppermute, _permute_over))
+pcast.defbatch(_collective_rule(pcast, lambda x, d, size, to: (x, d)))
+axis_index.defbatch(_collective_rule(axis_index, _index_over))

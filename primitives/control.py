@@ -16,6 +16,7 @@ from funcgrad import tree_util
 from funcgrad.backend import check_device, device_of, to_device
 from funcgrad.core import Primitive
 from . import sampling
+from .batching import passthrough
 
 
 def _identity(x: Any) -> Any:
@@ -64,3 +65,9 @@ def device_put(x: Any, device: str = "cpu") -> Any:
     Differentiable: the cotangent is moved back to the input's device."""
     target = check_device(device)
     return tree_util.tree_map(lambda leaf: device_put_p(leaf, device=target), x)
+
+
+# -- batching rules (vmap): see funcgrad.primitives.batching ------------------------------
+# elementwise: the batch axis stays where it is
+for _p in (stop_gradient, convert_element_type, device_put_p):
+    passthrough(_p)

@@ -258,3 +258,108 @@ window_gather.defvjp(
 window_gather.defjvp(_gather_at, ZERO)
 window_scatter.defvjp(_gather_at, ZERO)
 window_scatter.defjvp(_scatter_at, ZERO)
+
+
+# -- batching rules (vmap) ------------------------------------------------------------------
+# A convolution already maps over its batch axis and, with groups, over blocks of features:
+# the vmapped axis is folded into one of those (lhs batch; rhs out features; both: feature
+# groups, or batch groups), inside each existing group so the grouping is kept, and split
+# out of the result again. Window primitives get one more axis with a window of one.
+# (imported here: funcgrad.primitives.batching builds on the shape primitives)
+from . import batching as B  # noqa: E402
+
+
+def _fold(x: Any, d: int, axis: int, groups: int, major: bool) -> Any:
+    """The batch axis ``d`` of x merged into ``axis``: inside each of the ``groups``
+    blocks of that axis (the batch is the block's major part), or ``major`` (ahead of
+    the groups: the batch becomes groups)."""
+    x = B.moveaxis(x, d, 0)
+    size, shape = x.shape[0], tuple(x.shape[1:])
+    n = shape[axis]
+    if major:
+        x = B.moveaxis(x, 0, axis)
+    else:
+        x = reshape(x, shape=(size,) + shape[:axis] + (groups, n // groups) + shape[axis + 1:])
+        x = B.moveaxis(x, 0, axis + 1)  # (..., groups, batch, n / groups, ...)
+    return reshape(x, shape=shape[:axis] + (size * n,) + shape[axis + 1:])
+
+
+def _unfold(out: Any, axis: int, groups: int, size: int, major: bool) -> tuple:
+    """The inverse of `_fold` on a result: (out with the batch split out of ``axis``,
+    where the batch axis is)."""
+    shape = tuple(out.shape)
+    n = shape[axis] // size
+    if major:
+        return reshape(out, shape=shape[:axis] + (size, n) + shape[axis + 1:]), axis
+    split = reshape(out, shape=shape[:axis] + (groups, size, n // groups) + shape[axis + 1:])
+    moved = B.moveaxis(split, axis + 1, axis)  # (..., batch, groups, n / groups, ...)
+    return reshape(moved, shape=shape[:axis] + (size, n) + shape[axis + 1:]), axis
+
+
+def _batch_conv(args: tuple, dims: tuple, **params: Any) -> tuple:
+    (lhs, rhs), (dl, dr) = args, dims
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
+    size = lhs.shape[dl] if dl is not None else rhs.shape[dr]
+    if dr is None:  # the batch joins the lhs batch (inside each batch group)
+        lhs = _fold(lhs, dl, lhs_spec[0], bgc, bgc == 1)
+        out = conv_general_dilated(lhs, rhs, **params)
+        return _unfold(out, out_spec[0], bgc, size, True)
+    if dl is None:  # the batch joins the kernel's out features (inside each group)
+        groups = max(fgc, bgc)
+        rhs = _fold(rhs, dr, rhs_spec[0], groups, groups == 1)
+        out = conv_general_dilated(lhs, rhs, **params)
+        return _unfold(out, out_spec[1], groups, size, groups == 1)
+    if bgc == 1:  # both: each example a block of feature groups
+        lhs = _fold(lhs, dl, lhs_spec[1], fgc, True)
+        rhs = _fold(rhs, dr, rhs_spec[0], fgc, True)
+        out = conv_general_dilated(lhs, rhs, **dict(params, feature_group_count=fgc * size))
+        return _unfold(out, out_spec[1], fgc, size, True)
+    lhs = _fold(lhs, dl, lhs_spec[0], bgc, True)  # both: each example a block of batch groups
+    rhs = _fold(rhs, dr, rhs_spec[0], bgc, True)
+    out = conv_general_dilated(lhs, rhs, **dict(params, batch_group_count=bgc * size))
+    return _unfold(out, out_spec[1], bgc, size, True)
+
+
+def _one_more(params: dict) -> dict:
+    """Window params with a window of one over a new leading axis."""
+    out = dict(params)
+    for k, unit in (("window_dimensions", 1), ("window_strides", 1), ("padding", (0, 0)),
+                    ("base_dilation", 1), ("window_dilation", 1)):
+        out[k] = (unit,) + tuple(params[k])
+    return out
+
+
+def _batch_windows(args: tuple, dims: tuple, **params: Any) -> tuple:
+    """(batch, positions..., 1, offsets...): the new axis's one window offset dropped."""
+    x = B.to_front(args[0], dims[0])
+    out = sliding_windows(x, **_one_more(params))
+    n = x.ndim
+    return reshape(out, shape=tuple(out.shape[:n]) + tuple(out.shape[n + 1:])), 0
+
+
+def _batch_windows_transpose(args: tuple, dims: tuple, shape: tuple, **params: Any) -> tuple:
+    g = B.to_front(args[0], dims[0])
+    n = len(shape) + 1
+    g = reshape(g, shape=tuple(g.shape[:n]) + (1,) + tuple(g.shape[n:]))
+    return sliding_windows_transpose(g, shape=(g.shape[0],) + tuple(shape),
+                                     **_one_more(params)), 0
+
+
+def _batch_window_pick(p: Primitive) -> Any:
+    """window_argmax / window_gather / window_scatter: every input with the batch in
+    front; a flat offset within a window is the same with a window of one in front."""
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple:
+        size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+        new = [B.materialize(a, d, size) for a, d in zip(args, dims)]
+        if "shape" in params:
+            params = dict(params, shape=(size,) + tuple(params["shape"]))
+        return p(*new, **_one_more(params)), 0
+    return rule
+
+
+conv_general_dilated.defbatch(_batch_conv)
+sliding_windows.defbatch(_batch_windows)
+sliding_windows_transpose.defbatch(_batch_windows_transpose)
+for _p in (window_argmax, window_gather, window_scatter):
+    _p.defbatch(_batch_window_pick(_p))

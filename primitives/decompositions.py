@@ -375,3 +375,11 @@ pinv = Primitive("pinv", _pinv_impl, ("a",), ("rcond", "hermitian"),
                  doc="The Moore-Penrose pseudo-inverse (numpy's pinv).")
 pinv.defvjp(_pinv_vjp)
 pinv.defjvp(_pinv_jvp)
+
+
+# -- batching rules (vmap): one more leading dimension of matrices -----------------------------
+# (imported here: funcgrad.primitives.batching builds on the shape primitives)
+from . import batching as B  # noqa: E402
+
+for _p in (cholesky, eigh, eigvalsh, eig, eigvals, svd, svdvals, qr, pinv):
+    B.leading(_p)

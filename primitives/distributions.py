@@ -32,6 +32,7 @@ from .kernels import special as K
 from .samplers import special as samples
 from .special import (_impl, backend_impl, betaln, digamma, float_dtype, gammaln,
                       not_implemented, polygamma, xlog1py, xlogy)
+from .batching import broadcasting
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _NOT_IN_JAX = " (JAX does not differentiate it there either)"
@@ -142,3 +143,9 @@ log_ndtr = unary("log_ndtr", _impl("log_ndtr"),
 
 __all__ = ["gammainc", "gammaincc", "gammaincinv", "betainc", "betaincinv", "stdtr",
            "stdtrit", "ndtri", "log_ndtr", "student_log_density"]
+
+
+# -- batching rules (vmap): see funcgrad.primitives.batching ------------------------------
+for _p in (gammainc, gammaincc, gammaincinv, betainc, betaincinv, stdtr, stdtrit, ndtri,
+           log_ndtr):
+    broadcasting(_p)

@@ -23,6 +23,7 @@ from . import sampling
 from .kernels import elementwise as kernels
 from .samplers import elementwise as samplers
 from .select import nonzero_or_one
+from .batching import broadcasting
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
@@ -143,3 +144,12 @@ signbit = predicate("signbit", np.signbit)
 logical_not = predicate("logical_not", np.logical_not)
 invert = predicate("invert", np.invert)
 bitwise_count = predicate("bitwise_count", np.bitwise_count)
+
+
+# -- batching rules (vmap): see funcgrad.primitives.batching ------------------------------
+for _p in (tanh_backward, neg, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh,
+           arccosh, arctanh, exp, exp2, expm1, log, log2, log10, log1p, sqrt, cbrt, square,
+           reciprocal, sinc, abs, real, imag, conj, sign, floor, ceil, trunc, rint, round,
+           spacing, modf, frexp_exponent, isfinite, isnan, isinf, signbit, logical_not, invert,
+           bitwise_count):
+    broadcasting(_p)

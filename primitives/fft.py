@@ -65,3 +65,11 @@ irfft = Primitive("irfft", lambda x, n, axis, norm: np.fft.irfft(x, n, axis, nor
                   doc="The real signal of length n from its n // 2 + 1 DFT terms.")
 irfft.defvjp(_irfft_vjp)
 irfft.defjvp(lambda t, n, axis, norm: irfft(t, n=n, axis=axis, norm=norm))
+
+
+# -- batching rules (vmap): the batch axis in front, the transformed axis one further ---------
+# (imported here: funcgrad.primitives.batching builds on the shape primitives)
+from . import batching as B  # noqa: E402
+
+for _p in (fft, ifft, rfft, irfft):
+    B.broadcasting(_p, axes=("axis",))

@@ -149,3 +149,156 @@ def slice_axis(x: Any, axis: int, start: int | None = None, stop: int | None = N
     """x[..., start:stop:step] along ``axis`` (non-negative), as a getitem."""
     return getitem(x, NO_INDEX, index=Index(
         (Slice(None, None, None),) * axis + (Slice(start, stop, step),)))
+
+
+# -- batching rules (vmap) ------------------------------------------------------------------
+# An index of each example becomes one index of the batch: a leading full slice when the
+# index is the same for every example, a leading advanced component (the example number,
+# an arange) when the integer arrays differ. numpy places the broadcast block of advanced
+# components in place when they are adjacent, else first: `_layout` tells where, and the
+# rules transpose to the layout each example has.
+# (the module, read at call time: funcgrad.primitives.batching imports this one)
+from . import batching as B  # noqa: E402
+from .constants import constant  # noqa: E402
+
+_ALL = Slice(None, None, None)
+
+
+def _layout(index: Index, ndim: int) -> tuple[bool, int]:
+    """(whether the advanced components are adjacent, the output position of their
+    broadcast block) for an index with advanced components on an array of rank ``ndim``."""
+    consumed = sum(1 for e in index if e is not Ellipsis and e is not None)
+    entries: list = []
+    for e in index:
+        entries += [_ALL] * (ndim - consumed) if e is Ellipsis else [e]
+    adv = [i for i, e in enumerate(entries) if type(e) in (Ref, int)]
+    if adv != list(range(adv[0], adv[-1] + 1)):
+        return False, 0
+    return True, adv[0] - sum(1 for e in entries[:adv[0]] if type(e) is int)
+
+
+def _shared_index(index: Index, idx_ndim: int, x_ndim: int) -> tuple[Index, int]:
+    """The index of the batch (batch axis first) for an index shared by the examples
+    (idx of rank ``idx_ndim``, examples of rank ``x_ndim``), and where the batch axis of
+    the result is."""
+    new = Index((_ALL,) + tuple(index))
+    if not index.advanced or _layout(index, x_ndim)[0]:
+        return new, 0
+    return new, idx_ndim - 1  # the advanced block went first
+
+
+def _per_example(index: Index, idx: Any, di: int, x_ndim: int) -> tuple[Any, Index, tuple]:
+    """For integer arrays that differ per example: (idx with a row of example numbers, the
+    batch's index, the permutation from the batch's result layout (batch, block, rest) to
+    the examples' layout (batch, rest before the block, block, rest after))."""
+    idx = B.moveaxis(idx, di, 1)  # (rows, batch, *block)
+    rows, size, block = idx.shape[0], idx.shape[1], tuple(idx.shape[2:])
+    numbers = constant(idx, np.arange(size, dtype=idx.dtype).reshape((1, size) + (1,) * len(
+        block)))
+    from .shape import broadcast_to, concatenate  # shape imports this module
+    idx = concatenate(idx, broadcast_to(numbers, shape=(1, size) + block), axis=0)
+    adjacent, q = _layout(index, x_ndim)
+    q = q if adjacent else 0
+    nb = len(block)
+    rest = x_ndim - sum(1 for e in index if type(e) in (int, Ref)) + sum(
+        1 for e in index if e is None)
+    perm = (0,) + tuple(1 + nb + i for i in range(q)) + tuple(range(1, 1 + nb)) + tuple(
+        1 + nb + i for i in range(q, rest))
+    return idx, Index((Ref(rows),) + tuple(index)), perm
+
+
+def _inverse(perm: tuple) -> tuple:
+    out = [0] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = i
+    return tuple(out)
+
+
+def _batched_idx(idx: Any, di: Any, index: Index) -> bool:
+    return di is not None and index.advanced
+
+
+def _batch_getitem(args: tuple, dims: tuple, index: Index) -> tuple:
+    (x, idx), (dx, di) = args, dims
+    if not _batched_idx(idx, di, index):
+        new, at = _shared_index(index, idx.ndim - (di is not None), x.ndim - 1)
+        return getitem(B.to_front(x, dx), _unbatched_idx(idx, di), index=new), at
+    size = idx.shape[di]
+    x = B.materialize(x, dx, size)
+    idx, new, perm = _per_example(index, idx, di, x.ndim - 1)
+    from .shape import transpose  # shape imports this module
+    return transpose(getitem(x, idx, index=new), axes=perm), 0
+
+
+def _unbatched_idx(idx: Any, di: Any) -> Any:
+    """idx of an index without integer arrays (nothing to batch): the empty rows."""
+    return idx if di is None else NO_INDEX
+
+
+def _updates_layout(u: Any, du: Any, size: int, rank: int, at: int, perm: tuple | None
+                    ) -> Any:
+    """Updates (or values) laid out as the batch's gather: batch axis at ``at``, or
+    (per-example indices) transposed by the inverse of ``perm``."""
+    if du is None and B.ndim_of(u) == 0:
+        return u
+    u = B.lift(B.materialize(u, du, size), rank)
+    from .shape import broadcast_to, transpose  # shape imports this module
+    if perm is not None:
+        u = broadcast_to(u, shape=(size,) + tuple(np.broadcast_shapes(tuple(u.shape[1:]),
+                                                                       (1,) * rank)))
+        return transpose(u, axes=_inverse(perm))
+    return B.moveaxis(u, 0, at)
+
+
+def _gather_rank(index: Index, x_ndim: int, block: int) -> int:
+    kept = x_ndim - sum(1 for e in index if type(e) in (int, Ref))
+    news = sum(1 for e in index if e is None)
+    return kept + news + (block if index.advanced else 0)
+
+
+def _scatter_like(args: tuple, dims: tuple, index: Index, shape: tuple, x: Any) -> tuple:
+    """(target with the batch axis in front, the updates laid out for the batch's index,
+    idx, the batch's index) for scatter_add and index_set."""
+    u, idx = args
+    du, di, dx = dims
+    size = next(a.shape[d] for a, d in ((u, du), (idx, di), (x, dx)) if d is not None)
+    block = idx.ndim - 1 - (di is not None)
+    rank = _gather_rank(index, len(shape), block)
+    if _batched_idx(idx, di, index):
+        idx, new, perm = _per_example(index, idx, di, len(shape))
+        return _updates_layout(u, du, size, rank, 0, perm), idx, new, size
+    new, at = _shared_index(index, block + 1, len(shape))
+    return _updates_layout(u, du, size, rank, at, None), _unbatched_idx(idx, di), new, size
+
+
+def _batch_scatter_add(args: tuple, dims: tuple, index: Index, shape: tuple) -> tuple:
+    u, idx, new, size = _scatter_like(args, (*dims, None), index, shape, None)
+    return scatter_add(u, idx, index=new, shape=(size,) + tuple(shape)), 0
+
+
+def _batch_index_set(args: tuple, dims: tuple, index: Index) -> tuple:
+    x, values, idx = args
+    dx, dv, di = dims
+    u, idx, new, size = _scatter_like((values, idx), (dv, di, dx), index,
+                                      tuple(x.shape)[(dx is not None):], x)
+    return index_set(B.materialize(x, dx, size), u, idx, index=new), 0
+
+
+def _batch_set_winners(args: tuple, dims: tuple, index: Index, shape: tuple) -> tuple:
+    (idx,), (di,) = args, dims
+    if not index.advanced:
+        return set_winners(NO_INDEX, index=index, shape=shape), None
+    idx, new, perm = _per_example(index, idx, di, len(shape))
+    from .shape import transpose  # shape imports this module
+    return transpose(set_winners(idx, index=new, shape=(idx.shape[1],) + tuple(shape)),
+                     axes=perm), 0
+
+
+getitem.defbatch(_batch_getitem)
+scatter_add.defbatch(_batch_scatter_add)
+index_set.defbatch(_batch_index_set)
+set_winners.defbatch(_batch_set_winners)
+B.broadcasting(argsort, axes=("axis",))
+B.not_batchable(nonzero, "its result's shape depends on the values, so the examples' results "
+                "need not have one shape; select with funcgrad.numpy.where(mask, x, fill) "
+                "instead of boolean indexing")

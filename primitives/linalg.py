@@ -303,3 +303,94 @@ slogdet = Primitive("slogdet", lambda a: tuple(np.linalg.slogdet(a)), ("a",),
                     doc="(sign, log|det|) of square matrices.")
 slogdet.defvjp(_slogdet_vjp)
 slogdet.defjvp(_slogdet_jvp)
+
+
+# -- batching rules (vmap) ------------------------------------------------------------------
+# (imported here: funcgrad.primitives.batching builds on the shape primitives)
+from . import batching as B  # noqa: E402
+
+
+def _batch_matmul(args: tuple, dims: tuple) -> tuple:
+    """numpy's matmul with the batch axis as one more leading (broadcast) dimension: 1-D
+    examples become a row (x) or a column (y) matrix, dropped again from the result."""
+    (x, y), (dx, dy) = args, dims
+    x_vec, y_vec = x.ndim - (dx is not None) == 1, y.ndim - (dy is not None) == 1
+    if dx is not None:
+        x = B.to_front(x, dx)
+        x = expand(x, -2) if x_vec else x
+    if dy is not None:
+        y = B.to_front(y, dy)
+        y = expand(y, -1) if y_vec else y
+    rank = max(x.ndim - (dx is not None) + (x_vec and dx is None),
+               y.ndim - (dy is not None) + (y_vec and dy is None))
+    if dx is not None:
+        x = B.lift(x, rank)
+    elif x_vec:
+        x = expand(x, -2)
+    if dy is not None:
+        y = B.lift(y, rank)
+    elif y_vec:
+        y = expand(y, -1)
+    out = matmul(x, y)
+    if y_vec:
+        out = squeeze(out, -1)
+    if x_vec:
+        out = squeeze(out, -1 if y_vec else -2)
+    return out, 0
+
+
+def _batch_einsum(args: tuple, dims: tuple, subscripts: str) -> tuple:
+    """A fresh index letter for the batch axis of each batched operand and the result."""
+    ins, out = parse_subscripts(subscripts)
+    b = next(c for c in LETTERS if c not in subscripts)
+    ops = [x if d is None else B.to_front(x, d) for x, d in zip(args, dims)]
+    ins = [s if d is None else b + s for s, d in zip(ins, dims)]
+    return einsum(*ops, subscripts=",".join(ins) + "->" + b + out), 0
+
+
+def _batch_solve(args: tuple, dims: tuple) -> tuple:
+    """b of one example may be a vector: made a column, so that numpy's batched solve
+    reads it as a right-hand side, not a stack of them."""
+    (a, b), (da, db) = args, dims
+    vector = b.ndim - (db is not None) == 1
+    if vector:
+        b = expand(b, -1)
+    out = solve(*B.leading_args((a, b), (da, db), (2, 2)))
+    return (squeeze(out, -1) if vector else out), 0
+
+
+def _batch_diagonal(args: tuple, dims: tuple, offset: int, axis1: int, axis2: int) -> tuple:
+    return diagonal(B.to_front(args[0], dims[0]), offset=offset, axis1=axis1 + 1,
+                    axis2=axis2 + 1), 0
+
+
+def _batch_diagonal_embed(args: tuple, dims: tuple, shape: tuple, offset: int, axis1: int,
+                          axis2: int) -> tuple:
+    x = B.to_front(args[0], dims[0])
+    return diagonal_embed(x, shape=(x.shape[0],) + tuple(shape), offset=offset,
+                          axis1=axis1 + 1, axis2=axis2 + 1), 0
+
+
+def _batch_matmul_tn(args: tuple, dims: tuple) -> tuple:
+    """x^T @ y of each example (the layout hint ``like`` does not change the values)."""
+    if dims[0] is None and dims[1] is None:  # only the layout hint is batched
+        return matmul(mT(args[0]), args[1]), None
+    x, y = (B.to_front(a, d) if d is not None else a for a, d in zip(args[:2], dims[:2]))
+    return _batch_matmul((mT(x), y), tuple(None if d is None else 0 for d in dims[:2]))
+
+
+def _batch_addmm(args: tuple, dims: tuple) -> tuple:
+    c, x, y = args
+    prod, _ = _batch_matmul((x, y), dims[1:])
+    return (prod + (c if dims[0] is None else B.lift(B.to_front(c, dims[0]), 2))), 0
+
+
+matmul.defbatch(_batch_matmul)
+matmul_tn.defbatch(_batch_matmul_tn)
+addmm.defbatch(_batch_addmm)
+einsum.defbatch(_batch_einsum)
+diagonal.defbatch(_batch_diagonal)
+diagonal_embed.defbatch(_batch_diagonal_embed)
+solve.defbatch(_batch_solve)
+for _p in (inv, cofactor, det, slogdet):
+    B.leading(_p)

@@ -65,3 +65,12 @@ sqrtm = Primitive("sqrtm", K.sqrtm, ("a",), sample=samplers.square(samplers.sqrt
                   doc="The principal square root of square matrices.")
 sqrtm.defvjp(lambda g, out: solve_sylvester(mT(out), mT(out), g))
 sqrtm.defjvp(lambda t, out: solve_sylvester(out, out, t))
+
+
+# -- batching rules (vmap): one more leading dimension of matrices -----------------------------
+# (imported here: funcgrad.primitives.batching builds on the shape primitives)
+from . import batching as B  # noqa: E402
+
+B.leading(expm)
+B.leading(sqrtm)
+B.leading(solve_sylvester, (2, 2, 2))

@@ -173,3 +173,17 @@ random_poisson = Primitive(
 __all__ = ["threefry2x32", "bitcast_convert_type", "fma", "xla_log", "xla_log1p", "xla_exp",
            "erf_inv", "random_gamma", "random_gamma_cdf", "random_gamma_quantile",
            "random_poisson"]
+
+
+# -- batching rules (vmap) ------------------------------------------------------------------
+# (imported here: funcgrad.primitives.batching builds on the shape primitives)
+from . import batching as B  # noqa: E402
+
+# elementwise on their (broadcast) inputs: a batch of keys is a batch of counters' keys
+for _p in (threefry2x32, bitcast_convert_type, fma, xla_log, xla_log1p, xla_exp, erf_inv,
+           random_gamma_cdf, random_gamma_quantile):
+    B.broadcasting(_p, same_shape=_p is threefry2x32)
+B.leading(random_gamma, (1, 0))  # keys: one uint32 pair per element of a
+B.not_batchable(random_poisson, "its kernel draws every element from one key, so examples "
+                "with their own keys (or a shared key) cannot be drawn in one call; map with "
+                "funcgrad.lax.map, or draw with one key for the whole batch outside vmap")

@@ -226,3 +226,52 @@ nll_loss = Primitive("nll_loss", kernels.nll_loss, ("logp", "target", "weight"),
 nll_loss.defvjp(_nll_loss_vjp)
 nll_loss.defjvp(lambda t, target, weight, axis, reduction: nll_loss(
     t, target, weight, axis=axis, reduction=reduction))
+
+
+# -- batching rules (vmap): the batch axis in front, the axis params shifted past it ------------
+# (imported here: funcgrad.primitives.batching builds on the shape primitives)
+from .batching import broadcasting, materialize, to_front  # noqa: E402
+
+for _p in (reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_all, reduce_any, logsumexp,
+           cumsum, cumprod, log_softmax, tie_weights):
+    broadcasting(_p, axes=("axis",))
+broadcasting(linear_recurrence, axes=("axis",), same_shape=True)
+
+
+def _batch_arg_reduction(p: Primitive) -> Callable:
+    """argmax/argmin: ``axis=None`` (the flattened array) becomes the flattened example."""
+    def rule(args: tuple, dims: tuple, axis: Any, keepdims: bool) -> tuple:
+        x = to_front(args[0], dims[0])
+        if axis is not None:
+            return p(x, axis=axis + 1 if axis >= 0 else axis, keepdims=keepdims), 0
+        flat = p(reshape(x, shape=(x.shape[0], -1)), axis=1, keepdims=False)
+        return (reshape(flat, shape=(x.shape[0],) + (1,) * (x.ndim - 1)) if keepdims
+                else flat), 0
+    return rule
+
+
+argmax.defbatch(_batch_arg_reduction(argmax))
+argmin.defbatch(_batch_arg_reduction(argmin))
+
+
+def _batch_nll_loss(args: tuple, dims: tuple, axis: int, reduction: str) -> tuple:
+    """Per-element losses of every example at once (reduction 'none'), then each
+    example's sum or weighted mean."""
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    logp, target, weight = args
+    logp, target = (materialize(a, d, size) for a, d in zip((logp, target), dims))
+    if dims[2] is not None or not (type(weight) in (int, float)):
+        weight = materialize(weight, dims[2], size)
+    losses = nll_loss(logp, target, weight, axis=axis + 1, reduction="none")
+    if reduction == "none":
+        return losses, 0
+    every = tuple(range(1, losses.ndim))
+    total = reduce_sum(losses, axis=every, keepdims=False)
+    if reduction == "sum":
+        return total, 0
+    if type(weight) in (int, float):
+        return total / (weight * math.prod(target.shape[1:])), 0
+    return total / reduce_sum(weight, axis=every, keepdims=False), 0
+
+
+nll_loss.defbatch(_batch_nll_loss)

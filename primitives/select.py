@@ -12,6 +12,7 @@ from typing import Any
 from funcgrad.core import ZERO, Primitive
 from .kernels import elementwise as kernels
 from .samplers import elementwise as samplers
+from .batching import broadcasting
 
 __all__ = ["where", "nonzero_or_one"]
 
@@ -27,3 +28,7 @@ where.defjvp(ZERO, lambda t, condition: where(condition, t, 0),
 def nonzero_or_one(a: Any) -> Any:
     """``a`` with its zeros replaced by ones (a safe divisor; JAX's ``_replace_zero``)."""
     return where(a == 0, 1, a)
+
+
+# -- batching rules (vmap): see funcgrad.primitives.batching ------------------------------
+broadcasting(where)

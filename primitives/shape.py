@@ -95,3 +95,31 @@ pad = Primitive(
 pad.defvjp(lambda g, x_shape, pad_width: _slice(
     g, tuple(b for b, _ in pad_width), tuple(b + n for (b, _), n in zip(pad_width, x_shape))))
 pad.defjvp(lambda t, pad_width: pad(t, pad_width=pad_width, constant_values=0))
+
+
+# -- batching rules (vmap): the batch axis in front, the shape params one axis longer ----------
+# (the module, imported here and read at call time: funcgrad.primitives.batching builds on
+# the primitives above, and may be the module importing this one)
+from . import batching as B  # noqa: E402
+
+
+def _batch_broadcast_to(args: tuple, dims: tuple, shape: tuple) -> tuple:
+    x = B.lift(B.to_front(args[0], dims[0]), len(shape))
+    return broadcast_to(x, shape=(x.shape[0],) + tuple(shape)), 0
+
+
+def _batch_concatenate(args: tuple, dims: tuple, axis: int) -> tuple:
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    return concatenate(*(B.materialize(a, d, size) for a, d in zip(args, dims)),
+                       axis=B.shift_axes(axis)), 0
+
+
+reshape.defbatch(lambda args, dims, shape: (reshape(
+    B.to_front(args[0], dims[0]), shape=(args[0].shape[dims[0]],) + tuple(shape)), 0))
+broadcast_to.defbatch(_batch_broadcast_to)
+transpose.defbatch(lambda args, dims, axes: (transpose(
+    B.to_front(args[0], dims[0]), axes=(0,) + tuple(a + 1 for a in axes)), 0))
+concatenate.defbatch(_batch_concatenate)
+pad.defbatch(lambda args, dims, pad_width, constant_values: (pad(
+    B.to_front(args[0], dims[0]), pad_width=((0, 0),) + tuple(pad_width) if pad_width else (),
+    constant_values=constant_values), 0))

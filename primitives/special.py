@@ -38,6 +38,7 @@ from .select import where
 from .elementwise import abs, cos, exp, floor, log, log1p, unary
 from .kernels import special as K
 from .samplers import special as samples
+from .batching import broadcasting
 
 try:
     import scipy.special as _scipy_special
@@ -222,3 +223,9 @@ zeta = Primitive("zeta", _zeta_impl, ("x", "q"), ("order",),
                      "derivative in x.")
 zeta.defvjp(lambda g, x, q, order: g * zeta(x, q, order=order + 1), _zeta_dq)
 zeta.defjvp(lambda t, x, q, order: t * zeta(x, q, order=order + 1), _zeta_dq)
+
+
+# -- batching rules (vmap): see funcgrad.primitives.batching ------------------------------
+for _p in (erf, erfc, erfinv, erfcinv, gammaln, gamma, rgamma, gammasgn, digamma, expit, spence,
+           polygamma, beta, betaln, xlogy, xlog1py, zeta):
+    broadcasting(_p)

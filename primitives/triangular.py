@@ -204,3 +204,53 @@ solve_banded.defjvp(
     lambda t, ab, out, lower, upper: -solve_banded(ab, _band_matvec(t, out, upper),
                                                    lower=lower, upper=upper),
     lambda t, ab, lower, upper: solve_banded(ab, t, lower=lower, upper=upper))
+
+
+# -- batching rules (vmap) ------------------------------------------------------------------
+# (imported here: funcgrad.primitives.batching builds on the shape primitives)
+from . import batching as B  # noqa: E402
+from .indexing import Index, Ref, Slice, getitem  # noqa: E402
+from .linalg import solve  # noqa: E402
+from .shape import reshape  # noqa: E402
+
+
+def _as_columns(b: Any, db: Any) -> tuple[Any, bool]:
+    """b with a one-example vector made a column (numpy's batched solves read a stack of
+    vectors as one matrix)."""
+    vector = b.ndim - (db is not None) == 1
+    return (expand_dims(b, -1) if vector else b), vector
+
+
+def _batch_triangular_solve(args: tuple, dims: tuple, **params: Any) -> tuple:
+    (a, b), (da, db) = args, dims
+    b, vector = _as_columns(b, db)
+    out = triangular_solve(*B.leading_args((a, b), (da, db), (2, 2)), **params)
+    return (_drop_last(out) if vector else out), 0
+
+
+def _drop_last(x: Any) -> Any:
+    """x without its last (size-1) axis."""
+    return reshape(x, shape=tuple(x.shape[:-1]))
+
+
+def _batch_solve_banded(args: tuple, dims: tuple, lower: int, upper: int) -> tuple:
+    """The band of each example read into its dense matrix (a gather), then one batched
+    dense solve: the banded kernel solves one system at a time."""
+    (ab, b), (dab, db) = args, dims
+    size = ab.shape[dab] if dab is not None else b.shape[db]
+    ab = B.materialize(ab, dab, size)
+    n = ab.shape[-1]
+    i, j = np.indices((n, n))
+    rows = upper + i - j
+    inside = (rows >= 0) & (rows <= lower + upper)
+    idx = constant(ab, np.stack([np.clip(rows, 0, lower + upper), j]).astype(np.intp))
+    band = getitem(ab, idx, index=Index((Slice(None, None, None), Ref(0), Ref(1))))
+    dense = where(constant(ab, inside), band, 0)
+    b, vector = _as_columns(b, db)
+    out = solve(*B.leading_args((dense, b), (0, db), (2, 2)))
+    return (_drop_last(out) if vector else out), 0
+
+
+triangular_solve.defbatch(_batch_triangular_solve)
+B.leading(lu)
+solve_banded.defbatch(_batch_solve_banded)

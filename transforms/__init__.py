@@ -6,6 +6,7 @@
 - `jacobian`: `jacrev`/`jacobian`, `jacfwd`, `hessian`
 - `custom`: `custom_vjp`, `custom_jvp`
 - `checkpoint`: `checkpoint`/`remat`, policies, `checkpoint_sequential`, `saved_residuals`
+- `vmap`: `vmap` (batching rules live beside each primitive's other rules)
 - `jit` (with `compile`, which turns a tape into a Python function): `jit`, `make_jaxpr`
 """
 from .tape import Tape, make_tape
@@ -16,9 +17,10 @@ from .custom import custom_vjp, custom_jvp
 from .checkpoint import (checkpoint, remat, checkpoint_policies, checkpoint_name,
                          checkpoint_sequential, saved_residuals, print_saved_residuals)
 from .jit import jit, make_jaxpr
+from .vmap import vmap
 
 __all__ = ["Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0", "jvp",
            "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "jit",
-           "make_jaxpr"]
+           "make_jaxpr", "vmap"]

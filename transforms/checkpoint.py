@@ -23,9 +23,11 @@ from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, TraceCall, is_inexact, new_trace
 from funcgrad.primitives import sampling
 from funcgrad.primitives.linalg import parse_subscripts
+from funcgrad.primitives.batching import passthrough
 from .grad import _as_array
 from .tape import RevTrace, RevTracer, Record, Tape, backward_pass
 from .tape_text import short_dtype
+from . import vmap_calls
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "Residual",
@@ -43,6 +45,7 @@ name_p = Primitive("name", lambda x, name: x, params=("name",), doc=(
         "named")]))
 name_p.defvjp(lambda g: g)
 name_p.defjvp(lambda t: t)
+passthrough(name_p)
 
 
 def checkpoint_name(x: Any, name: str) -> Any:
@@ -228,6 +231,7 @@ def _impl(*raw: Any, call: "_CheckpointCall") -> tuple:
 checkpoint_call = Primitive("checkpoint", _impl, None, ("call",), multiple_results=True,
                             doc="A checkpointed function (sub-tape recomputed on backward).")
 checkpoint_call.defvjp_all(lambda g, xs, call: call.vjp(xs, g))
+checkpoint_call.defbatch(vmap_calls.call_rule)
 
 
 def _sample_checkpoint(rng: Any, draw: Callable) -> list:
@@ -257,6 +261,11 @@ class _CheckpointCall(TraceCall):
 
     def process_jvp(self, trace: Any, leaves: Sequence) -> list:
         return self.fun(*leaves)  # forward mode stores nothing: nothing to rematerialise
+
+    def process_batch(self, trace: Any, leaves: Sequence) -> list:
+        """A checkpoint of the batched function (an outer grad still recomputes)."""
+        return vmap_calls.batch_construct(
+            lambda fun: _CheckpointCall(fun, self.policy, self.name), self.fun, trace, leaves)
 
     def process_rev(self, trace: RevTrace, leaves: Sequence) -> list:
         primals, in_vars, mask = trace.lower(leaves)

@@ -267,14 +267,16 @@ class _Buffers:
         if _fresh(step):
             self._new(step.outs[0], True)
             return
-        groups = {self.group[r[1]] for r in step.ins if r[0] == "v" and r[1] in self.group}
+        viewed = [r[1] for r in step.ins if r[0] == "v" and r[1] in self.group]
         for v in step.outs:
             self._new(v, False)
-            for g in groups:
-                self._merge(v, g)
+            for u in viewed:
+                self._merge(v, u)
 
-    def _merge(self, v: int, g: int) -> None:
-        gv = self.group[v]
+    def _merge(self, v: int, u: int) -> None:
+        """Put the groups of values ``v`` and ``u`` together (groups are looked up anew:
+        an earlier merge of this step may have joined them already)."""
+        gv, g = self.group[v], self.group[u]
         if gv == g:
             return
         for m in self.members.pop(gv):

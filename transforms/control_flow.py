@@ -33,6 +33,8 @@ from .grad import vjp
 from .jit import Jitted, JitTrace, JitTracer
 from .jvp import JVPTrace, jvp
 from .tape import Tape
+from . import vmap_calls
+from .vmap import is_batched
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "is_abstract"]
 
@@ -156,6 +158,7 @@ control_p = Primitive("control_flow", _control_impl, None, ("call",),
                       multiple_results=True,
                       doc="A staged lax control-flow construct (cond, switch).")
 control_p.defvjp_all(lambda g, xs, call: call.vjp(xs, g))
+control_p.defbatch(vmap_calls.call_rule)
 
 
 def _sample_control(rng: Any, draw: Callable) -> list:
@@ -236,6 +239,10 @@ class _Switch(_Control):
             out[1 + i] = c
         return out
 
+    def process_batch(self, trace: Any, leaves: Sequence) -> list:
+        return vmap_calls.batch_switch_call(lambda bs: _Switch(bs, self.name), self.branches,
+                                            trace, leaves)
+
     def process_jvp(self, trace: JVPTrace, leaves: Sequence) -> list:
         primals, tangents = trace.split(leaves)
         index, ops, tans = primals[0], primals[1:], tangents[1:]
@@ -279,6 +286,7 @@ def _emit_switch(w: Any, step: Any, ins: list, outs: list, indent: str) -> None:
 
 
 compiler.EMITTERS["switch"] = _emit_switch
+switch_p.defbatch(vmap_calls.call_rule)
 
 
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
@@ -292,6 +300,8 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     if index.shape != () or index.dtype.kind not in "iub":
         raise TypeError(f"Branch index must be scalar integer, got {index!r} of dtype "
                         f"{index.dtype} and shape {tuple(index.shape)}.")
+    if is_batched(index):  # one index per example (vmap): every branch, selected
+        return vmap_calls.batched_select(index, branches, operands)
     if not is_abstract(index):
         return branches[_clamp(index, len(branches))](*operands)
     leaves, in_tree = tree_util.tree_flatten(operands)
@@ -312,6 +322,9 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {tuple(pred.shape)}.")
     if pred.dtype.kind not in "biuf":
         raise TypeError(f"Pred type must be either boolean or number, got {pred.dtype}.")
+    if is_batched(pred):  # one predicate per example (vmap): both branches, selected
+        return vmap_calls.batched_select(fnp.not_equal(pred, 0), (false_fun, true_fun),
+                                         operands)
     if not is_abstract(pred):
         return (true_fun if bool(pred) else false_fun)(*operands)
     index = fnp.astype(fnp.not_equal(pred, 0), np.int32)
@@ -352,6 +365,9 @@ class _While(_Control):
         primals, in_vars, _ = trace.lower(leaves)
         return list(trace.record(while_p, {"call": self, "programs": (cond_sub, body_sub)},
                                  primals, in_vars, 0, tuple(values)))
+
+    def process_batch(self, trace: Any, leaves: Sequence) -> list:
+        return vmap_calls.batch_while_call(_While, self.cond_fun, self.body_fun, trace, leaves)
 
     def process_rev(self, trace: Any, leaves: Sequence) -> list:
         raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
@@ -401,6 +417,7 @@ def _emit_while(w: Any, step: Any, ins: list, outs: list, indent: str) -> None:
 
 
 compiler.EMITTERS["while_loop"] = _emit_while
+while_p.defbatch(vmap_calls.call_rule)
 
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
@@ -411,6 +428,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     leaves = _as_arrays(leaves)
     val = tree.unflatten(leaves)
     first = cond_fun(val)
+    if is_batched(first) and not is_abstract(first):  # a condition per example (vmap)
+        return vmap_calls.batched_while(cond_fun, body_fun, val, first)
     if not is_abstract(first):  # known values: a Python loop, seen op by op by transforms
         while bool(_as_arrays([first])[0]):
             val = body_fun(val)
@@ -428,7 +447,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
 def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
     """``val = body_fun(i, val)`` for i in [lower, upper) (JAX's ``lax.fori_loop``): a
     `scan` when the bounds are known (reverse-differentiable), else a `while_loop`."""
-    if not (is_abstract(lower) or is_abstract(upper)):
+    per_example = is_batched(lower) or is_batched(upper)  # bounds differing under vmap
+    if not (is_abstract(lower) or is_abstract(upper) or per_example):
         lo, hi = int(lower), int(upper)
         carry, _ = scan(lambda c, i: (body_fun(i, c), None), init_val,
                         fnp.arange(lo, max(lo, hi)))
@@ -532,6 +552,7 @@ def _stack_raw(ys: list, n_out: int) -> list:
 
 
 compiler.EMITTERS["scan"] = _emit_scan
+scan_p.defbatch(vmap_calls.call_rule)
 
 
 def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,

@@ -31,6 +31,7 @@ from funcgrad.core import Primitive, TraceCall, find_top_trace, is_inexact
 from funcgrad.primitives import sampling
 from .grad import vjp
 from .tape import trace_flat
+from . import vmap_calls
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -85,6 +86,8 @@ custom_jvp_call = _rule_call("custom_jvp_call", lambda g, xs, call: call.vjp(xs,
 custom_jvp_linearized = _rule_call("custom_jvp_linearized",
                                    lambda g, call: call.transpose_tangent_map(g))
 custom_vjp_call = _rule_call("custom_vjp_call", lambda g, shapes, call: call.vjp(shapes, g))
+custom_jvp_call.defbatch(vmap_calls.call_rule)
+custom_vjp_call.defbatch(vmap_calls.call_rule)
 
 
 def _sample_custom(rng: Any, draw: Callable) -> list:
@@ -281,6 +284,9 @@ class _CustomJVPCall(_Call):
             out[k] = ct
         return out
 
+    def process_batch(self, trace: Any, leaves: Sequence) -> list:
+        return vmap_calls.batch_custom_jvp(custom_jvp, self, trace, leaves)
+
     def vjp(self, xs: Sequence, g: Sequence) -> list:
         """Cotangents of the inputs: the transpose of the rule's tangent map at ``xs``."""
         xs = list(xs)
@@ -345,6 +351,9 @@ class _CustomVJPCall(_Call):
 
     def vjp(self, shapes: Sequence[tuple], g: Sequence) -> list:
         return self.run_bwd(shapes, g)
+
+    def process_batch(self, trace: Any, leaves: Sequence) -> list:
+        return vmap_calls.batch_custom_vjp(custom_vjp, self, trace, leaves)
 
     def process_jvp(self, trace: Any, leaves: Sequence) -> list:
         primals, tangents = trace.split(leaves)

@@ -1,8 +1,9 @@
 """Jacobians and Hessians: `jacrev` (alias `jacobian`), `jacfwd`, `hessian`.
 
-`jacrev` runs the function once and pulls back one basis cotangent per output element;
-`jacfwd` linearizes once and pushes forward one basis tangent per input element. The
-result is the output tree over the input tree, each leaf of shape
+`jacrev` runs the function once and pulls back every basis cotangent (one per output
+element) in one batched pass: the VJP under `vmap` over the rows of an identity. `jacfwd`
+linearizes once and pushes forward every basis tangent (one per input element) the same
+way. The result is the output tree over the input tree, each leaf of shape
 ``out_leaf.shape + in_leaf.shape`` (JAX's layout). Both are traced by outer transforms, so
 ``hessian = jacfwd(jacrev(f))`` is forward-over-reverse.
 """
@@ -15,25 +16,34 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from .grad import _as_array, _check_argnums, _check_inputs, _vjp
 from .jvp import JVPTracer, linearize
+from .vmap import vmap
 
 __all__ = ["jacrev", "jacobian", "jacfwd", "hessian"]
 
 
-def _basis(leaves: Sequence, k: int, j: int) -> list:
-    """Zeros like ``leaves`` except a one at flat position ``j`` of leaf ``k``."""
-    out = [fnp.zeros_like(x) for x in leaves]
-    target = out[k]
-    out[k] = fnp.reshape(fnp.reshape(target, (-1,)).at[j].set(1), target.shape)
-    return out
+def _basis(leaves: Sequence) -> tuple[list, list]:
+    """The rows of the identity over the flattened ``leaves``: for each leaf, an array of
+    shape (total size, *leaf.shape), one in the leaf's own block of rows; and the offsets
+    of the blocks."""
+    sizes = [int(x.size) for x in leaves]
+    offsets = [sum(sizes[:k]) for k in range(len(sizes) + 1)]
+    total = offsets[-1]
+    rows = []
+    for k, x in enumerate(leaves):
+        eye = fnp.eye(total, dtype=x.dtype)[:, offsets[k]:offsets[k + 1]]
+        rows.append(fnp.reshape(eye, (total,) + tuple(x.shape)))
+    return rows, offsets
 
 
-def _stack_rows(rows: list, lead_shape: tuple, tail_shape: tuple, rows_last: bool) -> Any:
-    """Stack per-basis results into an array of shape lead + tail (rows_last: the basis
-    index runs over ``tail_shape``, otherwise over ``lead_shape``)."""
-    if not rows:
-        return fnp.zeros(lead_shape + tail_shape)
-    stacked = fnp.stack(rows, axis=-1 if rows_last else 0)
-    return fnp.reshape(stacked, lead_shape + tail_shape)
+def _block(stacked: Any, offsets: list, k: int, lead_shape: tuple, tail_shape: tuple,
+           rows_last: bool) -> Any:
+    """Rows ``offsets[k]:offsets[k+1]`` of a batched result (basis index first), as an
+    array of shape lead + tail (rows_last: the basis index runs over ``tail_shape``)."""
+    part = stacked[offsets[k]:offsets[k + 1]]
+    if rows_last:
+        n = offsets[k + 1] - offsets[k]
+        part = fnp.moveaxis(fnp.reshape(part, (n,) + lead_shape), 0, -1)
+    return fnp.reshape(part, lead_shape + tail_shape)
 
 
 def _dyn_args(args: tuple, argnums: Any, name: str) -> tuple[tuple, Callable]:
@@ -69,13 +79,15 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
                                 "differentiation of non-holomorphic functions involving "
                                 "complex outputs, use vjp directly.")
         in_leaves, in_tree = tree_util.tree_flatten(dyn)
-        per_out = []
-        for k, o in enumerate(out_leaves):
-            rows = [tree_util.tree_leaves(vjp_fn(out_tree.unflatten(_basis(out_leaves, k, j))))
-                    for j in range(o.size)]
-            per_out.append(in_tree.unflatten([
-                _stack_rows([r[i] for r in rows], tuple(o.shape), tuple(x.shape), False)
-                for i, x in enumerate(in_leaves)]))
+        basis, offsets = _basis(out_leaves)
+        if offsets[-1]:  # every basis cotangent pulled back at once
+            pulled = tree_util.tree_leaves(vmap(lambda *g: vjp_fn(out_tree.unflatten(
+                list(g))))(*basis))
+        else:
+            pulled = [fnp.zeros((0,) + tuple(x.shape), x.dtype) for x in in_leaves]
+        per_out = [in_tree.unflatten([
+            _block(p, offsets, k, tuple(o.shape), tuple(x.shape), False)
+            for p, x in zip(pulled, in_leaves)]) for k, o in enumerate(out_leaves)]
         jac = out_tree.unflatten([p if not isinstance(argnums, int) else p[0]
                                   for p in per_out])
         return (jac, aux) if has_aux else jac
@@ -107,16 +119,17 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         out, f_jvp = linearize(main, *dyn)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         in_leaves, in_tree = tree_util.tree_flatten(dyn)
-        per_in = []
-        for i, x in enumerate(in_leaves):
-            cols = [tree_util.tree_leaves(f_jvp(*in_tree.unflatten(_basis(in_leaves, i, j))))
-                    for j in range(x.size)]
-            per_in.append([_stack_rows([c[k] for c in cols], tuple(o.shape), tuple(x.shape),
-                                       True) for k, o in enumerate(out_leaves)])
-        jac = out_tree.unflatten([
-            in_tree.unflatten([per_in[i][k] for i in range(len(in_leaves))])
-            if not isinstance(argnums, int) else per_in[0][k]
-            for k in range(len(out_leaves))])
+        basis, offsets = _basis(in_leaves)
+        if offsets[-1]:  # every basis tangent pushed forward at once
+            pushed = tree_util.tree_leaves(vmap(lambda *t: f_jvp(*in_tree.unflatten(
+                list(t))))(*basis))
+        else:
+            pushed = [fnp.zeros((0,) + tuple(o.shape), o.dtype) for o in out_leaves]
+        per_in = [[_block(p, offsets, i, tuple(o.shape), tuple(x.shape), True)
+                   for p, o in zip(pushed, out_leaves)] for i, x in enumerate(in_leaves)]
+        per_out = [in_tree.unflatten([per_in[i][k] for i in range(len(in_leaves))])
+                   for k in range(len(out_leaves))]
+        jac = out_tree.unflatten([p[0] if isinstance(argnums, int) else p for p in per_out])
         if has_aux:
             aux = tree_util.tree_map(_concrete_or_self, aux_box[0])
             return jac, aux

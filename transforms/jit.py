@@ -40,6 +40,7 @@ from .grad import vjp
 from .jvp import jvp
 from .tape import RevTrace, RevTracer, Tape
 from .tape_text import aval_text, tape_text
+from . import vmap_calls
 
 __all__ = ["jit", "JitTrace", "JitTracer", "Jitted", "Lowered", "make_jaxpr",
            "trace_to_tape"]
@@ -531,6 +532,7 @@ def _jit_call_impl(*raws: Any, call: "JitCall") -> tuple:
 jit_call_p = Primitive("jit_call", _jit_call_impl, None, ("call",), multiple_results=True,
                        doc="A jitted function applied under other transforms.")
 jit_call_p.defvjp_all(lambda g, xs, call: call.vjp(xs, g))
+jit_call_p.defbatch(vmap_calls.call_rule)
 
 
 def _sample_jit_call(rng: Any, draw: Callable) -> list:
@@ -596,3 +598,7 @@ class JitCall(TraceCall):
         both = self._jitted("jvp", pushforward)(*primals, *tangents)
         k = len(both) // 2
         return [trace.wrap(o, t) for o, t in zip(both[:k], both[k:])]
+
+    def process_batch(self, trace: Any, leaves: Sequence) -> list:
+        """Under vmap: a jitted program of the batched function (cached per batching)."""
+        return vmap_calls.batch_jit_call(self, trace, leaves)

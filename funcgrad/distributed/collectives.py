@@ -14,7 +14,7 @@ import numpy as np
 from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.primitives import collectives as C
-from funcgrad.primitives.kernels.collectives import axis_size as _axis_size
+from funcgrad.primitives.batching import axis_size_of as _axis_size  # vmap's or a group's
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "reduce_scatter",
            "pbroadcast", "broadcast", "ppermute", "axis_index", "axis_size"]

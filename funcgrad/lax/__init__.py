@@ -1,13 +1,16 @@
 """funcgrad.lax: `jax.lax`'s functions on funcgrad's primitives.
 
 A re-export list: each family lives in its own module (convolution, windowed reductions,
-control flow in `funcgrad.transforms.control_flow`), and this namespace only gathers their
-public names.
+control flow in `funcgrad.transforms.control_flow`, the collectives in
+`funcgrad.distributed.collectives`: over a `vmap`'s axis_name or a process group's),
+and this namespace only gathers their public names.
 """
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.transforms.control_flow import (cond, fori_loop, map, scan,  # noqa: A004
                                               switch, while_loop)
 from funcgrad.lax._select import select
+from funcgrad.distributed.collectives import (all_gather, axis_index, axis_size, pbroadcast,
+                                              pmax, pmean, pmin, ppermute, psum, psum_scatter)
 from funcgrad.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,
                                       conv_general_dilated, conv_general_dilated_patches,
                                       conv_transpose, conv_with_general_padding,
@@ -19,4 +22,5 @@ __all__ = ["stop_gradient", "cond", "switch", "while_loop", "fori_loop", "scan",
            "select", "ConvDimensionNumbers", "conv", "conv_dimension_numbers",
            "conv_general_dilated", "conv_general_dilated_patches", "conv_transpose",
            "conv_with_general_padding", "padtype_to_pads", "add", "max", "min", "mul",
-           "reduce_window", "reduce_window_max_with_indices"]
+           "reduce_window", "reduce_window_max_with_indices", "psum", "pmean", "pmax", "pmin",
+           "all_gather", "psum_scatter", "ppermute", "pbroadcast", "axis_index", "axis_size"]

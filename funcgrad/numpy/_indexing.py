@@ -97,7 +97,8 @@ def parse_index(idx: Any, like: Array) -> tuple[Index, Array]:
         stacked = stack([broadcast_to(astype(asarray(a), np.intp), shape) for a in arrays])
     else:
         raw = [_concrete_raw(a) if isinstance(a, Array) else a for a in arrays]
-        xp = backend_of(_concrete_raw(like)).xp
+        # the device, not the value, says which backend (like may be batched by vmap)
+        xp = np if like.device == "cpu" else backend_of(_concrete_raw(like)).xp
         stacked = new_array(xp.stack([xp.broadcast_to(xp.asarray(r, dtype=np.intp), shape)
                                       for r in raw]))
     return Index(template), stacked

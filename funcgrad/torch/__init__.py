@@ -42,6 +42,7 @@ from funcgrad.torch import accelerator, backends, profiler
 from funcgrad.torch import amp, cpu
 from funcgrad.torch.amp import autocast
 from funcgrad.torch._autocast_api import *  # noqa: F401,F403  (is_autocast_enabled...)
+from funcgrad.torch.func import vmap
 from funcgrad.torch import distributed, futures
 from funcgrad.torch.serialization import save, load
 from funcgrad.torch import library

@@ -104,7 +104,19 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+VMAP_RANDOMNESS: list = []  # the randomness modes of the enclosing torch.func.vmap calls
+
+
 def _rng(generator: Generator | None) -> np.random.Generator:
+    if VMAP_RANDOMNESS and VMAP_RANDOMNESS != ["same"] * len(VMAP_RANDOMNESS):
+        if "error" in VMAP_RANDOMNESS:
+            raise RuntimeError("vmap: called random operation while in randomness error mode. "
+                               "Please either use the 'same' or 'different' randomness flags "
+                               "on vmap or perform the randomness operation out of vmap")
+        raise RuntimeError("vmap: randomness='different' is not supported by funcgrad.torch "
+                           "(its random stream draws one value per call, not one per "
+                           "example): use randomness='same', or draw the batch's random "
+                           "numbers outside vmap and map over them with in_dims")
     return (generator or default_generator).rng
 
 

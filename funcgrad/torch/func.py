@@ -13,10 +13,12 @@ from typing import Any, Callable, Sequence
 import funcgrad
 from funcgrad import tree_util
 from funcgrad.array import Array
+from funcgrad.torch import _factories
+from funcgrad.transforms.vmap import flatten_axes
 from funcgrad.torch._tensor import Tensor, make
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call"]
+           "functional_call", "vmap", "stack_module_state"]
 
 
 def _unwrap(tree: Any) -> Any:
@@ -127,3 +129,133 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
     finally:
         for store, leaf, old in reversed(saved):
             store[leaf] = old
+
+
+# ---------------------------------------------------------------------------------------
+# vmap (PyTorch's in_dims / out_dims / randomness over funcgrad.vmap)
+# ---------------------------------------------------------------------------------------
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+def _name(func: Callable) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _check_in_dims(func: Callable, in_dims: Any, args: tuple) -> list:
+    """The flat in_dims of the positional args, with PyTorch's errors for the mistakes."""
+    head = f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): "
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(f"{head}expected `in_dims` to be int or a (potentially nested) tuple "
+                         f"matching the structure of inputs, got: {type(in_dims)}.")
+    if not args:
+        raise ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to "
+                         "add inputs, or you are trying to vmap over a function with no "
+                         "inputs. The latter is unsupported.")
+    leaves, spec = tree_util.tree_flatten(args)
+    try:
+        dims = flatten_axes("in_dims", in_dims, args)
+    except ValueError:
+        raise ValueError(f"{head}in_dims is not compatible with the structure of `inputs`. "
+                         f"in_dims has structure {tree_util.tree_structure(in_dims)} but "
+                         f"inputs has structure {spec}.") from None
+    for x, d in zip(leaves, dims):
+        if d is None:
+            continue
+        if not isinstance(x, Tensor):
+            raise ValueError(f"{head}Got in_dim={d} for an input but the input is of type "
+                             f"{type(x)}. We cannot vmap over non-Tensor arguments, please "
+                             "use None as the respective in_dim")
+        if not -x.dim() <= d < x.dim():
+            raise ValueError(f"{head}Got in_dim={d} for some input, but that input is a Tensor "
+                             f"of dimensionality {x.dim()} so expected in_dim to satisfy "
+                             f"-{x.dim()} <= in_dim < {x.dim()}.")
+    sizes = [x.shape[d] for x, d in zip(leaves, dims) if d is not None]
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
+    if any(n != sizes[0] for n in sizes):
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    return dims
+
+
+def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """``torch.func.vmap``: ``func`` over a dimension of its tensor inputs (funcgrad's
+    `vmap` underneath, so it composes with grad, jacrev... in any order). Keyword
+    arguments are passed through unmapped, as in PyTorch. ``randomness``: 'error' raises
+    when ``func`` draws random numbers, 'same' gives every example the same draw; the
+    facade's stream draws one value per call, so 'different' raises when a draw happens
+    (draw the batch's numbers outside and map over them). ``chunk_size`` runs the
+    examples that many at a time (less memory) and joins the results."""
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
+                         f"{chunk_size})")
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        dims = _check_in_dims(func, in_dims, args)
+        leaves, spec = tree_util.tree_flatten(args)
+        flat_axes = spec.unflatten(dims)
+
+        def array_fn(*arrays: Any) -> Any:
+            out = func(*_wrap(arrays), **kwargs)
+            return _unwrap(out)
+        batched = funcgrad.vmap(array_fn, in_axes=tuple(flat_axes), out_axes=out_dims)
+        _factories.VMAP_RANDOMNESS.append(randomness)
+        try:
+            if chunk_size is None:
+                return _wrap(batched(*_unwrap(args)))
+            return _wrap(_chunked(batched, _unwrap(args), leaves, dims, spec, chunk_size,
+                                  out_dims))
+        except ValueError as e:
+            if "out_axes is None" in str(e) or "got axis spec None" in str(e):
+                raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a "
+                                 "BatchedTensor when out_dim is None") from None
+            raise
+        finally:
+            _factories.VMAP_RANDOMNESS.pop()
+    return wrapper
+
+
+def _chunked(batched: Callable, arrays: tuple, leaves: list, dims: list, spec: Any,
+             chunk_size: int, out_dims: Any) -> Any:
+    """``batched`` on consecutive chunks of the examples, results joined along out_dims."""
+    import funcgrad.numpy as fnp  # the facade's modules import this one
+    flat = tree_util.tree_leaves(arrays)
+    size = next(x.shape[d] for x, d in zip(flat, dims) if d is not None)
+    parts = []
+    for start in range(0, size, chunk_size):
+        stop = min(start + chunk_size, size)
+        chunk = [x if d is None else fnp.take(x, fnp.arange(start, stop), axis=d)
+                 for x, d in zip(flat, dims)]
+        parts.append(batched(*spec.unflatten(chunk)))
+    out_tree = tree_util.tree_structure(parts[0])
+    out_axes = flatten_axes("out_dims", out_dims, parts[0])
+    joined = [p[0] if a is None else fnp.concatenate(list(p), axis=a)
+              for p, a in zip(zip(*[tree_util.tree_leaves(p) for p in parts]), out_axes)]
+    return out_tree.unflatten(joined)
+
+
+def stack_module_state(models: Sequence) -> tuple[dict, dict]:
+    """``(params, buffers)``: each named parameter and buffer of the (identically shaped)
+    models stacked along a new leading dimension, for `vmap` over `functional_call`
+    (PyTorch's model-ensembling recipe). The stacked parameters are new leaf tensors
+    that require grad where the models' do."""
+    import funcgrad.torch as torch  # the facade's package imports this module
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    first = type(models[0])
+    if not all(type(m) is first for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    params = {name: torch.stack([dict(m.named_parameters())[name].detach() for m in models])
+              .requires_grad_(p.requires_grad)
+              for name, p in models[0].named_parameters()}
+    buffers = {name: torch.stack([dict(m.named_buffers())[name] for m in models])
+               for name, _ in models[0].named_buffers()}
+    return params, buffers

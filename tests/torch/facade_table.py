@@ -635,6 +635,7 @@ NOT_COMPARED = {
     "initial_seed": "random streams differ by design",
     "set_default_dtype": "global state (test_torch_tensor.py)",
     "set_printoptions": "printing (reprs are compared in test_torch_vs_pytorch.py)",
+    "vmap": "a transform of functions (compared with torch.vmap in test_torch_vmap.py)",
     "save": "funcgrad's own file format (test_torch_tools.py)",
     "load": "funcgrad's own file format (test_torch_tools.py)",
     "from_dlpack": "memory exchange with other libraries (test_torch_library.py)",

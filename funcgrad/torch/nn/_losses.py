@@ -17,6 +17,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as sps
+from funcgrad.core import ConcretizationTypeError
 from funcgrad.primitives import reductions as reduction_prims
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, cast, result_type
@@ -290,8 +291,39 @@ def _checked_labels(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     return safe, (None if valid.all() else valid), cls_axis
 
 
+def _values_unknown(t: Tensor) -> bool:
+    """Whether a tensor's values cannot be read here (it holds one value per example of
+    a vmap, or is abstract under jit)."""
+    try:
+        array_of(t).concrete()
+    except ConcretizationTypeError:
+        return True
+    return False
+
+
+def _traced_labels(input: Tensor, target: Tensor, weight: Tensor | None,
+                   ignore_index: int) -> tuple:
+    """(labels, weights, class axis) computed with funcgrad ops, for labels whose values
+    are not known here: the shapes are checked, the range cannot be."""
+    shape = tuple(input.shape)
+    cls_axis = 1 if len(shape) >= 2 else 0
+    t = array_of(target)
+    if tuple(t.shape) != shape[:cls_axis] + shape[cls_axis + 1:]:
+        raise RuntimeError(f"size mismatch (got input: {list(shape)} , target: "
+                           f"{list(t.shape)})")
+    valid = t != ignore_index
+    safe = fnp.where(valid, t, 0)
+    dtype = str(input.dtype).replace("torch.", "")
+    w = array_of(weight)[safe] if weight is not None else fnp.ones(safe.shape, dtype)
+    return safe, fnp.astype(w * valid, dtype), cls_axis
+
+
 def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
          reduction: str, node: str) -> Tensor:
+    if _values_unknown(target):
+        labels, w, cls_axis = _traced_labels(input, target, weight, ignore_index)
+        return apply(node, PrimCall(reduction_prims.nll_loss, {
+            "axis": cls_axis, "reduction": reduction}, consts=(labels, w)), [input])
     safe, valid, cls_axis = _checked_labels(input, target, ignore_index)
     if weight is None and valid is None:
         w: Any = 1.0
