@@ -553,7 +553,8 @@ class Tracer(Array):
 
     @property
     def device(self) -> str:
-        return self._primal.device
+        p = self._primal  # a Python number under jit (a weakly typed argument): "cpu"
+        return p.device if isinstance(p, (Array, Tracer)) else device_of(p)
 
     def concrete(self) -> Array:
         """The underlying concrete value, with every level of tracing removed."""

@@ -301,9 +301,6 @@ def test_staged_while_loop_with_a_batched_condition():
     close(funcgrad.vmap(funcgrad.jit(_count_up))(X), jax.vmap(_count_up_j)(X))
 
 
-@pytest.mark.xfail(reason="transforms/compile.py: buffer reuse raises KeyError compiling a "
-                   "while_loop whose carries are fresh float results, also without vmap: "
-                   "jit(lambda x: while_loop(..., (x + 1.0, abs(x) + 0.1)))", raises=KeyError)
 def test_staged_while_loop_from_reduced_carries():
     def f(x):
         return lax.while_loop(lambda c: c[1] < 2.0 + c[0], lambda c: (c[0] + 0.5, c[1] * 1.5),
