@@ -305,7 +305,7 @@ def test_staged_while_loop_from_reduced_carries():
     def f(x):
         return lax.while_loop(lambda c: c[1] < 2.0 + c[0], lambda c: (c[0] + 0.5, c[1] * 1.5),
                               (fnp.sum(x), fnp.abs(x[0]) + 0.1))
-    funcgrad.jit(funcgrad.vmap(f))(X)
+    close(funcgrad.jit(funcgrad.vmap(f))(X), funcgrad.vmap(f)(X))
 
 
 def test_scan_and_fori_loop_under_vmap():
