@@ -64,7 +64,10 @@ def _as_arrays(xs: Sequence) -> list:
 
 
 def _avals(xs: Sequence) -> list:
-    return [(tuple(x.shape), np.dtype(x.dtype)) for x in xs]
+    """(shape, dtype) of each value (a Python number: its array's, as its weak type
+    becomes once combined)."""
+    return [(tuple(np.shape(x)), np.result_type(x)) if type(x) in (bool, int, float, complex)
+            else (tuple(x.shape), np.dtype(x.dtype)) for x in xs]
 
 
 def _raws(outs: Sequence) -> tuple:
@@ -351,7 +354,7 @@ class _While(_Control):
             values = run_body(*values)
         primals, in_vars, _ = trace.lower(leaves)
         return list(trace.record(while_p, {"call": self, "programs": (cond_sub, body_sub)},
-                                 primals, in_vars, 0, tuple(values)))
+                                 primals, in_vars, 0, tuple(_as_arrays(values))))
 
     def process_rev(self, trace: Any, leaves: Sequence) -> list:
         raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
@@ -495,7 +498,7 @@ class _Scan(_Control):
         results = values + _stack(ys)
         primals, in_vars, _ = trace.lower(leaves)
         return list(trace.record(scan_p, {"call": self, "programs": (sub,)}, primals,
-                                 in_vars, 0, tuple(results)))
+                                 in_vars, 0, tuple(_as_arrays(results))))
 
     def process_rev(self, trace: Any, leaves: Sequence) -> list:
         return self._run(*leaves)  # unrolled: every step's residuals on the tape

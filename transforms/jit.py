@@ -33,10 +33,10 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
 from funcgrad.core import (ConcretizationTypeError, Primitive, TraceCall, Tracer, bind,
-                           new_trace)
+                           is_inexact, new_trace)
 from funcgrad.primitives import sampling
 from . import compile as compiler
-from .grad import vjp
+from .grad import float0, vjp
 from .jvp import jvp
 from .tape import RevTrace, RevTracer, Tape
 from .tape_text import aval_text, tape_text
@@ -96,6 +96,15 @@ class JitTracer(RevTracer):
 
     __str__ = __repr__
 
+    # a Python number argument's tracer keeps the number as its primal (weak typing)
+    @property
+    def device(self) -> str:
+        return self._primal.device if isinstance(self._primal, Array) else "cpu"
+
+    @property
+    def size(self) -> int:
+        return self._primal.size if isinstance(self._primal, Array) else 1
+
 
 def _user_line() -> str:
     """'at file:line' of the innermost caller outside funcgrad."""
@@ -147,6 +156,11 @@ class JitTrace(RevTrace):
         self._numbers[t._var] = value
         return t
 
+    def new_input(self, value: Any) -> JitTracer:
+        """A tracer for an input of the program (or of a sub-program): weak for a Python
+        number, else typed by the array."""
+        return self.new_weak_var(value) if type(value) in _SCALARS else self.new_var(value)
+
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
         if prim.stage_rule is not None:
             return prim.stage_rule(self, args, params)
@@ -166,7 +180,7 @@ class JitTrace(RevTrace):
         saved = self.records
         self.records = []
         try:
-            tracers = [self.new_var(self.primal_of(a)) for a in args]
+            tracers = [self.new_input(self.primal_of(a)) for a in args]
             outs = list(fun(*tracers))
             out_vars = [self.var_of(o) for o in outs]
             sub = Tape(self.records, self.var_avals, [t._var for t in tracers], out_vars,
@@ -191,8 +205,7 @@ def trace_to_tape(fun: Callable, leaves: Sequence, name: str) -> tuple[Tape, lis
     traced outputs' values, the trace)."""
     trace = JitTrace(name)
     with new_trace(trace):
-        tracers = [trace.new_weak_var(x) if type(x) in _SCALARS else trace.new_var(x)
-                   for x in leaves]
+        tracers = [trace.new_input(x) for x in leaves]
         outs = list(fun(*tracers))
     out_vars = [trace.var_of(o) for o in outs]
     values = [trace.primal_of(o) for o in outs]
@@ -237,8 +250,12 @@ def _hashable(value: Any, what: str) -> Any:
 
 
 def _raw(x: Any) -> Any:
-    """The backend value a compiled program takes for an argument leaf."""
-    return x._value if type(x) is Array else x
+    """The backend value a compiled program takes for an argument leaf: a numpy scalar
+    becomes the 0-d array the tracing run saw (numpy's scalar loops may round differently
+    from its array loops: complex square, for one)."""
+    if type(x) is Array:
+        return x._value
+    return np.asarray(x) if isinstance(x, np.generic) else x
 
 
 class _Entry:
@@ -586,13 +603,23 @@ class JitCall(TraceCall):
 
     def process_jvp(self, trace: Any, leaves: Sequence) -> list:
         primals, tangents = trace.split(leaves)
-        tangents = [fnp.zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
+        floats = [i for i, p in enumerate(primals) if is_inexact(np.result_type(p))]
+        tangents = [fnp.zeros_like(primals[i]) if tangents[i] is None else tangents[i]
+                    for i in floats]
         fun = self.fun
         n = len(primals)
 
         def pushforward(*flat: Any) -> list:
-            out, t_out = jvp(lambda *ins: fun(*ins), tuple(flat[:n]), tuple(flat[n:]))
-            return list(out) + list(t_out)
+            """Outputs, then the tangents of the float outputs (integer inputs and
+            outputs have float0 tangents, which stay outside the program)."""
+            ins = list(flat[:n])
+            ts = [np.zeros(np.shape(x), float0) for x in ins]
+            for i, t in zip(floats, flat[n:]):
+                ts[i] = t
+            out, t_out = jvp(lambda *xs: fun(*xs), tuple(ins), tuple(ts))
+            return list(out) + [t for o, t in zip(out, t_out) if is_inexact(o.dtype)]
         both = self._jitted("jvp", pushforward)(*primals, *tangents)
-        k = len(both) // 2
-        return [trace.wrap(o, t) for o, t in zip(both[:k], both[k:])]
+        k = self.fun.out_trees[-1].num_leaves
+        t_out = iter(both[k:])
+        return [trace.wrap(o, next(t_out) if is_inexact(o.dtype) else None)
+                for o in both[:k]]
