@@ -160,6 +160,7 @@ def test_while_loop_forward_mode_to_second_order():
     _, t = jvp(jit(newton_sqrt), (a,), (np.float64(1.0),))
     np.testing.assert_allclose(t, 0.5 / np.sqrt(2.0), rtol=1e-12)
     check_grads(jit(newton_sqrt), (a,), order=2, modes=("fwd",))
+    check_grads(newton_sqrt, (a,), order=2)  # known values: the loop runs inline
     # jvp *inside* jit around a loop whose body closes over the differentiated value:
     # a staged body cannot take another transform's tracer from its closure (yet)
     with pytest.raises(NotImplementedError, match="Pass that value as an operand"):

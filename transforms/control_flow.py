@@ -30,7 +30,7 @@ from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
 from funcgrad.primitives import sampling
 from . import compile as compiler
 from .grad import vjp
-from .jit import Jitted, JitTrace, JitTracer
+from .jit import Jitted, JitTrace, JitTracer, StagedClosureError
 from .jvp import JVPTrace, jvp
 from .tape import Tape
 
@@ -74,8 +74,8 @@ def _raws(outs: Sequence) -> tuple:
     return tuple(o._value if type(o) is Array else np.asarray(o) for o in outs)
 
 
-def _closure_error(what: str) -> NotImplementedError:
-    return NotImplementedError(
+def _closure_error(what: str) -> StagedClosureError:
+    return StagedClosureError(
         f"a function of {what} inside jit reads a value traced by a transform applied "
         "inside the jitted function (grad, jvp or vmap around the construct), which a "
         "staged construct cannot take from its closure. Pass that value as an operand "

@@ -42,9 +42,15 @@ from .tape import RevTrace, RevTracer, Tape
 from .tape_text import aval_text, tape_text
 
 __all__ = ["jit", "JitTrace", "JitTracer", "Jitted", "Lowered", "make_jaxpr",
-           "trace_to_tape"]
+           "trace_to_tape", "StagedClosureError"]
 
 _SCALARS = (bool, int, float, complex)
+
+
+class StagedClosureError(NotImplementedError):
+    """A staged control-flow construct's function read, from its closure, a value traced
+    by a transform applied inside the jitted function: such a function cannot become a
+    sub-program (the value is not an operand of the construct)."""
 
 
 class JitTracer(RevTracer):
@@ -284,6 +290,8 @@ class Jitted:
     def __init__(self, fun: Callable, static_argnums: Sequence[int] = (),
                  static_argnames: Sequence[str] = (), donate_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fun)
+        if not hasattr(self, "__name__"):  # a partial, a primitive, a callable object
+            self.__name__ = getattr(type(fun), "__name__", "fun")
         self.fun = fun
         self.static_argnums = frozenset(_as_tuple(static_argnums))
         self.static_argnames = frozenset(_as_tuple(static_argnames))
@@ -291,6 +299,7 @@ class Jitted:
         self._cache: dict = {}
         self._flats: dict = {}    # (static, tree) -> the flat function of those calls
         self._derived: dict = {}  # (static, tree, kind) -> a Jitted derived function
+        self.uncompilable: set = set()  # derived functions that run as traced instead
         self._warned = False
         self._params = _positional_names(fun)
 
@@ -575,8 +584,22 @@ class JitCall(TraceCall):
         self.static = static
         self.tree = tree
 
-    def _jitted(self, kind: str, fun: Callable) -> Jitted:
-        return self.jitted.derived(self.static, self.tree, kind, fun)
+    def _jitted(self, kind: str, fun: Callable) -> Callable:
+        """The jitted ``fun`` (the function's VJP, JVP...); or ``fun`` itself, run as
+        traced, when its staged control flow closes over values of the transform it
+        applies (``jvp`` of a ``while_loop`` whose body reads the differentiated value),
+        which cannot be compiled."""
+        jitted = self.jitted.derived(self.static, self.tree, kind, fun)
+        if jitted in self.jitted.uncompilable:
+            return fun
+
+        def call(*args: Any) -> Any:
+            try:
+                return jitted(*args)
+            except StagedClosureError:
+                self.jitted.uncompilable.add(jitted)
+                return fun(*args)
+        return call
 
     def __repr__(self) -> str:
         return self.name
