@@ -114,7 +114,9 @@ class PyTreeDef:
                 and self.aux == other.aux and self.children == other.children)
 
     def __hash__(self) -> int:
-        return hash((self.node_type, self.aux, self.children))
+        # not recursive (equal trees have equal hashes; __eq__ tells the rest apart): jit
+        # hashes its arguments' tree on every call
+        return hash((self.node_type, self.aux, self.num_leaves))
 
     def __repr__(self) -> str:
         return f"PyTreeDef({self._show()})"

@@ -277,7 +277,7 @@ class _Entry:
         self.program = program
 
     def run(self, leaves: list) -> Any:
-        outs = self.fn(*[_raw(x) for x in leaves])
+        outs = self.fn(*[x._value if type(x) is Array else _raw(x) for x in leaves])
         return self.out_tree.unflatten([o if isinstance(o, Array) else new_array(o)
                                         for o in outs])
 
@@ -307,6 +307,10 @@ class Jitted:
     def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, list, Any, tuple]:
         """(static part of the signature, dynamic leaves, their tree, donated leaf
         positions)."""
+        if not (kwargs or self.static_argnums or self.static_argnames
+                or self.donate_argnums):  # the common call: only dynamic positionals
+            leaves, tree = tree_util.tree_flatten((args, {}))
+            return (), leaves, tree, ()
         static = []
         dynamic = []
         donated: list = []
@@ -335,10 +339,16 @@ class Jitted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         static, leaves, tree, donated = self._split(args, kwargs)
+        signature = []
         for x in leaves:
-            if isinstance(x, Tracer):
+            if type(x) is Array:  # the common leaf, inline
+                signature.append((x.shape, x.dtype, "cpu" if type(x._value) is np.ndarray
+                                  else x.device))
+            elif isinstance(x, Tracer):
                 return self._traced_call(args, kwargs, static, leaves, tree)
-        key = (static, tree, tuple([_leaf_signature(x) for x in leaves]), donated)
+            else:
+                signature.append(_leaf_signature(x))
+        key = (static, tree, tuple(signature), donated)
         entry = self._cache.get(key)
         if entry is None:
             return self._first_call(key, static, leaves, tree, donated)
