@@ -41,6 +41,8 @@ from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
 from funcgrad.torch import accelerator, backends
 from funcgrad.torch import distributed, futures
 from funcgrad.torch.serialization import save, load
+from funcgrad.torch import jit  # torch.jit.trace; torch.compile below
+from funcgrad.torch.jit import compile  # noqa: A004 (torch.compile shadows the builtin)
 
 _methods.install()
 globals().update(_ops_basic.FUNCTIONS)
