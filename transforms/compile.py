@@ -4,8 +4,8 @@
 call on raw backend arrays (the primitive's implementation, its params bound once)::
 
     def program(v0, v1):
-        v2 = f0(v0, v1)
-        v3 = f1(v2, c0, out=v2)      # buffer reuse: v2 is dead after this line
+        v2 = mul_0(v0, v1)
+        v3 = add_1(v2, c2, out=v2)   # buffer reuse: v2 is dead after this line
         del v0
         return (v3,)
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -212,10 +213,12 @@ class Writer:
         return f"_{prefix}{self._locals}"
 
     def impl(self, rec: Record) -> str:
+        """The global name of a record's implementation (its params bound), named after
+        the primitive so that the source reads: ``v3 = tanh_2(v2)``."""
         fn = rec.prim.impl
         if rec.params:
             fn = functools.partial(fn, **rec.params)
-        return self.name_of(fn, "f")
+        return self.name_of(fn, re.sub(r"\W", "_", rec.prim.name) + "_")
 
     def const(self, x: Any) -> str:
         if type(x) in (bool, int, float) and np.isfinite(x):
