@@ -7,7 +7,7 @@ operations in the tape's order, and none of the passes (no-op removal, CSE, DCE,
 buffer reuse) reassociates arithmetic."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -18,6 +18,9 @@ from funcgrad.tree_util import tree_leaves, tree_map
 SAMPLED = sorted(n for n, p in registry().items() if p.sample is not None)
 DIFFERENTIABLE = sorted(n for n, p in registry().items()
                         if p.differentiable and p.sample is not None)
+# each example traces and compiles a program: half the loaded profile's examples (4 for
+# CI's "ci" profile) keeps the file at about a minute
+FEWER = settings(max_examples=max(2, settings.default.max_examples // 2))
 
 
 def assert_identical(expected, got, what):
@@ -58,6 +61,7 @@ def _compiled(fun, args):
 
 
 @pytest.mark.parametrize("name", SAMPLED)
+@FEWER
 @given(data=st.data())
 def test_primitive_under_jit_is_bit_identical_to_eager(name, data):
     prim = registry()[name]
@@ -82,6 +86,7 @@ def _inexact(tree):
 
 
 @pytest.mark.parametrize("name", DIFFERENTIABLE)
+@FEWER
 @given(data=st.data())
 def test_jitted_pullback_is_bit_identical_to_eager(name, data):
     prim = registry()[name]
@@ -96,6 +101,7 @@ def test_jitted_pullback_is_bit_identical_to_eager(name, data):
 
 
 @pytest.mark.parametrize("name", DIFFERENTIABLE[::7])
+@FEWER
 @given(data=st.data())
 def test_grad_of_jit_is_bit_identical_to_eager(name, data):
     """A jitted primitive differentiated from outside (one jit_call node whose VJP is a

@@ -276,10 +276,9 @@ class _Entry:
         self.tape = tape
         self.program = program
 
-    def run(self, leaves: list) -> Any:
-        outs = self.fn(*[x._value if type(x) is Array else _raw(x) for x in leaves])
-        return self.out_tree.unflatten([o if isinstance(o, Array) else new_array(o)
-                                        for o in outs])
+    def run(self, raws: list) -> Any:
+        """The outputs (as Arrays, in their tree) of the program on raw inputs."""
+        return self.out_tree.unflatten([new_array(o) for o in self.fn(*raws)])
 
 
 class Jitted:
@@ -339,20 +338,23 @@ class Jitted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         static, leaves, tree, donated = self._split(args, kwargs)
-        signature = []
-        for x in leaves:
+        signature, raws = [], []
+        for x in leaves:  # the signature and the program's inputs, in one pass
             if type(x) is Array:  # the common leaf, inline
-                signature.append((x.shape, x.dtype, "cpu" if type(x._value) is np.ndarray
+                raw = x._value
+                signature.append((x.shape, x.dtype, "cpu" if type(raw) is np.ndarray
                                   else x.device))
+                raws.append(raw)
             elif isinstance(x, Tracer):
                 return self._traced_call(args, kwargs, static, leaves, tree)
             else:
                 signature.append(_leaf_signature(x))
+                raws.append(_raw(x))
         key = (static, tree, tuple(signature), donated)
         entry = self._cache.get(key)
         if entry is None:
             return self._first_call(key, static, leaves, tree, donated)
-        out = entry.run(leaves)
+        out = entry.run(raws)
         _delete(leaves, donated)
         return out
 

@@ -15,11 +15,14 @@ to `funcgrad.jit`:
 - ``torch.compile(model_or_fn)`` returns the same, traced on first use.
 
 Autograd goes through compiled programs too: a call is one autograd node
-(``CompiledFunctionBackward``) whose forward is the jitted forward program and whose
-backward is the jitted VJP (a compiled program that recomputes the forward pass, as a
-checkpoint does), differentiated only with respect to the inputs that need a gradient.
-``.grad`` accumulation, hooks, ``retain_graph`` and in-place checks are the engine's, so
-they behave as in eager mode, and the gradients are eager's.
+(``CompiledFunctionBackward``, as in PyTorch) whose forward is a compiled program returning
+the outputs and the residuals of their VJP (traced once, as a tape, with respect to the
+inputs that need a gradient), and whose backward is a compiled program of that tape's
+backward pass on the saved residuals: nothing is recomputed.
+``.grad`` accumulation and hooks are the engine's, so they behave as in eager mode, and
+the gradients are eager's (bit for bit where both run the same kernels on the same memory
+layouts: the compiled program keeps ``weight.T`` as a view where eager mode copies it, and
+a BLAS product may round differently in the last bit for the two layouts).
 
 Traced code must not depend on values (Python ``if`` on a tensor raises funcgrad's
 ConcretizationTypeError), draw random numbers (dropout in training mode) or modify its
@@ -28,11 +31,13 @@ would replay the first call's draw or lose the update, so each raises an error s
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
+from funcgrad.core import Tracer
+from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
 from funcgrad.torch._factories import get_rng_state
 from funcgrad.torch._tensor import Tensor
@@ -64,13 +69,17 @@ class Graph:
 
 class _Program:
     """``fn`` (or ``module``'s forward) as a pure function of flat arrays, jitted: the
-    forward program, and the VJP program for each set of inputs needing a gradient."""
+    forward program; for calls that need gradients, a forward program that also returns
+    the residuals (the values the backward pass reads) and a backward program that takes
+    them, made from one tape (`trace_flat`, `Tape.residuals`, `Tape.with_residuals`)."""
 
     def __init__(self, fn: Callable, module: Module | None):
         self.fn, self.module = fn, module
         self.out_trees: dict = {}
+        self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
         self.forward = funcgrad.jit(self._pure, static_argnums=(0, 1, 2))
-        self.backward = funcgrad.jit(self._pullback, static_argnums=(0, 1, 2, 3))
+        self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
+        self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
 
     # static: parameter/buffer names, the inputs' tree, the modules' training flags
     def _pure(self, names: tuple, in_tree: Any, modes: tuple, *leaves: Any) -> list:
@@ -93,18 +102,28 @@ class _Program:
                             "them)")
         return func.to_array(out_leaves)
 
-    def _pullback(self, names: tuple, in_tree: Any, modes: tuple, wanted: tuple,
-                  *leaves_and_cts: Any) -> list:
-        n = in_tree.num_leaves + len(names)
-        leaves, cts = list(leaves_and_cts[:n]), list(leaves_and_cts[n:])
-
+    def _forward_saving(self, names: tuple, in_tree: Any, modes: tuple, wanted: tuple,
+                        *leaves: Any) -> list:
+        """The outputs, then the residuals of their VJP in the ``wanted`` leaves (the
+        tape itself is kept, by signature, for `_backward`)."""
         def of_wanted(*xs: Any) -> list:
             full = list(leaves)
             for i, x in zip(wanted, xs):
                 full[i] = x
             return self._pure(names, in_tree, modes, *full)
-        _, f_vjp = funcgrad.vjp(of_wanted, *[leaves[i] for i in wanted])
-        return list(f_vjp(cts))
+        tape, outs = trace_flat(of_wanted, [leaves[i] for i in wanted])
+        self.tapes[(names, in_tree, modes, wanted, _avals(leaves))] = tape
+        return list(outs) + [r.value for r in tape.residuals() if _traced(r)]
+
+    def _backward(self, names: tuple, in_tree: Any, modes: tuple, wanted: tuple,
+                  avals: tuple, *residuals_and_cts: Any) -> list:
+        """The ``wanted`` leaves' cotangents from the residuals `_forward_saving`
+        returned and the outputs' cotangents (the last ``n_out`` arguments)."""
+        tape = self.tapes[(names, in_tree, modes, wanted, avals)]
+        n_res = sum(1 for r in tape.residuals() if _traced(r))
+        values = iter(residuals_and_cts[:n_res])
+        with_values = tape.with_residuals(lambda r: next(values) if _traced(r) else r.value)
+        return with_values.backward(list(residuals_and_cts[n_res:]))
 
     def name(self) -> str:
         target = self.module if self.module is not None else self.fn
@@ -156,30 +175,48 @@ def _check_pure(program: _Program, rng: Tensor, state: dict, versions: dict) -> 
             "it without torch.compile / torch.jit.trace.")
 
 
+def _traced(residual: Any) -> bool:
+    """Whether a residual depends on the inputs (a traced value: an output of the saving
+    forward program), rather than a constant the tape keeps."""
+    return isinstance(residual.value, Tracer)
+
+
+def _avals(leaves: Sequence) -> tuple:
+    return tuple((tuple(x.shape), x.dtype) if isinstance(x, funcgrad.Array) else type(x)
+                 for x in leaves)
+
+
 class CompiledFunction(Function):
-    """One call of a compiled program as one autograd node: forward by the jitted
-    forward program, backward by the jitted VJP."""
+    """One call of a compiled program as one autograd node: the forward program returns
+    the outputs and the residuals, the backward program turns the residuals and the
+    outputs' cotangents into the inputs' gradients (no recomputation)."""
 
     @staticmethod
     def forward(ctx: Any, program: _Program, static: tuple, *tensors: Any) -> tuple:
-        ctx.program, ctx.static = program, static
+        wanted = tuple(i for i, t in enumerate(tensors)
+                       if isinstance(t, Tensor) and t.requires_grad)
+        arrays = func.to_array(tensors)
+        both = program.forward_saving(*static, wanted, *arrays)
+        n_out = program.out_trees[static].num_leaves
+        outs = both[:n_out]
+        # saved only for the engine's checks (in-place changes, a second backward): the
+        # residuals may be views of these tensors
         ctx.save_for_backward(*[t for t in tensors if isinstance(t, Tensor)])
-        ctx.others = [None if isinstance(t, Tensor) else t for t in tensors]
-        outs = program.forward(*static, *func.to_array(tensors))
+        ctx.program, ctx.key = program, (*static, wanted, _avals(arrays))
+        ctx.residuals = both[n_out:]
+        ctx.n_inputs = len(tensors)
         ctx.out_avals = [(tuple(o.shape), o.dtype) for o in outs]
         return tuple(func.from_array(outs))
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
-        saved = iter(ctx.saved_tensors)
-        tensors = [next(saved) if other is None else other for other in ctx.others]
-        wanted = tuple(i for i, need in enumerate(ctx.needs_input_grad[2:]) if need)
+        ctx.saved_tensors  # noqa: B018 (raises if they were modified in place or freed)
         cts = [fnp.zeros(*aval) if g is None else func.to_array(g)
                for g, aval in zip(grads, ctx.out_avals)]
-        got = ctx.program.backward(*ctx.static, wanted, *func.to_array(tensors), *cts)
-        out: list = [None] * len(tensors)
-        for i, g in zip(wanted, got):
-            out[i] = func.from_array(g)
+        got = ctx.program.backward(*ctx.key, *ctx.residuals, *cts)
+        out: list = [None] * ctx.n_inputs
+        for i, g in zip(ctx.key[3], got):
+            out[i] = None if g is None else func.from_array(g)
         return (None, None, *out)
 
 

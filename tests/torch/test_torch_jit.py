@@ -162,3 +162,18 @@ def test_example_runs():
                                                                            steps=20)
     assert result["losses"][-1] < result["losses"][0]
     assert np.isfinite(result["losses"]).all()
+
+
+def test_engine_checks_apply_to_compiled_calls():
+    model, x, y = model_and_data()
+    compiled = torch.compile(model)
+    loss = F.cross_entropy(compiled(x), y)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+    loss = F.cross_entropy(compiled(x), y)
+    with torch.no_grad():
+        model[0].weight.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
