@@ -87,7 +87,7 @@ class _Entry:
     """One compiled program: the function, its output structure and what it was traced
     from (for `Lowered`)."""
 
-    __slots__ = ("fn", "out_tree", "tape", "program", "n_outs", "const_outs")
+    __slots__ = ("fn", "out_tree", "tape", "program")
 
     def __init__(self, fn: Callable, out_tree: Any, tape: Tape, program: Any):
         self.fn = fn
