@@ -212,11 +212,12 @@ def test_fori_loop_with_traced_bounds():
 
 def test_fori_loop_against_jax():
     jax = pytest.importorskip("jax")
+    before = jax.config.jax_enable_x64  # restored: other tests depend on the setting
     jax.config.update("jax_enable_x64", True)
     try:
         ref = jax.lax.fori_loop(1, 4, lambda i, v: v * i + 1.0, X)
     finally:
-        jax.config.update("jax_enable_x64", False)
+        jax.config.update("jax_enable_x64", before)
     np.testing.assert_allclose(lax.fori_loop(1, 4, lambda i, v: v * i + 1.0, X), ref)
 
 
