@@ -12,7 +12,7 @@ from .harness import Config, Report, Row, load, machine, versions
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 _REFS = {"numpy": "x numpy", "own grad": "x own grad", "no ckpt": "x no ckpt",
-         "torch": "x torch", "funcgrad": "x funcgrad"}
+         "torch": "x torch", "funcgrad": "x funcgrad", "steady": "x later calls"}
 
 
 def _value(row: Row) -> str:
@@ -64,7 +64,7 @@ def document(report: Report, argv: list[str], cfg: Config, info: dict[str, str])
         "the ratio of medians is shown beside it. Every "
         "implementation's gradient is checked against hand-written numpy's before it is "
         "timed.",
-        table(report), "## Targets (issues 7 and 21)", targets(report), *report.sections])
+        table(report), "## Targets (issues 7, 17 and 21)", targets(report), *report.sections])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,6 +50,8 @@ def implementations(x: np.ndarray, ws: list, bs: list) -> tuple[dict[str, Callab
     fx, fws, fbs = fnp.asarray(x), [fnp.asarray(w) for w in ws], [fnp.asarray(b) for b in bs]
     f_grad = funcgrad.grad(_loss(fnp))
     fns["funcgrad"] = lambda: f_grad(fx, fws, fbs)
+    jitted = jit_grad()
+    fns["funcgrad jit"] = lambda: jitted(fx, fws, fbs)
     missing = []
 
     torch = peer("torch")
@@ -85,6 +87,25 @@ def implementations(x: np.ndarray, ws: list, bs: list) -> tuple[dict[str, Callab
         fns["jax eager"] = lambda: j_grad(jx, jws, jbs).block_until_ready()
         fns["jax jit"] = lambda: j_jit(jx, jws, jbs).block_until_ready()
     return fns, missing
+
+
+def jit_grad() -> Callable:
+    """A fresh ``funcgrad.jit(funcgrad.grad(loss))`` (traced and compiled on its first
+    call)."""
+    import funcgrad
+    import funcgrad.numpy as fnp
+    return funcgrad.jit(funcgrad.grad(_loss(fnp)))
+
+
+def first_call(x: np.ndarray, ws: list, bs: list) -> Callable[[], Callable[[], Any]]:
+    """For `harness.first_call_row`: a fresh jitted gradient applied to the chain."""
+    import funcgrad.numpy as fnp
+    fx, fws, fbs = fnp.asarray(x), [fnp.asarray(w) for w in ws], [fnp.asarray(b) for b in bs]
+
+    def make() -> Callable[[], Any]:
+        jitted = jit_grad()
+        return lambda: jitted(fx, fws, fbs)
+    return make
 
 
 def check(fns: dict[str, Callable], rtol: float = 1e-10) -> None:

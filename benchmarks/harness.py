@@ -225,6 +225,25 @@ def timing_rows(workload: int, case: str, timings: dict[str, Timing], ref: str =
             for name, t in timings.items()]
 
 
+FIRST_CALLS = 3  # fresh jitted functions timed for a first-call row
+
+
+def first_call_row(workload: int, case: str, impl: str, make: Callable[[], Callable[[], Any]],
+                   steady: Timing | None = None) -> Row:
+    """The time of a jitted function's first call (trace + compile + one run), the median
+    over `FIRST_CALLS` fresh ``make()`` functions; the ratio is against ``steady`` (the
+    same function's later calls)."""
+    times = []
+    for _ in range(FIRST_CALLS):
+        fn = make()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    med = statistics.median(times)
+    return Row(workload, case, impl, med, "s", med / steady.median if steady else None,
+               "steady" if steady else "", None, "trace + compile + run, fresh jit")
+
+
 def skipped_row(workload: int, case: str, impl: str, note: str) -> Row:
     return Row(workload, case, impl, None, note=note)
 

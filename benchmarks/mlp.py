@@ -7,7 +7,9 @@ as a hand-written loop would; PyTorch and the funcgrad.torch facade run the same
 code (nn.Linear, F.cross_entropy, optim.SGD). Before timing, every implementation's
 gradient at the same parameters is checked against hand-written numpy's.
 
-Targets: funcgrad's functional step at most 1.2x hand-written numpy, the facade's at most 1.3x.
+Targets: funcgrad's functional step at most 1.2x hand-written numpy, the facade's at most 1.3x;
+the jitted functional step (``funcgrad.jit``, parameters donated) at most 1.05x and the
+facade's ``torch.compile``d step at most 1.1x (issue 17).
 """
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from .harness import (Config, Report, facade, missing_note, peer, skipped_row, time_all,
-                      time_target, timing_rows)
+from .harness import (Config, Report, facade, first_call_row, missing_note, peer,
+                      skipped_row, time_all, time_target, timing_rows)
 
 SIZES, BATCH = (784, 256, 256, 10), 128
 QUICK_SIZES, QUICK_BATCH = (32, 16, 16, 10), 8
@@ -95,6 +97,19 @@ def _functional(value_and_grad: Callable, params: list, x: Any, onehot: Any,
     return Impl(lambda: value_and_grad(params, x, onehot), step)
 
 
+def jitted_step(p: Problem) -> Impl:
+    """funcgrad's step under ``funcgrad.jit``, the parameters donated (the update writes
+    into their buffers, as hand-written numpy's in-place update does)."""
+    import functools
+    import funcgrad
+    import funcgrad.numpy as fnp
+    from funcgrad.scipy.special import logsumexp
+    f_vg = funcgrad.jit(funcgrad.value_and_grad(_loss(fnp, logsumexp)))
+    return _functional(f_vg, [fnp.asarray(a) for a in p.params], fnp.asarray(p.x),
+                       fnp.asarray(p.onehot),
+                       jit=functools.partial(funcgrad.jit, donate_argnums=0))
+
+
 def _numpy(p: Problem) -> Impl:
     params = [a.copy() for a in p.params]
 
@@ -106,13 +121,16 @@ def _numpy(p: Problem) -> Impl:
     return Impl(lambda: numpy_value_and_grad(p.params, p.x, p.onehot), step)
 
 
-def _torch_like(T: Any, p: Problem) -> Impl:
-    """PyTorch code, run by PyTorch itself or by the funcgrad.torch facade."""
+def _torch_like(T: Any, p: Problem, compiled: bool = False) -> Impl:
+    """PyTorch code, run by PyTorch itself or by the funcgrad.torch facade (the model
+    through ``torch.compile`` when ``compiled``)."""
     layers = [T.nn.Linear(*w.shape) for w in p.params[0::2]]
     for layer, w, b in zip(layers, p.params[0::2], p.params[1::2]):
         layer.weight = T.nn.Parameter(T.tensor(np.ascontiguousarray(w.T)))
         layer.bias = T.nn.Parameter(T.tensor(b))
     model = T.nn.Sequential(layers[0], T.nn.ReLU(), layers[1], T.nn.ReLU(), layers[2])
+    if compiled:
+        model = T.compile(model)
     opt = T.optim.SGD(model.parameters(), lr=LR)
     x, y = T.tensor(p.x), T.tensor(p.y)
 
@@ -145,12 +163,14 @@ def implementations(p: Problem) -> tuple[dict[str, Impl], list[str]]:
     f_vg = funcgrad.value_and_grad(_loss(fnp, logsumexp))
     impls["funcgrad"] = _functional(f_vg, [fnp.asarray(a) for a in p.params],
                                     fnp.asarray(p.x), fnp.asarray(p.onehot))
+    impls["funcgrad jit"] = jitted_step(p)
     missing = []
     ft, why = facade()
     if ft is None:
         missing.append(why)
     else:
         impls["funcgrad.torch"] = _torch_like(ft, p)
+        impls["funcgrad.torch compile"] = _torch_like(ft, p, compiled=True)
     torch = peer("torch")
     if torch is None:
         missing.append(missing_note("torch"))
@@ -200,11 +220,21 @@ def run(cfg: Config) -> Report:
     case = f"MLP {'-'.join(map(str, sizes))} batch {batch}, SGD step"
     notes = {"numpy": "in-place update", "torch": "nn + F.cross_entropy + optim.SGD",
              "funcgrad.torch": "same PyTorch code", "funcgrad": "value_and_grad + new params"}
+    notes["funcgrad jit"] = "jit(step), params donated"
+    notes["funcgrad.torch compile"] = "torch.compile(model), same PyTorch code"
     report = Report(timing_rows(3, case, timings, notes=notes))
+    problem = make(sizes, batch)
+    report.rows.append(first_call_row(3, case, "funcgrad jit: first call",
+                                      lambda: jitted_step(problem).step,
+                                      timings["funcgrad jit"]))
     report.rows += [skipped_row(3, case, "-", note) for note in missing]
     base = timings["numpy"]
     report.targets += [
         time_target("W3: funcgrad functional step <= 1.2x numpy", timings["funcgrad"], base, 1.2),
+        time_target("W3: funcgrad jitted step <= 1.05x numpy", timings["funcgrad jit"], base,
+                    1.05),
         time_target("W3: funcgrad.torch facade step <= 1.3x numpy",
-                    timings.get("funcgrad.torch"), base, 1.3)]
+                    timings.get("funcgrad.torch"), base, 1.3),
+        time_target("W3: funcgrad.torch compiled step <= 1.1x numpy",
+                    timings.get("funcgrad.torch compile"), base, 1.1)]
     return report

@@ -138,7 +138,7 @@ matmul.defjvp(lambda t, y: matmul(t, y), lambda t, x: matmul(x, t))
 # x^T @ y for matrices, laid out as ``like`` (matmul's y-cotangent; see the kernel): linear
 # in x and y, constant in like
 matmul_tn = Primitive("matmul_tn", kernels.matmul_tn, ("x", "y", "like"),
-                      sample=samplers.matmul_tn,
+                      sample=samplers.matmul_tn, fresh=True,
                       doc="x^T @ y for matrices, stored in the memory layout of like.")
 matmul_tn.defvjp(lambda g, y: matmul(y, mT(g)), lambda g, x: matmul(x, g), ZERO)
 matmul_tn.defjvp(lambda t, y: matmul(mT(t), y), lambda t, x: matmul(mT(x), t), ZERO)

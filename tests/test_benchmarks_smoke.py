@@ -37,7 +37,9 @@ def test_table_has_a_row_per_workload_and_implementation(report):
     assert all(r.value is None or r.value > 0 for r in report.rows)
     text = table(report)
     assert text.count("\n") == len(report.rows) + 1
-    assert len(report.targets) == 9
+    assert len(report.targets) == 14
+    for workload in (1, 2, 3):  # issue 17: jitted rows and their first calls
+        assert {(workload, "funcgrad jit"), (workload, "funcgrad jit: first call")} <= impls
     assert {(6, "funcgrad"), (6, "funcgrad.torch")} <= impls  # (their gradients checked)
     assert any("Workload 5 by depth" in s for s in report.sections)
 

@@ -4,8 +4,8 @@
 call on raw backend arrays (the primitive's implementation, its params bound once)::
 
     def program(v0, v1):
-        v2 = f0(v0, v1)
-        v3 = f1(v2, c0, out=v2)      # buffer reuse: v2 is dead after this line
+        v2 = mul_0(v0, v1)
+        v3 = add_1(v2, c2, out=v2)   # buffer reuse: v2 is dead after this line
         del v0
         return (v3,)
 
@@ -27,6 +27,8 @@ sub-programs (control flow) are written by their `EMITTERS`.
 from __future__ import annotations
 
 import functools
+import math
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -211,10 +213,12 @@ class Writer:
         return f"_{prefix}{self._locals}"
 
     def impl(self, rec: Record) -> str:
+        """The global name of a record's implementation (its params bound), named after
+        the primitive so that the source reads: ``v3 = tanh_2(v2)``."""
         fn = rec.prim.impl
         if rec.params:
             fn = functools.partial(fn, **rec.params)
-        return self.name_of(fn, "f")
+        return self.name_of(fn, re.sub(r"\W", "_", rec.prim.name) + "_")
 
     def const(self, x: Any) -> str:
         if type(x) in (bool, int, float) and np.isfinite(x):
@@ -238,6 +242,13 @@ def _last_uses(steps: list[_Step], outputs: list) -> dict:
         if r[0] == "v":
             last[r[1]] = len(steps)
     return last
+
+
+def as_zero_d(raw: Any) -> Any:
+    """A numpy scalar as the 0-d array eager funcgrad would hold (numpy's scalar loops
+    round differently from its array loops: complex multiply, for one), anything else as
+    it is."""
+    return np.asarray(raw) if isinstance(raw, np.generic) else raw
 
 
 def _fresh(step: _Step) -> bool:
@@ -296,14 +307,19 @@ class _Buffers:
         self.members[g].add(out)
 
 
+# below this many elements a ufunc's ``out=`` costs more (keyword parsing, checks) than
+# the allocation it saves (numpy caches small blocks)
+REUSE_MIN_SIZE = 4096
+
+
 def _reuse_target(step: _Step, k: int, var_avals: list, last: dict,
                   buffers: _Buffers) -> int | None:
     """An input buffer a ufunc step may write its output into, or None."""
     if not isinstance(step.rec.prim.impl, np.ufunc) or step.rec.params:
         return None  # only ufuncs take ``out=``
     out_aval = var_avals[step.outs[0]]
-    if not out_aval[0]:  # 0-d results are numpy scalars: nothing to write into
-        return None
+    if not out_aval[0] or math.prod(out_aval[0]) < REUSE_MIN_SIZE:
+        return None  # 0-d results are numpy scalars: nothing to write into
     for r in step.ins:
         if r[0] == "v" and var_avals[r[1]] == out_aval and buffers.reusable(r[1], k, last):
             return r[1]
@@ -336,6 +352,9 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
             lhs = outs[0] if not step.rec.prim.multiple_results else (
                 ", ".join(outs) + ("," if len(outs) == 1 else ""))
             w.emit(indent, f"{lhs} = {call})")
+            for v in step.outs:
+                if not var_avals[v][0]:  # 0-d: a numpy scalar becomes a 0-d array
+                    w.emit(indent, f"v{v} = {w.name_of(as_zero_d, 'as0d')}(v{v})")
         if target is None:
             buffers.add(step)
         else:

@@ -30,7 +30,7 @@ from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
 from funcgrad.primitives import sampling
 from . import compile as compiler
 from .grad import vjp
-from .jit import Jitted, JitTrace, JitTracer
+from .jit import Jitted, JitTrace, JitTracer, StagedClosureError
 from .jvp import JVPTrace, jvp
 from .tape import Tape
 from . import vmap_calls
@@ -66,15 +66,18 @@ def _as_arrays(xs: Sequence) -> list:
 
 
 def _avals(xs: Sequence) -> list:
-    return [(tuple(x.shape), np.dtype(x.dtype)) for x in xs]
+    """(shape, dtype) of each value (a Python number: its array's, as its weak type
+    becomes once combined)."""
+    return [(tuple(np.shape(x)), np.result_type(x)) if type(x) in (bool, int, float, complex)
+            else (tuple(x.shape), np.dtype(x.dtype)) for x in xs]
 
 
 def _raws(outs: Sequence) -> tuple:
     return tuple(o._value if type(o) is Array else np.asarray(o) for o in outs)
 
 
-def _closure_error(what: str) -> NotImplementedError:
-    return NotImplementedError(
+def _closure_error(what: str) -> StagedClosureError:
+    return StagedClosureError(
         f"a function of {what} inside jit reads a value traced by a transform applied "
         "inside the jitted function (grad, jvp or vmap around the construct), which a "
         "staged construct cannot take from its closure. Pass that value as an operand "
@@ -364,7 +367,7 @@ class _While(_Control):
             values = run_body(*values)
         primals, in_vars, _ = trace.lower(leaves)
         return list(trace.record(while_p, {"call": self, "programs": (cond_sub, body_sub)},
-                                 primals, in_vars, 0, tuple(values)))
+                                 primals, in_vars, 0, tuple(_as_arrays(values))))
 
     def process_batch(self, trace: Any, leaves: Sequence) -> list:
         return vmap_calls.batch_while_call(_While, self.cond_fun, self.body_fun, trace, leaves)
@@ -515,7 +518,7 @@ class _Scan(_Control):
         results = values + _stack(ys)
         primals, in_vars, _ = trace.lower(leaves)
         return list(trace.record(scan_p, {"call": self, "programs": (sub,)}, primals,
-                                 in_vars, 0, tuple(results)))
+                                 in_vars, 0, tuple(_as_arrays(results))))
 
     def process_rev(self, trace: Any, leaves: Sequence) -> list:
         return self._run(*leaves)  # unrolled: every step's residuals on the tape

@@ -1,11 +1,7 @@
 """`jit`: trace a function once per signature, compile its tape to straight-line numpy.
 
-Tracing runs the function on `JitTracer`s of a `JitTrace`, a reverse-mode trace that keeps
-every record (as `make_tape` does) and forbids looking at values: ``if x > 0``, ``float(x)``
-or ``range(n)`` on a traced value raise `ConcretizationTypeError`, because the compiled
-program must be right for every value of the same shape and dtype. The tracers still hold
-the first call's values (transforms are eager), which is how shapes and dtypes are known
-without a shape rule per primitive, and what the first call returns.
+Tracing runs the function on `JitTracer`s of a `JitTrace` (`transforms.jit_trace`): a
+trace that records every primitive call and refuses to let Python look at values.
 
 The tape is handed to `transforms.compile`, which writes one Python function calling each
 primitive's implementation on raw numpy (or cupy) arrays: no tracers, no dispatch, no pytree
@@ -22,9 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 import warnings
-import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -32,175 +26,19 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
-from funcgrad.core import (ConcretizationTypeError, Primitive, TraceCall, Tracer, bind,
-                           new_trace)
+from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
 from funcgrad.primitives import sampling
 from . import compile as compiler
-from .grad import vjp
+from .grad import float0, vjp
+from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
+    SCALAR_TYPES, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
 from .jvp import jvp
-from .tape import RevTrace, RevTracer, Tape
-from .tape_text import aval_text, tape_text
+from .tape import RevTrace, Tape
+from .tape_text import tape_text
 from . import vmap_calls
 
 __all__ = ["jit", "JitTrace", "JitTracer", "Jitted", "Lowered", "make_jaxpr",
-           "trace_to_tape"]
-
-_SCALARS = (bool, int, float, complex)
-
-
-class JitTracer(RevTracer):
-    """A value inside a function being traced by `jit`: its shape and dtype are known, its
-    value is not (as far as the program is concerned)."""
-
-    __slots__ = ()
-
-    def _concretization(self, what: str) -> ConcretizationTypeError:
-        return ConcretizationTypeError(
-            f"Abstract tracer value encountered where concrete value is expected: traced "
-            f"array with shape {aval_text(self.shape, self.dtype)} (an argument or result "
-            f"inside `{self._trace.name}`). The problem arose with the `{what}` function "
-            f"{_user_line()}. Its value is known only when the compiled program runs, so "
-            "Python control flow and conversions cannot depend on it. Fixes: mark the "
-            "argument static with jit(..., static_argnums=...) or static_argnames=...; "
-            "use funcgrad.lax.cond / switch / while_loop / fori_loop instead of Python "
-            "if/while/for; use funcgrad.numpy.where to select elementwise.")
-
-    def __bool__(self) -> bool:
-        raise self._concretization("bool")
-
-    def __int__(self) -> int:
-        raise self._concretization("int")
-
-    def __float__(self) -> float:
-        raise self._concretization("float")
-
-    def __complex__(self) -> complex:
-        raise self._concretization("complex")
-
-    def __index__(self) -> int:
-        raise self._concretization("__index__")
-
-    def item(self, *args: Any) -> Any:
-        raise self._concretization("item")
-
-    def tolist(self) -> Any:
-        raise self._concretization("tolist")
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        raise self._concretization("numpy.asarray")
-
-    def concrete(self) -> Array:
-        raise self._concretization("concrete")
-
-    def __repr__(self) -> str:
-        return f"Traced<{aval_text(self.shape, self.dtype)}>with<{self._trace.name}>"
-
-    __str__ = __repr__
-
-
-def _user_line() -> str:
-    """'at file:line' of the innermost caller outside funcgrad."""
-    f = sys._getframe(2)
-    while f is not None:
-        name = f.f_code.co_filename
-        if ("funcgrad" not in name and "/transforms/" not in name
-                and "/primitives/" not in name):
-            return f"at {name}:{f.f_lineno}"
-        f = f.f_back
-    return ""
-
-
-class JitTrace(RevTrace):
-    """The trace `jit` records a function on: every primitive call becomes a record (no
-    residuals: nothing here is differentiated), constants included. ``closures`` collects
-    tracers of other (outer) transforms the function uses without taking them as
-    arguments: such a call cannot be compiled once for all, and runs as traced."""
-
-    mode = "jit"
-    tracer_type = JitTracer
-
-    def __init__(self, name: str):
-        super().__init__(name, keep_all=True)
-        self.weak_vars: set = set()  # inputs that are Python numbers (weakly typed)
-        self.closures = False
-        # var -> its value while tracing (weakly: for staged control flow's runs)
-        self._values: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-        self._numbers: dict = {}  # the values of weak (Python number) variables
-
-    def new_var(self, primal: Any) -> JitTracer:
-        t = super().new_var(primal)
-        if isinstance(primal, Array):
-            self._values[t._var] = primal
-        return t
-
-    def value_of(self, var: int) -> Any:
-        """The value variable ``var`` has in this tracing (the first call's)."""
-        if var in self._numbers:
-            return self._numbers[var]
-        return self._values[var]
-
-    def new_weak_var(self, value: Any) -> JitTracer:
-        """A tracer for a Python number argument: its primal stays the number, so that it
-        combines with arrays as the number does (numpy's weak scalars)."""
-        t = self.new_var(fnp.asarray(value))
-        t._primal = value
-        self.weak_vars.add(t._var)
-        self._numbers[t._var] = value
-        return t
-
-    def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
-        if prim.stage_rule is not None:
-            return prim.stage_rule(self, args, params)
-        if prim.dynamic_shape:
-            raise _dynamic_shape_error(prim, args)
-        primals, in_vars, _ = self.lower(args)
-        for p, v in zip(primals, in_vars):
-            if v < 0 and isinstance(p, Tracer):
-                self.closures = True  # an outer transform's value, used from a closure
-        out = bind(prim, primals, params)
-        return self.record(prim, params, primals, in_vars, 0, out)
-
-    def scoped(self, fun: Callable, args: Sequence) -> tuple[Tape, list]:
-        """Record ``fun(*tracers)`` (flat in, flat out) as a sub-program of this trace:
-        its records go to a `Tape` of their own, which may read this trace's variables
-        (the function's closure). For control flow: the bodies of cond, while_loop, scan."""
-        saved = self.records
-        self.records = []
-        try:
-            tracers = [self.new_var(self.primal_of(a)) for a in args]
-            outs = list(fun(*tracers))
-            out_vars = [self.var_of(o) for o in outs]
-            sub = Tape(self.records, self.var_avals, [t._var for t in tracers], out_vars,
-                       [None if v >= 0 else o for v, o in zip(out_vars, outs)],
-                       name=getattr(fun, "__name__", "body"))
-        finally:
-            self.records = saved
-        return sub, [self.primal_of(o) for o in outs]
-
-
-def _dynamic_shape_error(prim: Primitive, args: Sequence) -> Exception:
-    return ConcretizationTypeError(
-        f"primitive {prim.name!r} returns an array whose shape depends on the values of its "
-        f"input ({_user_line()}), so it cannot be compiled: the program must work for "
-        "every input of the same shape. Boolean masks (x[mask], nonzero, argwhere, unique) "
-        "have this shape; use funcgrad.numpy.where(mask, x, fill) to keep the shape, or "
-        "call the function without jit.")
-
-
-def trace_to_tape(fun: Callable, leaves: Sequence, name: str) -> tuple[Tape, list, Any]:
-    """Trace ``fun`` (flat leaves in, flat leaves out) under a `JitTrace`: (its tape, the
-    traced outputs' values, the trace)."""
-    trace = JitTrace(name)
-    with new_trace(trace):
-        tracers = [trace.new_weak_var(x) if type(x) in _SCALARS else trace.new_var(x)
-                   for x in leaves]
-        outs = list(fun(*tracers))
-    out_vars = [trace.var_of(o) for o in outs]
-    values = [trace.primal_of(o) for o in outs]
-    tape = Tape(trace.records, trace.var_avals, [t._var for t in tracers], out_vars,
-                [None if v >= 0 else o for v, o in zip(out_vars, values)], name=name)
-    return tape, values, trace
-
+           "trace_to_tape", "StagedClosureError"]
 
 # ---------------------------------------------------------------------------------------
 # Signatures: what a compiled program is specialised to
@@ -210,7 +48,7 @@ def _leaf_signature(x: Any) -> tuple:
     """What the program depends on about one argument leaf: the type of a Python number
     (weakly typed: its value is an input), else shape, dtype and device."""
     t = type(x)
-    if t in _SCALARS:
+    if t in SCALAR_TYPES:
         return (t,)
     if t is Array:
         return (x.shape, x.dtype, x.device)
@@ -238,15 +76,19 @@ def _hashable(value: Any, what: str) -> Any:
 
 
 def _raw(x: Any) -> Any:
-    """The backend value a compiled program takes for an argument leaf."""
-    return x._value if type(x) is Array else x
+    """The backend value a compiled program takes for an argument leaf: a numpy scalar
+    becomes the 0-d array the tracing run saw (numpy's scalar loops may round differently
+    from its array loops: complex square, for one)."""
+    if type(x) is Array:
+        return x._value
+    return np.asarray(x) if isinstance(x, np.generic) else x
 
 
 class _Entry:
     """One compiled program: the function, its output structure and what it was traced
     from (for `Lowered`)."""
 
-    __slots__ = ("fn", "out_tree", "tape", "program", "n_outs", "const_outs")
+    __slots__ = ("fn", "out_tree", "tape", "program")
 
     def __init__(self, fn: Callable, out_tree: Any, tape: Tape, program: Any):
         self.fn = fn
@@ -254,10 +96,9 @@ class _Entry:
         self.tape = tape
         self.program = program
 
-    def run(self, leaves: list) -> Any:
-        outs = self.fn(*[_raw(x) for x in leaves])
-        return self.out_tree.unflatten([o if isinstance(o, Array) else new_array(o)
-                                        for o in outs])
+    def run(self, raws: list) -> Any:
+        """The outputs (as Arrays, in their tree) of the program on raw inputs."""
+        return self.out_tree.unflatten([new_array(o) for o in self.fn(*raws)])
 
 
 class Jitted:
@@ -268,6 +109,8 @@ class Jitted:
     def __init__(self, fun: Callable, static_argnums: Sequence[int] = (),
                  static_argnames: Sequence[str] = (), donate_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fun)
+        if not hasattr(self, "__name__"):  # a partial, a primitive, a callable object
+            self.__name__ = getattr(type(fun), "__name__", "fun")
         self.fun = fun
         self.static_argnums = frozenset(_as_tuple(static_argnums))
         self.static_argnames = frozenset(_as_tuple(static_argnames))
@@ -275,6 +118,7 @@ class Jitted:
         self._cache: dict = {}
         self._flats: dict = {}    # (static, tree) -> the flat function of those calls
         self._derived: dict = {}  # (static, tree, kind) -> a Jitted derived function
+        self.uncompilable: set = set()  # derived functions that run as traced instead
         self._warned = False
         self._params = _positional_names(fun)
 
@@ -282,6 +126,10 @@ class Jitted:
     def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, list, Any, tuple]:
         """(static part of the signature, dynamic leaves, their tree, donated leaf
         positions)."""
+        if not (kwargs or self.static_argnums or self.static_argnames
+                or self.donate_argnums):  # the common call: only dynamic positionals
+            leaves, tree = tree_util.tree_flatten((args, {}))
+            return (), leaves, tree, ()
         static = []
         dynamic = []
         donated: list = []
@@ -310,14 +158,23 @@ class Jitted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         static, leaves, tree, donated = self._split(args, kwargs)
-        for x in leaves:
-            if isinstance(x, Tracer):
+        signature, raws = [], []
+        for x in leaves:  # the signature and the program's inputs, in one pass
+            if type(x) is Array:  # the common leaf, inline
+                raw = x._value
+                signature.append((x.shape, x.dtype, "cpu" if type(raw) is np.ndarray
+                                  else x.device))
+                raws.append(raw)
+            elif isinstance(x, Tracer):
                 return self._traced_call(args, kwargs, static, leaves, tree)
-        key = (static, tree, tuple([_leaf_signature(x) for x in leaves]), donated)
+            else:
+                signature.append(_leaf_signature(x))
+                raws.append(_raw(x))
+        key = (static, tree, tuple(signature), donated)
         entry = self._cache.get(key)
         if entry is None:
             return self._first_call(key, static, leaves, tree, donated)
-        out = entry.run(leaves)
+        out = entry.run(raws)
         _delete(leaves, donated)
         return out
 
@@ -358,7 +215,7 @@ class Jitted:
 
     def _trace(self, static: tuple, leaves: list, tree: Any) -> tuple:
         flat = self._flat_fun(static, tree)
-        inputs = [x if type(x) in _SCALARS or isinstance(x, Array) else fnp.asarray(x)
+        inputs = [x if type(x) in SCALAR_TYPES or isinstance(x, Array) else fnp.asarray(x)
                   for x in leaves]
         tape, values, trace = trace_to_tape(flat, inputs, f"jit({flat.__name__})")
         return tape, values, trace, flat.out_trees[-1]
@@ -560,8 +417,22 @@ class JitCall(TraceCall):
         self.static = static
         self.tree = tree
 
-    def _jitted(self, kind: str, fun: Callable) -> Jitted:
-        return self.jitted.derived(self.static, self.tree, kind, fun)
+    def _jitted(self, kind: str, fun: Callable) -> Callable:
+        """The jitted ``fun`` (the function's VJP, JVP...); or ``fun`` itself, run as
+        traced, when its staged control flow closes over values of the transform it
+        applies (``jvp`` of a ``while_loop`` whose body reads the differentiated value),
+        which cannot be compiled."""
+        jitted = self.jitted.derived(self.static, self.tree, kind, fun)
+        if jitted in self.jitted.uncompilable:
+            return fun
+
+        def call(*args: Any) -> Any:
+            try:
+                return jitted(*args)
+            except StagedClosureError:
+                self.jitted.uncompilable.add(jitted)
+                return fun(*args)
+        return call
 
     def __repr__(self) -> str:
         return self.name
@@ -588,16 +459,26 @@ class JitCall(TraceCall):
 
     def process_jvp(self, trace: Any, leaves: Sequence) -> list:
         primals, tangents = trace.split(leaves)
-        tangents = [fnp.zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
+        floats = [i for i, p in enumerate(primals) if is_inexact(np.result_type(p))]
+        tangents = [fnp.zeros_like(primals[i]) if tangents[i] is None else tangents[i]
+                    for i in floats]
         fun = self.fun
         n = len(primals)
 
         def pushforward(*flat: Any) -> list:
-            out, t_out = jvp(lambda *ins: fun(*ins), tuple(flat[:n]), tuple(flat[n:]))
-            return list(out) + list(t_out)
+            """Outputs, then the tangents of the float outputs (integer inputs and
+            outputs have float0 tangents, which stay outside the program)."""
+            ins = list(flat[:n])
+            ts = [np.zeros(np.shape(x), float0) for x in ins]
+            for i, t in zip(floats, flat[n:]):
+                ts[i] = t
+            out, t_out = jvp(lambda *xs: fun(*xs), tuple(ins), tuple(ts))
+            return list(out) + [t for o, t in zip(out, t_out) if is_inexact(o.dtype)]
         both = self._jitted("jvp", pushforward)(*primals, *tangents)
-        k = len(both) // 2
-        return [trace.wrap(o, t) for o, t in zip(both[:k], both[k:])]
+        k = self.fun.out_trees[-1].num_leaves
+        t_out = iter(both[k:])
+        return [trace.wrap(o, next(t_out) if is_inexact(o.dtype) else None)
+                for o in both[:k]]
 
     def process_batch(self, trace: Any, leaves: Sequence) -> list:
         """Under vmap: a jitted program of the batched function (cached per batching)."""

@@ -48,6 +48,8 @@ from funcgrad.torch.serialization import save, load
 from funcgrad.torch import library
 from funcgrad.torch.library import ops
 from funcgrad.torch.utils.dlpack import from_dlpack
+from funcgrad.torch import jit  # torch.jit.trace; torch.compile below
+from funcgrad.torch.jit import compile  # noqa: A004 (torch.compile shadows the builtin)
 
 _methods.install()
 globals().update(_ops_basic.FUNCTIONS)

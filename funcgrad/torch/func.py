@@ -18,7 +18,7 @@ from funcgrad.transforms.vmap import flatten_axes
 from funcgrad.torch._tensor import Tensor, make
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call", "vmap", "stack_module_state"]
+           "functional_call", "vmap", "stack_module_state", "to_array", "from_array"]
 
 
 def _unwrap(tree: Any) -> Any:
@@ -27,6 +27,19 @@ def _unwrap(tree: Any) -> Any:
 
 def _wrap(tree: Any) -> Any:
     return tree_util.tree_map(lambda x: make(x) if isinstance(x, Array) else x, tree)
+
+
+def to_array(tree: Any) -> Any:
+    """The funcgrad Arrays of the tensors in ``tree`` (other leaves as they are): the
+    bridge from facade code to funcgrad's functional transforms (`funcgrad.jit`,
+    `funcgrad.vjp`...). The Arrays carry no autograd history."""
+    return _unwrap(tree)
+
+
+def from_array(tree: Any) -> Any:
+    """Tensors (no autograd history) for the funcgrad Arrays in ``tree``: the way back
+    from `to_array`."""
+    return _wrap(tree)
 
 
 def _array_fn(func: Callable, has_aux: bool, kwargs: dict) -> Callable:

@@ -303,7 +303,9 @@ class PyTreeDef:
                 and self.aux == other.aux and self._children == other._children)
 
     def __hash__(self) -> int:
-        return hash((self.node_type, self.aux, self._children))
+        # not recursive (equal trees have equal hashes; __eq__ tells the rest apart): jit
+        # hashes its arguments' tree on every call
+        return hash((self.node_type, self.aux, self.num_leaves))
 
     def __reduce__(self) -> tuple:  # the node's functions are found again by its type
         return (PyTreeDef, (self.node_type, self.aux, self._children))

@@ -620,6 +620,7 @@ for _i in range(len(TABLE["floor_divide"])):
 # -- names the table does not compare, and why -----------------------------------------------
 
 NOT_COMPARED = {
+    "compile": "a wrapper running modules through funcgrad.jit (tests/torch/test_torch_jit.py)",
     # graph and autograd state, not ops: compared in test_torch_vs_pytorch.py and the engine,
     # hook and in-place tests of tests/torch/
     "Tensor.backward": "autograd machinery (test_torch_vs_pytorch.py, test_torch_engine.py)",

@@ -1,0 +1,321 @@
+"""torch.jit (tracing) and torch.compile for funcgrad.torch, on `funcgrad.jit`.
+
+TorchScript tracing (the seed's section 6.2) runs a function once on example inputs and
+records the operations it performed into a graph, its intermediate representation, which
+then runs without the Python that produced it. funcgrad has that machinery already: its
+`jit` traces a function into the tape IR and compiles the tape to one straight-line numpy
+program. Here a module (or a function of tensors) is made a pure function of arrays (its
+parameters and buffers become arguments, through `torch.func.functional_call`) and handed
+to `funcgrad.jit`:
+
+- ``torch.jit.trace(fn_or_module, example_inputs)`` traces on the examples and returns a
+  `TracedModule` / `TracedFunction`: ``.graph`` prints the IR (jaxpr style), ``.code``
+  the generated Python program; calls run the compiled program (retraced, as JAX does,
+  for inputs of another shape or dtype).
+- ``torch.compile(model_or_fn)`` returns the same, traced on first use.
+
+Autograd goes through compiled programs too: a call is one autograd node
+(``CompiledFunctionBackward``, as in PyTorch) whose forward is a compiled program returning
+the outputs and the residuals of their VJP (traced once, as a tape, with respect to the
+inputs that need a gradient), and whose backward is a compiled program of that tape's
+backward pass on the saved residuals: nothing is recomputed.
+``.grad`` accumulation and hooks are the engine's, so they behave as in eager mode, and
+the gradients are eager's (bit for bit where both run the same kernels on the same memory
+layouts: the compiled program keeps ``weight.T`` as a view where eager mode copies it, and
+a BLAS product may round differently in the last bit for the two layouts).
+
+Traced code must not depend on values (Python ``if`` on a tensor raises funcgrad's
+ConcretizationTypeError), draw random numbers (dropout in training mode) or modify its
+buffers in place (BatchNorm's running statistics in training mode): the compiled program
+would replay the first call's draw or lose the update, so each raises an error saying so.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad.core import Tracer
+from funcgrad.transforms.tape import trace_flat
+from funcgrad.torch import func
+from funcgrad.torch._factories import get_rng_state
+from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch.autograd.function import Function
+from funcgrad.torch.nn.module import Module
+
+__all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tracing"]
+
+_tracing = [0]  # depth of traces in progress (torch.jit.is_tracing)
+
+
+def is_tracing() -> bool:
+    """Whether a `trace`/`compile` trace is running (as ``torch.jit.is_tracing``)."""
+    return _tracing[0] > 0
+
+
+class Graph:
+    """A traced program's IR; prints as text (``print(traced.graph)``)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+
+class _Program:
+    """``fn`` (or ``module``'s forward) as a pure function of flat arrays, jitted: the
+    forward program; for calls that need gradients, a forward program that also returns
+    the residuals (the values the backward pass reads) and a backward program that takes
+    them, made from one tape (`trace_flat`, `Tape.residuals`, `Tape.with_residuals`)."""
+
+    def __init__(self, fn: Callable, module: Module | None):
+        self.fn, self.module = fn, module
+        self.out_trees: dict = {}
+        self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
+        self.forward = funcgrad.jit(self._pure, static_argnums=(0, 1, 2))
+        self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
+        self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
+
+    # static: parameter/buffer names, the inputs' tree, the modules' training flags
+    def _pure(self, names: tuple, in_tree: Any, modes: tuple, *leaves: Any) -> list:
+        state = func.from_array(dict(zip(names, leaves[:len(names)])))
+        inputs = in_tree.unflatten(func.from_array(list(leaves[len(names):])))
+        rng = get_rng_state()
+        versions = {n: t._version for n, t in state.items()}
+        _tracing[0] += 1
+        try:
+            out = (func.functional_call(self.module, state, tuple(inputs[0]), inputs[1])
+                   if self.module is not None else self.fn(*inputs[0], **inputs[1]))
+        finally:
+            _tracing[0] -= 1
+        _check_pure(self, rng, state, versions)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        self.out_trees[(names, in_tree, modes)] = out_tree
+        if not all(isinstance(o, Tensor) for o in out_leaves):
+            raise TypeError(f"{self.name()} returned {out_tree} with non-tensor leaves; a "
+                            "traced function returns tensors (or tuples, lists, dicts of "
+                            "them)")
+        return func.to_array(out_leaves)
+
+    def _forward_saving(self, names: tuple, in_tree: Any, modes: tuple, wanted: tuple,
+                        *leaves: Any) -> list:
+        """The outputs, then the residuals of their VJP in the ``wanted`` leaves (the
+        tape itself is kept, by signature, for `_backward`)."""
+        def of_wanted(*xs: Any) -> list:
+            full = list(leaves)
+            for i, x in zip(wanted, xs):
+                full[i] = x
+            return self._pure(names, in_tree, modes, *full)
+        tape, outs = trace_flat(of_wanted, [leaves[i] for i in wanted])
+        self.tapes[(names, in_tree, modes, wanted, _avals(leaves))] = tape
+        return list(outs) + [r.value for r in tape.residuals() if _traced(r)]
+
+    def _backward(self, names: tuple, in_tree: Any, modes: tuple, wanted: tuple,
+                  avals: tuple, *residuals_and_cts: Any) -> list:
+        """The ``wanted`` leaves' cotangents from the residuals `_forward_saving`
+        returned and the outputs' cotangents (the last ``n_out`` arguments)."""
+        tape = self.tapes[(names, in_tree, modes, wanted, avals)]
+        n_res = sum(1 for r in tape.residuals() if _traced(r))
+        values = iter(residuals_and_cts[:n_res])
+        with_values = tape.with_residuals(lambda r: next(values) if _traced(r) else r.value)
+        return with_values.backward(list(residuals_and_cts[n_res:]))
+
+    def name(self) -> str:
+        target = self.module if self.module is not None else self.fn
+        return getattr(target, "__name__", type(target).__name__)
+
+    def signature(self, args: tuple, kwargs: dict) -> tuple:
+        """(names, input tree, training flags, state tensors, input leaves) of a call."""
+        if self.module is not None:
+            state = dict(self.module.named_parameters())
+            state.update(self.module.named_buffers())
+            modes = tuple(m.training for m in self.module.modules())
+        else:
+            state, modes = {}, ()
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        return tuple(state), in_tree, modes, list(state.values()), leaves
+
+    def __call__(self, args: tuple, kwargs: dict) -> Any:
+        names, in_tree, modes, state, leaves = self.signature(args, kwargs)
+        tensors = state + leaves
+        if grad_mode.state.enabled and any(isinstance(t, Tensor) and t.requires_grad
+                                           for t in tensors):
+            outs = CompiledFunction.apply(self, (names, in_tree, modes), *tensors)
+            outs = list(outs) if isinstance(outs, tuple) else [outs]
+        else:
+            outs = func.from_array(self.forward(names, in_tree, modes,
+                                                *func.to_array(tensors)))
+        return self.out_trees[(names, in_tree, modes)].unflatten(outs)
+
+    def lowered(self, args: tuple, kwargs: dict) -> Any:
+        names, in_tree, modes, state, leaves = self.signature(args, kwargs)
+        return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves))
+
+
+def _check_pure(program: _Program, rng: Tensor, state: dict, versions: dict) -> None:
+    """Refuse what a compiled program cannot replay: random draws, in-place updates of
+    parameters or buffers."""
+    if not bool((get_rng_state() == rng).all()):
+        raise RuntimeError(
+            f"{program.name()} draws random numbers (dropout in training mode, rand, "
+            "bernoulli...) while being traced: the compiled program would reuse the first "
+            "call's draw on every call. Trace or compile it in eval mode (module.eval()), "
+            "or call it without torch.compile / torch.jit.trace.")
+    changed = [n for n, t in state.items() if t._version != versions[n]]
+    if changed:
+        raise RuntimeError(
+            f"{program.name()} modifies {', '.join(changed)} in place while being traced "
+            "(BatchNorm updates its running statistics in training mode): a compiled "
+            "program cannot carry that update. Trace or compile it in eval mode, or call "
+            "it without torch.compile / torch.jit.trace.")
+
+
+def _traced(residual: Any) -> bool:
+    """Whether a residual depends on the inputs (a traced value: an output of the saving
+    forward program), rather than a constant the tape keeps."""
+    return isinstance(residual.value, Tracer)
+
+
+def _avals(leaves: Sequence) -> tuple:
+    return tuple((tuple(x.shape), x.dtype) if isinstance(x, funcgrad.Array) else type(x)
+                 for x in leaves)
+
+
+class CompiledFunction(Function):
+    """One call of a compiled program as one autograd node: the forward program returns
+    the outputs and the residuals, the backward program turns the residuals and the
+    outputs' cotangents into the inputs' gradients (no recomputation)."""
+
+    @staticmethod
+    def forward(ctx: Any, program: _Program, static: tuple, *tensors: Any) -> tuple:
+        wanted = tuple(i for i, t in enumerate(tensors)
+                       if isinstance(t, Tensor) and t.requires_grad)
+        arrays = func.to_array(tensors)
+        both = program.forward_saving(*static, wanted, *arrays)
+        n_out = program.out_trees[static].num_leaves
+        outs = both[:n_out]
+        # saved only for the engine's checks (in-place changes, a second backward): the
+        # residuals may be views of these tensors
+        ctx.save_for_backward(*[t for t in tensors if isinstance(t, Tensor)])
+        ctx.program, ctx.key = program, (*static, wanted, _avals(arrays))
+        ctx.residuals = both[n_out:]
+        ctx.n_inputs = len(tensors)
+        ctx.out_avals = [(tuple(o.shape), o.dtype) for o in outs]
+        return tuple(func.from_array(outs))
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> tuple:
+        ctx.saved_tensors  # noqa: B018 (raises if they were modified in place or freed)
+        cts = [fnp.zeros(*aval) if g is None else func.to_array(g)
+               for g, aval in zip(grads, ctx.out_avals)]
+        got = ctx.program.backward(*ctx.key, *ctx.residuals, *cts)
+        out: list = [None] * ctx.n_inputs
+        for i, g in zip(ctx.key[3], got):
+            out[i] = None if g is None else func.from_array(g)
+        return (None, None, *out)
+
+
+class _Compiled:
+    """Shared by the traced and compiled callables: the program, and the IR of a call."""
+
+    def _setup(self, target: Any) -> None:
+        module = target if isinstance(target, Module) else None
+        self._program = _Program(target if module is None else None, module)
+        self._example: tuple | None = None
+
+    def graph_for(self, *args: Any, **kwargs: Any) -> Graph:
+        """The IR of the program these inputs run (TorchScript's ``graph_for``)."""
+        return Graph(self._program.lowered(args, kwargs).as_text())
+
+    def code_for(self, *args: Any, **kwargs: Any) -> str:
+        """The generated Python program these inputs run."""
+        return self._program.lowered(args, kwargs).compile().as_text()
+
+    @property
+    def graph(self) -> Graph:
+        """The IR of the example inputs' program."""
+        return self.graph_for(*self._examples()[0], **self._examples()[1])
+
+    @property
+    def code(self) -> str:
+        """The generated Python source of the example inputs' program."""
+        return self.code_for(*self._examples()[0], **self._examples()[1])
+
+    def _examples(self) -> tuple:
+        if self._example is None:
+            raise RuntimeError("no inputs to show the program for yet: call it once (or "
+                               "use graph_for(*inputs) / code_for(*inputs))")
+        return self._example
+
+    def _run(self, args: tuple, kwargs: dict) -> Any:
+        if self._example is None:
+            self._example = (args, kwargs)
+        return self._program(args, kwargs)
+
+
+class TracedModule(Module, _Compiled):
+    """A module run through compiled programs; its parameters are the original module's
+    (``_orig_mod``), so optimizers, ``state_dict`` and ``.grad`` work on them."""
+
+    def __init__(self, module: Module):
+        super().__init__()
+        self._orig_mod = module
+        self._setup(module)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(args, kwargs)
+
+
+class TracedFunction(_Compiled):
+    """A function of tensors run through compiled programs."""
+
+    def __init__(self, fn: Callable):
+        self.__wrapped__ = fn
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self._setup(fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<traced function {self.__name__}>"
+
+
+def _wrap(target: Any) -> Any:
+    if isinstance(target, Module):
+        return TracedModule(target)
+    if not callable(target):
+        raise TypeError(f"expected a Module or a callable, got {type(target).__name__}")
+    return TracedFunction(target)
+
+
+def trace(func: Any, example_inputs: Any = None, *, example_kwarg_inputs: dict | None = None,
+          check_trace: bool = True, strict: bool = True) -> Any:
+    """Trace ``func`` (a Module or a function of tensors) on ``example_inputs`` (a tensor
+    or a tuple of them) and return it compiled, with ``.graph`` and ``.code``."""
+    if example_inputs is None and example_kwarg_inputs is None:
+        raise RuntimeError("example_kwarg_inputs or example_inputs must be provided")
+    args = example_inputs if isinstance(example_inputs, tuple) else (
+        () if example_inputs is None else (example_inputs,))
+    traced = _wrap(func)
+    traced._run(args, dict(example_kwarg_inputs or {}))
+    return traced
+
+
+def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None,
+            backend: Any = "inductor", mode: Any = None, options: dict | None = None,
+            disable: bool = False) -> Any:
+    """``torch.compile``: ``model`` (a Module or a function) run through funcgrad's
+    compiled programs, traced on first use (and per new input shape/dtype). Usable as a
+    decorator, with or without arguments. ``disable=True`` returns ``model`` itself."""
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    return _wrap(model)

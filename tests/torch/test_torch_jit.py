@@ -1,0 +1,179 @@
+"""funcgrad.torch.jit.trace and funcgrad.torch.compile (the seed's section 6.2): the traced
+IR and generated code print, calls run compiled programs, and forward values, gradients
+and ``.grad`` are eager mode's bit for bit; what a compiled program cannot replay (random
+draws, in-place buffer updates, value-dependent control flow) is an error."""
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import funcgrad.torch as torch
+import funcgrad.torch.nn as nn
+import funcgrad.torch.nn.functional as F
+from funcgrad.core import ConcretizationTypeError
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def model_and_data():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    return model, torch.randn(6, 4), torch.tensor([0, 1, 2, 1, 0, 2])
+
+
+def grads_of(model, run, x, y):
+    model.zero_grad()
+    F.cross_entropy(run(x), y).backward()
+    return [p.grad.clone() for p in model.parameters()]
+
+
+def test_trace_prints_graph_and_code():
+    model, x, _ = model_and_data()
+    traced = torch.jit.trace(model, (x,))
+    graph = str(traced.graph)
+    assert graph.startswith("{ lambda a:f32[8,4] b:f32[8] c:f32[3,8] d:f32[3] e:f32[6,4]")
+    assert "addmm" in graph and "tanh" in graph
+    assert traced.code.startswith("def program(") and "tanh_" in traced.code
+    assert "return (" in traced.code
+    assert isinstance(traced, nn.Module)
+
+
+def test_traced_module_is_eager_bit_for_bit():
+    model, x, y = model_and_data()
+    traced = torch.jit.trace(model, x)
+    assert torch.equal(traced(x), model(x))
+    out = traced(x)
+    assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
+    eager = grads_of(model, model, x, y)
+    compiled = grads_of(model, traced, x, y)
+    for e, c in zip(eager, compiled):
+        assert e.dtype == c.dtype and torch.equal(e, c)
+
+
+def test_grad_accumulates_and_inputs_get_gradients():
+    model, x, y = model_and_data()
+    compiled = torch.compile(model)
+    xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
+    model.zero_grad()
+    for _ in range(2):  # .grad accumulates over two backward passes
+        F.cross_entropy(model(xe), y).backward()
+    eager = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    for _ in range(2):
+        F.cross_entropy(compiled(xc), y).backward()
+    for e, p in zip(eager, model.parameters()):
+        assert torch.equal(e, p.grad)
+    assert torch.equal(xe.grad, xc.grad)
+
+
+def test_compile_trains_like_eager():
+    model_a, x, y = model_and_data()
+    model_b, _, _ = model_and_data()
+    compiled = torch.compile(model_b)
+    opt_a = torch.optim.SGD(model_a.parameters(), lr=0.3, momentum=0.9)
+    opt_b = torch.optim.SGD(compiled.parameters(), lr=0.3, momentum=0.9)
+    for _ in range(5):
+        for opt, run in ((opt_a, model_a), (opt_b, compiled)):
+            opt.zero_grad()
+            F.cross_entropy(run(x), y).backward()
+            opt.step()
+    for a, b in zip(model_a.parameters(), model_b.parameters()):
+        assert torch.equal(a, b)
+    assert set(compiled.state_dict()) == {"_orig_mod." + k for k in model_b.state_dict()}
+
+
+def test_trace_and_compile_functions():
+    def f(a, b):
+        return (a * b).sin().sum(), a.exp()
+    a = torch.randn(3, requires_grad=True)
+    b = torch.randn(3)
+    traced = torch.jit.trace(f, (a, b))
+    assert "sin" in str(traced.graph) and "exp" in str(traced.graph)
+    s, e = traced(a, b)
+    s_ref, e_ref = f(a, b)
+    assert torch.equal(s, s_ref) and torch.equal(e, e_ref)
+    (s + e.sum()).backward()
+    g = a.grad.clone()
+    a.grad = None
+    (s_ref + e_ref.sum()).backward()
+    assert torch.equal(a.grad, g)
+
+    @torch.compile
+    def g2(u):
+        return (u * u).sum()
+    u = torch.ones(3, requires_grad=True)
+    g2(u).backward()
+    assert torch.equal(u.grad, torch.full((3,), 2.0))
+    assert torch.compile(f, disable=True) is f
+
+
+def test_new_shapes_retrace_and_no_grad_runs_forward_only():
+    model, x, _ = model_and_data()
+    compiled = torch.compile(model)
+    with torch.no_grad():
+        out = compiled(x)
+        assert out.grad_fn is None and torch.equal(out, model(x))
+    x2 = torch.randn(2, 4)
+    assert torch.equal(compiled(x2), model(x2))
+    assert "f32[2,4]" in str(compiled.graph_for(x2))
+
+
+def test_eval_mode_dropout_compiles_and_training_mode_is_refused():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    x = torch.randn(3, 4)
+    with pytest.raises(RuntimeError, match="draws random numbers"):
+        torch.compile(model)(x)
+    model.eval()
+    assert torch.equal(torch.compile(model)(x), model(x))
+
+
+def test_batchnorm_running_stats_update_is_refused_in_training():
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    x = torch.randn(5, 4)
+    with pytest.raises(RuntimeError, match="in place while being traced"):
+        torch.compile(model)(x)
+    model.eval()
+    assert torch.allclose(torch.compile(model)(x), model(x))
+
+
+def test_value_dependent_python_control_flow_is_a_concretization_error():
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+    with pytest.raises(ConcretizationTypeError, match="torch.compile|static_argnums|lax.cond"):
+        torch.jit.trace(f, torch.ones(2))
+
+
+def test_errors():
+    with pytest.raises(RuntimeError, match="example_kwarg_inputs or example_inputs must be "
+                                           "provided"):
+        torch.jit.trace(lambda x: x)
+    with pytest.raises(TypeError, match="expected a Module or a callable"):
+        torch.compile(3)
+    with pytest.raises(RuntimeError, match="call it once"):
+        torch.compile(lambda x: x).graph
+
+
+def test_example_runs():
+    result = runpy.run_path(str(EXAMPLES / "torch_jit_compile.py"))["main"](verbose=False,
+                                                                           steps=20)
+    assert result["losses"][-1] < result["losses"][0]
+    assert np.isfinite(result["losses"]).all()
+
+
+def test_engine_checks_apply_to_compiled_calls():
+    model, x, y = model_and_data()
+    compiled = torch.compile(model)
+    loss = F.cross_entropy(compiled(x), y)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+    loss = F.cross_entropy(compiled(x), y)
+    with torch.no_grad():
+        model[0].weight.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
