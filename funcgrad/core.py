@@ -529,9 +529,11 @@ class TraceCall:
         self.fun = fun
         self.name = name or getattr(fun, "__name__", "fun")
 
-    def bind(self, args: Sequence) -> Any:
-        """``args`` are flat (pytree leaves); ``fun`` takes them flat too."""
-        top = find_top_trace(args)
+    def bind(self, args: Sequence, closure: Sequence = ()) -> Any:
+        """``args`` are flat (pytree leaves); ``fun`` takes them flat too. ``closure``:
+        values the call's functions read besides ``args`` (closed over), which take part
+        in choosing the transform that handles the call."""
+        top = find_top_trace([*args, *closure] if closure else args)
         if top is None:
             return self.fun(*args)
         if not top.alive:

@@ -1,10 +1,12 @@
 """jit on programs that once broke it: multi-output steps viewing several inputs (random
 keys, while_loop carries) in the buffer-reuse pass, Python-number arguments under grad."""
 import numpy as np
+import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax, random
+from funcgrad.transforms.jit_trace import StagedClosureError
 
 
 def _same(a, b):
@@ -35,3 +37,17 @@ def test_while_loop_carries_from_fresh_results_under_jit():
                               (x + 1.0, fnp.abs(x) + 0.1))
     x = fnp.asarray(2.0)
     _same(funcgrad.jit(f)(x), f(x))
+
+
+def test_while_loop_whose_condition_closes_over_a_traced_value():
+    count_to = lambda n: lax.while_loop(lambda c: c < n, lambda c: c + 1, 0)  # noqa: E731
+    assert int(funcgrad.jit(count_to)(10)) == 10
+    step_by = lambda n: lax.while_loop(lambda c: c < 10, lambda c: c + n, 0)  # noqa: E731
+    assert int(funcgrad.jit(step_by)(fnp.asarray(3))) == 12 == int(step_by(3))
+    ns = fnp.arange(4)
+    for f in (funcgrad.vmap(count_to), funcgrad.vmap(funcgrad.jit(count_to))):
+        np.testing.assert_array_equal(np.asarray(f(ns)), [0, 1, 2, 3])
+    # a vmap inside the jitted function: the staged loop cannot close over its values
+    with pytest.raises(StagedClosureError, match="Pass that value as an operand"):
+        funcgrad.jit(funcgrad.vmap(count_to))(ns)
+    assert int(funcgrad.jit(lambda n: lax.fori_loop(0, n, lambda i, c: c + i, 0))(5)) == 10

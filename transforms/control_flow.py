@@ -428,22 +428,27 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     Forward-mode differentiable; reverse mode raises JAX's error (use scan or a fori_loop
     with static bounds)."""
     leaves, tree = tree_util.tree_flatten(init_val)
-    leaves = _as_arrays(leaves)
-    val = tree.unflatten(leaves)
+    val = tree.unflatten(_as_arrays(leaves))
     first = cond_fun(val)
-    if is_batched(first) and not is_abstract(first):  # a condition per example (vmap)
+    # known values: a Python loop, seen op by op by transforms, until the condition is
+    # known only abstractly (the body made the carry traced under jit): the iterations
+    # run so far are peeled off, the rest is staged
+    while not (is_abstract(first) or is_batched(first)):
+        if not bool(_as_arrays([first])[0]):
+            return val
+        val = body_fun(val)
+        first = cond_fun(val)
+    if not is_abstract(first):  # a condition per example (vmap)
         return vmap_calls.batched_while(cond_fun, body_fun, val, first)
-    if not is_abstract(first):  # known values: a Python loop, seen op by op by transforms
-        while bool(_as_arrays([first])[0]):
-            val = body_fun(val)
-            first = cond_fun(val)
-        return val
+    leaves, tree = tree_util.tree_flatten(val)
+    leaves = _as_arrays(leaves)
     out_trees: list = []
 
     def flat_cond(*xs: Any) -> list:
         return [fnp.asarray(cond_fun(tree.unflatten(list(xs))))]
     flat_body = _flat_fn(body_fun, tree, out_trees, spread=False)
-    outs = _While(flat_cond, flat_body).bind(leaves)
+    # the condition is abstract: if no carry is traced, a closed-over value made it so
+    outs = _While(flat_cond, flat_body).bind(leaves, closure=[first])
     return tree.unflatten(list(outs))
 
 

@@ -120,7 +120,10 @@ def batch_while_call(make: Callable, cond_fun: Callable, body_fun: Callable,
         pred = conds(*c)
         return [where(reshape(pred, shape=(size,) + (1,) * (n.ndim - 1)), n, o)
                 for n, o in zip(bodies(*c), c)]
-    return _rewrap(trace, make(cond, body).bind(carry))
+    # the transform below this vmap that stages the loop may show only in the condition
+    # (a closed-over value): its value with this vmap's batch axis taken off
+    below, _ = trace.lower(cond(*carry))
+    return _rewrap(trace, make(cond, body).bind(carry, closure=below))
 
 
 def batch_switch_call(make: Callable, branches: Sequence[Callable], trace: BatchTrace,
