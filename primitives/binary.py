@@ -177,5 +177,5 @@ for _p in (max_share, add, sub, mul, div, power, floor_divide, mod, fmod, maximu
            arctan2, hypot, logaddexp, logaddexp2, copysign, nextafter, heaviside, ldexp, equal,
            not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
            logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift, gcd, lcm,
-           relu):
+           relu, floored_quotient):
     broadcasting(_p)

@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 import funcgrad
 import funcgrad.distributed as dist
 import funcgrad.numpy as fnp
+from funcgrad.primitives.binary import floored_quotient
 from funcgrad.primitives import registry
 from funcgrad.tree_util import tree_leaves
 
@@ -238,6 +239,7 @@ UNSAMPLED = {
     "argsort": (lambda x: fnp.argsort(x, axis=0), (_floats(3, 4),)),
     "bitcast_convert_type": (lambda x: _bitcast(x), (_floats(4),)),
     "bitwise_and": (fnp.bitwise_and, (_ints(3), _ints(2, 3))),
+    "floored_quotient": (lambda x, y: floored_quotient(x, y), (_floats(3), _floats(2, 3))),
     "bitwise_or": (fnp.bitwise_or, (_ints(3), _ints(2, 3))),
     "bitwise_xor": (fnp.bitwise_xor, (_ints(3), _ints(2, 3))),
     "bitwise_count": (fnp.bitwise_count, (_ints(2, 3),)),

@@ -87,6 +87,7 @@ custom_jvp_linearized = _rule_call("custom_jvp_linearized",
                                    lambda g, call: call.transpose_tangent_map(g))
 custom_vjp_call = _rule_call("custom_vjp_call", lambda g, shapes, call: call.vjp(shapes, g))
 custom_jvp_call.defbatch(vmap_calls.call_rule)
+custom_jvp_linearized.defbatch(vmap_calls.call_rule)
 custom_vjp_call.defbatch(vmap_calls.call_rule)
 
 
