@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._autocast_lists import BANNED_BINARY_CROSS_ENTROPY, listed, policy_of
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, tensors_in
 from funcgrad.torch.autograd import grad_mode
 
 __all__ = ["autocast_op", "state", "excluded", "set_enabled", "is_enabled", "get_dtype",
@@ -124,14 +124,6 @@ def cast_tree(value: Any, device_type: str, dtype: D.dtype) -> Any:
     return value
 
 
-def _tensors(values: Any) -> Iterator[Tensor]:
-    for v in values:
-        if isinstance(v, Tensor):
-            yield v
-        elif isinstance(v, (list, tuple)):
-            yield from _tensors(v)
-
-
 def _widest(tensors: list, device_type: str) -> D.dtype:
     """PyTorch's promote policy, argument by argument: float32 once an eligible argument is
     float32, else the low dtype; another 16-bit dtype before any float32 is an error
@@ -150,7 +142,7 @@ def _widest(tensors: list, device_type: str) -> D.dtype:
 
 def _autocast_call(name: str, fn: Callable, dtype_at: int | None, args: tuple,
                    kwargs: dict) -> Any:
-    tensors = list(_tensors((*args, *kwargs.values())))
+    tensors = list(tensors_in((*args, *kwargs.values())))
     if not tensors:
         return fn(*args, **kwargs)
     device_type = tensors[0].device.type

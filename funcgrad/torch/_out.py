@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, tensors_in
 from funcgrad.torch.autograd import grad_mode
 
 __all__ = ["accepting_out", "write_out", "install"]
@@ -32,14 +32,6 @@ OUT_FUNCTIONS = (
     "nonzero", "index_select", "gather", "take", "masked_select", "where", "cumsum",
     "cumprod", "tensordot", "kron", "cross", "matmul", "mm", "bmm", "mv", "dot",
 )
-
-
-def _tensors_in(values: Any) -> Iterator[Tensor]:
-    for v in values:
-        if isinstance(v, Tensor):
-            yield v
-        elif isinstance(v, (list, tuple)):
-            yield from _tensors_in(v)
 
 
 def write_out(name: str, out: Any, result: Any) -> Any:
@@ -83,7 +75,7 @@ def check_out_args(name: str, out: Any, args: tuple, kwargs: dict) -> None:
     if not grad_mode.state.enabled:
         return
     outs = out if isinstance(out, (tuple, list)) else (out,)
-    for t in _tensors_in((*args, *kwargs.values(), *outs)):
+    for t in tensors_in((*args, *kwargs.values(), *outs)):
         if t.requires_grad:
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments "

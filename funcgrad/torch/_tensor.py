@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import warnings
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from funcgrad.torch.autograd import forward_ad, grad_mode
 from funcgrad.torch.autograd.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
                                           add_hook)
 
-__all__ = ["Tensor", "make", "is_tensor"]
+__all__ = ["Tensor", "make", "is_tensor", "tensors_in"]
 
 
 class _Storage:
@@ -80,6 +80,15 @@ _new = object.__new__
 
 def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
+
+
+def tensors_in(values: Any) -> Iterator["Tensor"]:
+    """The tensors among ``values`` and inside their lists and tuples (``cat``'s)."""
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from tensors_in(v)
 
 
 def _size_args(size: tuple) -> tuple:

@@ -2,35 +2,9 @@
 with PyTorch's FutureWarnings."""
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch.amp import autocast_mode, grad_scaler
+from funcgrad.torch.amp.deprecated import device_classes
 
 __all__ = ["autocast", "GradScaler"]
 
-
-class autocast(autocast_mode.autocast):
-    """``torch.cpu.amp.autocast(args...)`` is ``torch.amp.autocast("cpu", args...)``."""
-
-    def __init__(self, enabled: bool = True, dtype: Any = D.bfloat16,
-                 cache_enabled: bool = True):
-        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-
-class GradScaler(grad_scaler.GradScaler):
-    """``torch.cpu.amp.GradScaler(args...)`` is ``torch.amp.GradScaler("cpu", args...)``."""
-
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000,
-                 enabled: bool = True) -> None:
-        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cpu', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval,
-                         enabled=enabled)
+autocast, GradScaler = device_classes("cpu", D.bfloat16)

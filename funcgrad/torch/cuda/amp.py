@@ -6,34 +6,13 @@ import warnings
 from typing import Any, Callable
 
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch.amp import autocast_mode, grad_scaler
+from funcgrad.torch.amp import autocast_mode
+from funcgrad.torch.amp.deprecated import device_classes
 
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
-class autocast(autocast_mode.autocast):
-    """``torch.cuda.amp.autocast(args...)`` is ``torch.amp.autocast("cuda", args...)``."""
-
-    def __init__(self, enabled: bool = True, dtype: Any = D.float16,
-                 cache_enabled: bool = True):
-        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-
-class GradScaler(grad_scaler.GradScaler):
-    """``torch.cuda.amp.GradScaler(args...)`` is ``torch.amp.GradScaler("cuda", args...)``."""
-
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000,
-                 enabled: bool = True) -> None:
-        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval,
-                         enabled=enabled)
+autocast, GradScaler = device_classes("cuda", D.float16)
 
 
 def custom_fwd(fwd: Callable | None = None, *, cast_inputs: Any = None) -> Callable:
