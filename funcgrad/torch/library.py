@@ -33,6 +33,7 @@ by `opcheck` (shapes, dtypes and devices of the fake outputs against the real on
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -86,6 +87,7 @@ class CustomOpDef:
         for device, backend in _DEVICES.items():
             prim.def_impl(backend, self._backend_impl(device))
         prim.defvjp_all(self._vjp_rule())
+        prim.defbatch(self._fallback_batch_rule)
         self.primitive = prim
         self.register_kernel(list(_DEVICES) if device_types is None else device_types, fn)
         self.__name__ = name
@@ -198,6 +200,23 @@ class CustomOpDef:
                 raise RuntimeError(_ALIAS_ERROR.format(self._qualname))
             raws.append(to_raw(o._data))
         return tuple(raws) if self._multi else raws[0]
+
+    def _fallback_batch_rule(self, values: Sequence, dims: Sequence, **params: Any) -> tuple:
+        """PyTorch's vmap fallback for an op without a batching rule: the op once per
+        example, the results stacked (with PyTorch's performance warning)."""
+        import funcgrad.numpy as fnp  # the facade's numpy layer sits above this module
+        warnings.warn("There is a performance drop because we have not yet implemented the "
+                      f"batching rule for {self._qualname}. Please file us an issue on "
+                      "GitHub so that we can prioritize its implementation.", UserWarning,
+                      stacklevel=2)
+        size = next(a.shape[d] for a, d in zip(values, dims) if d is not None)
+        results = []
+        for b in range(size):
+            example = [a if d is None else fnp.take(a, b, axis=d) for a, d in zip(values, dims)]
+            results.append(self.primitive.bind(*example, **params))
+        if self._multi:
+            return tuple(fnp.stack(list(r)) for r in zip(*results)), (0,) * len(results[0])
+        return fnp.stack(results), 0
 
     def _vjp_rule(self) -> Callable:
         def custom_op_vjp(g: Any, xs: tuple, out: Any, args: tuple) -> tuple:

@@ -369,3 +369,42 @@ def test_the_seed_examples_cuda_kernels_match_the_cpu_ones():
     assert ft.autograd.gradcheck(lambda t: swish(t, 0.7), (x,))
     assert ft.autograd.gradgradcheck(lambda t: swish(t, 0.7), (x,))
     assert set(ft.library.opcheck(swish, (x, 0.7)).values()) == {"SUCCESS"}
+
+
+def _sin_op(m, name):
+    @m.library.custom_op(f"vmaptest::{name}", mutates_args=())
+    def op(x: m.Tensor) -> m.Tensor:
+        return m.from_numpy(np.sin(x.numpy()))
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * x.cos()
+    op.register_autograd(backward, setup_context=setup_context)
+    return op
+
+
+@pytest.mark.parametrize("m", [ft, torch], ids=["funcgrad", "torch"])
+def test_custom_op_under_vmap_falls_back_per_example_with_pytorchs_warning(m):
+    op = _sin_op(m, f"sin_{m.__name__.replace('.', '_')}")
+    x = m.tensor(np.linspace(-1, 1, 12).reshape(3, 4))
+    if m is ft:  # (PyTorch prints its warning from C++, not through Python's warnings)
+        with pytest.warns(UserWarning, match="There is a performance drop because we have "
+                          "not yet implemented the batching rule for vmaptest::sin"):
+            y = m.func.vmap(op, in_dims=1)(x)
+    else:
+        y = m.func.vmap(op, in_dims=1)(x)
+    np.testing.assert_allclose(y.numpy(), np.sin(x.numpy()).T)
+
+
+def test_custom_op_under_torch_func_grad_vmap_and_compile():
+    op = _sin_op(ft, "sin_transforms")
+    x = ft.tensor(np.linspace(-1, 1, 12).reshape(3, 4))
+    with pytest.warns(UserWarning, match="performance drop"):
+        g = ft.func.vmap(ft.func.grad(lambda v: op(v).sum()))(x)
+    np.testing.assert_allclose(g.numpy(), np.cos(x.numpy()))
+    leaf = x.clone().requires_grad_(True)
+    ft.compile(lambda v: op(v).sum())(leaf).backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), np.cos(x.numpy()))
