@@ -408,3 +408,11 @@ def test_custom_op_under_torch_func_grad_vmap_and_compile():
     leaf = x.clone().requires_grad_(True)
     ft.compile(lambda v: op(v).sum())(leaf).backward()
     np.testing.assert_allclose(leaf.grad.numpy(), np.cos(x.numpy()))
+
+
+def test_custom_op_appears_in_make_dot_pictures():
+    from funcgrad.viz import make_dot
+    op = _sin_op(ft, "sin_picture")
+    x = ft.tensor([0.1, 0.2], requires_grad=True)
+    source = make_dot(op(x).sum()).source
+    assert "GeneratedBackwardFor_vmaptest_sin_picture_defaultBackward" in source
