@@ -167,7 +167,8 @@ random_gamma_quantile.defjvp(
 random_poisson = Primitive(
     "random_poisson", lambda key, lam: R.poisson(key, lam, gammaln.impl), ("key", "lam"),
     differentiable=False,
-    doc="Poisson(lam) counts (int64) for float32 lam from one key (uint32[2]), by JAX's "
+    doc="Poisson(lam) counts (int64) for float32 lam from one key (uint32[2], or a key per "
+        "index of lam's leading axes: uint32[*lead, 2]), by JAX's "
         "Knuth (lam < 10) and transformed-rejection (lam >= 10) loops.")
 
 __all__ = ["threefry2x32", "bitcast_convert_type", "fma", "xla_log", "xla_log1p", "xla_exp",
@@ -184,6 +185,15 @@ for _p in (threefry2x32, bitcast_convert_type, fma, xla_log, xla_log1p, xla_exp,
            random_gamma_cdf, random_gamma_quantile):
     B.broadcasting(_p, same_shape=_p is threefry2x32)
 B.leading(random_gamma, (1, 0))  # keys: one uint32 pair per element of a
-B.not_batchable(random_poisson, "its kernel draws every element from one key, so examples "
-                "with their own keys (or a shared key) cannot be drawn in one call; map with "
-                "funcgrad.lax.map, or draw with one key for the whole batch outside vmap")
+
+
+def _batch_poisson(args: Any, dims: Any) -> tuple:
+    """Each example's counts from its own key: the kernel takes a leading batch of keys
+    (a shared key or lam broadcast to every example)."""
+    (key, lam), (key_dim, lam_dim) = args, dims
+    size = key.shape[key_dim] if key_dim is not None else lam.shape[lam_dim]
+    return random_poisson(B.materialize(key, key_dim, size),
+                          B.materialize(lam, lam_dim, size)), 0
+
+
+random_poisson.defbatch(_batch_poisson)

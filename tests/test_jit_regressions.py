@@ -51,3 +51,14 @@ def test_while_loop_whose_condition_closes_over_a_traced_value():
     with pytest.raises(StagedClosureError, match="Pass that value as an operand"):
         funcgrad.jit(funcgrad.vmap(count_to))(ns)
     assert int(funcgrad.jit(lambda n: lax.fori_loop(0, n, lambda i, c: c + i, 0))(5)) == 10
+
+
+def test_poisson_draws_under_vmap_are_each_keys_own():
+    keys = random.split(random.key(3), 4)
+    lam = fnp.asarray(np.array([0.5, 4.0, 15.0, 60.0], np.float32))
+    batched = funcgrad.vmap(lambda k: random.poisson(k, lam))(keys)
+    singles = [random.poisson(keys[i], lam) for i in range(4)]
+    np.testing.assert_array_equal(np.asarray(batched), np.stack([np.asarray(s) for s in singles]))
+    per_lam = funcgrad.vmap(lambda k, l: random.poisson(k, l))(keys, lam)
+    np.testing.assert_array_equal(
+        np.asarray(per_lam), [np.asarray(random.poisson(keys[i], lam[i])) for i in range(4)])

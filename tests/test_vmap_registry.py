@@ -41,7 +41,6 @@ FEW = settings(max_examples=max(2, settings.default.max_examples // 2))
 UNBATCHABLE = {
     "nonzero": "its result's shape depends on the values",
     "unique_positions": "the number of unique values depends on the values",
-    "random_poisson": "its kernel draws every element from one key",
 }
 
 
@@ -200,6 +199,11 @@ def _gamma_draws(keys, a):
     return random_gamma(keys, a, log_space=False)
 
 
+def _poisson_draws(key, lam):
+    from funcgrad.primitives.random import random_poisson
+    return random_poisson(key, lam)
+
+
 def _gamma_cdf(a, x):
     from funcgrad.primitives.random import random_gamma_cdf
     return random_gamma_cdf(a, fnp.log(x))
@@ -276,6 +280,8 @@ UNSAMPLED = {
                                  _ints(3, hi=2**31).astype(np.uint32))),
     "random_gamma": (_gamma_draws, (_ints(3, 2, hi=2**31).astype(np.uint32),
                                     np.abs(_floats(3)) + 0.5)),
+    "random_poisson": (_poisson_draws, (_ints(2, hi=2**31).astype(np.uint32),
+                                        np.array([0.5, 3.0, 12.0, 40.0], np.float32))),
     "random_gamma_cdf": (_gamma_cdf, (np.abs(_floats(3)) + 0.5, np.abs(_floats(3)) + 0.1)),
     "stop_gradient": (funcgrad.stop_gradient, (_floats(2, 3),)),
     "axis_index": (lambda x: funcgrad.vmap(lambda y: y * dist.axis_index("j"),

@@ -115,7 +115,7 @@ def _fma32(a: Any, b: Any, c: Any) -> Any:
     p = _widen(a) * _widen(b)
     c = _widen(c)
     s = p + c
-    out = s.astype(np.float32)
+    out = np.asarray(s.astype(np.float32))  # a 0-d array for scalars (written below)
     ties = (s.view(np.uint64) & _F32_EXTRA_BITS) == _F32_TIE_BITS
     if ties.any():  # rare: recompute those exactly
         p, c = np.broadcast_to(p, s.shape)[ties], np.broadcast_to(c, s.shape)[ties]

@@ -103,15 +103,29 @@ def gamma(keys: Any, a: Any, log_space: bool) -> Any:
 # -- poisson ---------------------------------------------------------------------------
 
 
+def _split2(key: Any) -> tuple:
+    """(next key, subkey) of each key of uint32[..., 2]."""
+    both = K.split(key, 2)
+    return both[..., 0, :], both[..., 1, :]
+
+
+def _per_key(key: Any, lam: Any) -> tuple:
+    """The shape each key draws (lam's axes after the keys' leading ones) and how to
+    broadcast a per-key flag over lam."""
+    lead = key.ndim - 1
+    return lam.shape[lead:], (slice(None),) * lead + (None,) * (lam.ndim - lead)
+
+
 def _poisson_knuth(key: Any, lam: Any) -> Any:
     """The number of uniforms whose product stays above exp(-lam), minus one."""
+    shape, _ = _per_key(key, lam)
     k = np.zeros_like(lam, dtype=np.int64)
     log_prod = np.zeros_like(lam)
     while (log_prod > -lam).any():
-        key, sub = K.split(key, 2)
+        key, sub = _split2(key)
         k = np.where(log_prod > -lam, k + 1, k)
         with np.errstate(divide="ignore"):
-            log_prod = log_prod + K.xla_log(K.uniform(sub, np.float32, lam.shape))
+            log_prod = log_prod + K.xla_log(K.uniform(sub, np.float32, shape))
     return k - 1
 
 
@@ -124,12 +138,17 @@ def _poisson_rejection(key: Any, lam: Any, lgamma: Callable) -> Any:
     a = K.fma(f32(0.02483), b, f32(-0.059))
     inv_alpha = f32(1.1239) + f32(1.1328) / (b - f32(3.4))
     v_r = f32(0.9277) - f32(3.6224) / (b - f32(2))
+    shape, spread = _per_key(key, lam)
     k_out = np.full_like(lam, -1)
     accepted = np.zeros_like(lam, dtype=bool)
     while not accepted.all():
-        key, sub0, sub1 = K.split(key, 3)
-        u = K.uniform(sub0, f32, lam.shape) - f32(0.5)
-        v = K.uniform(sub1, f32, lam.shape)
+        # a key's draws end when all of its own elements have been accepted (a batch of
+        # keys gives each key's results alone)
+        running = ~accepted.reshape(accepted.shape[:key.ndim - 1] + (-1,)).all(-1)
+        keys = K.split(key, 3)
+        key, sub0, sub1 = keys[..., 0, :], keys[..., 1, :], keys[..., 2, :]
+        u = K.uniform(sub0, f32, shape) - f32(0.5)
+        v = K.uniform(sub1, f32, shape)
         us = f32(0.5) - np.abs(u)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             k = np.floor(K.fma(f32(2) * a / us + b, u, lam) + f32(0.43))
@@ -137,13 +156,15 @@ def _poisson_rejection(key: Any, lam: Any, lgamma: Callable) -> Any:
             t = K.fma(k, log_lam, -lam) - lgamma(k + f32(1)).astype(f32)
         accept = ((us >= f32(0.07)) & (v <= v_r)) | (
             ~((k < 0) | ((us < f32(0.013)) & (v > us))) & (s <= t))
+        accept &= running[spread]
         k_out = np.where(accept, k, k_out)
         accepted |= accept
     return k_out
 
 
 def poisson(key: Any, lam: Any, lgamma: Callable) -> Any:
-    """Poisson(lam) counts (int64) for float32 ``lam`` from one key (uint32[2])."""
+    """Poisson(lam) counts (int64) for float32 ``lam`` from one key (uint32[2]), or from
+    a key per index of lam's leading axes (uint32[*lead, 2]: a batch of keys)."""
     knuth = np.isnan(lam) | (lam < 10)
     small = _poisson_knuth(key, np.where(knuth, lam, np.float32(0)))
     large = _poisson_rejection(key, np.where(knuth, np.float32(1e5), lam), lgamma)
