@@ -62,3 +62,12 @@ def test_poisson_draws_under_vmap_are_each_keys_own():
     per_lam = funcgrad.vmap(lambda k, l: random.poisson(k, l))(keys, lam)
     np.testing.assert_array_equal(
         np.asarray(per_lam), [np.asarray(random.poisson(keys[i], lam[i])) for i in range(4)])
+
+
+def test_interp_under_vmap_and_jit_equals_numpy():
+    xp, fp = fnp.asarray([0.0, 1.0, 2.0]), fnp.asarray([0.0, 10.0, 40.0])
+    x = np.array([[-1.0, 0.5, 1.5], [2.0, 2.5, 1.0]])
+    f = lambda v: fnp.interp(v, xp, fp)  # noqa: E731
+    want = np.interp(x, np.asarray(xp), np.asarray(fp))
+    np.testing.assert_array_equal(np.asarray(funcgrad.vmap(f)(fnp.asarray(x))), want)
+    np.testing.assert_array_equal(np.asarray(funcgrad.jit(f)(fnp.asarray(x))), want)

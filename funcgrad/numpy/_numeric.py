@@ -17,7 +17,7 @@ import numpy as np
 from funcgrad._config import default_float
 from funcgrad.array import Array
 from funcgrad.numpy._creation import asarray, astype, full
-from funcgrad.numpy._elementwise import (abs, conj, equal, isfinite, isnan, less,
+from funcgrad.numpy._elementwise import (abs, clip, conj, equal, isfinite, isnan, less,
                                          less_equal, logical_and, logical_or, mod, not_equal,
                                          where)
 from funcgrad.numpy._indexing import getitem, take
@@ -296,8 +296,8 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     if xp.shape[0] == 1:
         y = broadcast_to(fp[0], x.shape)
     else:
-        k = np.clip(np.asarray(searchsorted(xp, x, side="right").to_numpy()) - 1, 0,
-                    xp.shape[0] - 2)
+        # the segment of each x, in funcgrad ops (no host read: it works under jit, vmap)
+        k = clip(searchsorted(xp, x, side="right") - 1, 0, xp.shape[0] - 2)
         x0, x1, f0, f1 = take(xp, k), take(xp, k + 1), take(fp, k), take(fp, k + 1)
         slope = (f1 - f0) / (x1 - x0)
         # exactly fp[-1] at the last point, with the last segment's slope (as at the first)
