@@ -17,7 +17,7 @@ import numpy as np
 
 from funcgrad.backend import backend_of, device_of, on_device_of
 
-__all__ = ["Array", "new_array", "to_raw", "as_array", "zeros_on"]
+__all__ = ["Array", "new_array", "to_raw", "as_array", "zeros_on", "buffer_of"]
 
 _SCALARS = (int, float, complex, bool, np.generic)
 
@@ -171,6 +171,13 @@ def new_array(raw: Any) -> Array:
     a._value = raw
     a.shape, a.dtype, a.ndim = raw.shape, raw.dtype, raw.ndim
     return a
+
+
+def buffer_of(a: Array) -> Any:
+    """The backend array that concrete Array ``a`` wraps. For the PyTorch facade's storage
+    (`funcgrad.torch._storage`), whose tensors share memory with each other and with numpy
+    as PyTorch's do: it must see that memory, and it alone writes into it."""
+    return a._value
 
 
 def as_array(x: Any) -> Array:

@@ -348,14 +348,17 @@ class Primitive:
         transform whose tracers are among the arguments."""
         return bind(self, args, params)
 
-    def wrap(self, out: Any, raws: Sequence) -> Any:
-        """The implementation's result ``out`` (on inputs ``raws``) as Array(s)."""
+    def wrap(self, out: Any, raws: Sequence, args: Sequence) -> Any:
+        """The implementation's result ``out`` (on inputs ``raws``, the values of
+        ``args``) as Array(s). A view of an Array's memory is kept (nobody writes there);
+        a view of a numpy array the caller passed is copied: the caller may write to it."""
         if self.multiple_results:
             return tuple([new_array(o) for o in out])
         if self.view:
-            for a in raws:
-                if type(a) is np.ndarray and np.may_share_memory(a, out):
-                    out = out.copy()  # a user's numpy array may change; Arrays may not
+            for a, raw in zip(args, raws):
+                if type(a) is not Array and type(raw) is np.ndarray and \
+                        np.may_share_memory(raw, out):
+                    out = out.copy()
                     break
         return wrap_raw(out)
 
@@ -412,7 +415,7 @@ def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
         result.dtype = out.dtype
         result.ndim = out.ndim
         return result
-    return prim.wrap(out, raws)
+    return prim.wrap(out, raws, args)
 
 
 def wrap_raw(out: Any) -> Array:

@@ -116,6 +116,9 @@ abs = unary("abs", np.abs, _abs_vjp, jvp=_abs_jvp, domain=(0.2, 2.0), signed=Tru
 real = unary("real", np.real, lambda g: g, jvp=lambda t: real(t), view=True)
 imag = unary("imag", np.imag, lambda g: g * -1j, jvp=lambda t: imag(t), view=True)
 conj = unary("conj", np.conjugate, lambda g: conj(g))
+# the identity into new memory: what the PyTorch facade's clone() and contiguous() need,
+# now that views (transpose, slices) share their input's memory
+copy = unary("copy", np.copy, lambda g: g, fresh=True)
 
 sign = unary("sign", np.sign, ZERO, domain=(0.2, 2.0), signed=True, complex_=False)
 floor = unary("floor", np.floor, ZERO, sample=samplers.steps())
@@ -149,7 +152,7 @@ bitwise_count = predicate("bitwise_count", np.bitwise_count)
 # -- batching rules (vmap): see funcgrad.primitives.batching ------------------------------
 for _p in (tanh_backward, neg, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh,
            arccosh, arctanh, exp, exp2, expm1, log, log2, log10, log1p, sqrt, cbrt, square,
-           reciprocal, sinc, abs, real, imag, conj, sign, floor, ceil, trunc, rint, round,
+           reciprocal, sinc, abs, real, imag, conj, copy, sign, floor, ceil, trunc, rint, round,
            spacing, modf, frexp_exponent, isfinite, isnan, isinf, signbit, logical_not, invert,
            bitwise_count):
     broadcasting(_p)

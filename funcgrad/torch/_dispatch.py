@@ -30,15 +30,15 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.array import zeros_on
+from funcgrad.array import Array, buffer_of, zeros_on
 from funcgrad.core import Primitive, Tracer, is_inexact
 from funcgrad.transforms.tape import Residual, Tape, record_primitive, trace_flat
-from funcgrad.torch import _dtypes as D
-from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch import _dtypes as D, _storage
+from funcgrad.torch._tensor import Tensor, ViewOf, make
 from funcgrad.torch.autograd import grad_mode, graph, profiler, saved
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 
-__all__ = ["apply", "capture_inputs", "inplace", "OpNode", "PrimNode", "PrimCall",
+__all__ = ["apply", "capture_inputs", "substituting", "inplace", "output", "OpNode", "PrimNode", "PrimCall",
            "zeros_of", "proxy", "const_like", "pull_back"]
 
 _NO_EDGE = (None, 0)
@@ -55,7 +55,7 @@ def zeros_of(meta: tuple) -> Any:
 def const_like(raw: Any, like: Tensor) -> Any:
     """A constant funcgrad array of ``raw`` (numpy) on the device of ``like``."""
     a = fnp.asarray(raw)
-    device = like._st.a.device
+    device = like._a.device
     return a if device == "cpu" else funcgrad.device_put(a, device)
 
 
@@ -65,25 +65,56 @@ def proxy(data: Any, edge: tuple) -> Tensor:
     return make(data, requires_grad=node is not None, grad_fn=node, output_nr=nr)
 
 
-class _Capture(threading.local):
-    """Tensors seen by ops while a `capture_inputs` block runs (utils.checkpoint uses it
-    to find the parameters a function reads from its closure)."""
+class _Scopes(threading.local):
+    """The `capture_inputs` and `substituting` blocks running on this thread, innermost
+    last: ("seen", tensors seen by ops) or ("arrays", arrays ops read instead of some
+    tensors' own). utils.checkpoint uses both: to find the parameters a function reads
+    from its closure, then to run it on traced arrays without touching the tensors, which
+    other threads may be using."""
 
     def __init__(self) -> None:
-        self.sets: list[dict] = []
+        self.stack: list[tuple[str, dict]] = []
 
 
-_capture = _Capture()
+_scopes = _Scopes()
 
 
 @contextlib.contextmanager
 def capture_inputs() -> Iterator[dict]:
+    """Collect id(tensor) -> tensor for every tensor an op reads inside the block."""
     seen: dict = {}
-    _capture.sets.append(seen)
+    _scopes.stack.append(("seen", seen))
     try:
         yield seen
     finally:
-        _capture.sets.pop()
+        _scopes.stack.pop()
+
+
+@contextlib.contextmanager
+def substituting(arrays: dict) -> Iterator[None]:
+    """Inside the block, ops read ``arrays[id(t)]`` in place of the array of tensor ``t``."""
+    _scopes.stack.append(("arrays", arrays))
+    try:
+        yield
+    finally:
+        _scopes.stack.pop()
+
+
+def _in_scopes(inputs: Sequence, datas: list) -> list:
+    """The op's arrays as the running blocks have them (and the inputs noted as seen)."""
+    noted = False
+    for kind, table in reversed(_scopes.stack):
+        if kind == "seen" and not noted:
+            table.update((id(x), x) for x in inputs if isinstance(x, Tensor))
+            noted = True
+    out = list(datas)
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            for kind, table in reversed(_scopes.stack):
+                if kind == "arrays" and id(x) in table:
+                    out[i] = table[id(x)]
+                    break
+    return out
 
 
 class PrimCall:
@@ -114,8 +145,6 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     """Run ``f`` on the arrays of ``inputs`` (tensors and Python scalars; each is one
     ``next_functions`` slot) and return the output tensor(s), recording a node called
     ``name`` when grad mode is on and an input requires grad."""
-    if _capture.sets:
-        _capture.sets[-1].update((id(x), x) for x in inputs if isinstance(x, Tensor))
     if profiler.state.sessions and not profiler.state.inside:  # one event per facade op
         return profiler.op_range(name, inputs, lambda: apply(
             name, f, inputs, multi=multi, target=target, differentiable=differentiable))
@@ -124,16 +153,77 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     i = 0
     for x in inputs:  # the arrays, and which inputs require grad, in one pass
         if isinstance(x, Tensor):
-            datas.append(x._st.a)
+            datas.append(x._a)
             if x._rg or x._grad_fn is not None:
                 diff.append(i)
         else:
             datas.append(x)
         i += 1
+    if _scopes.stack:
+        datas = _in_scopes(inputs, datas)
     if diff and differentiable and grad_mode.state.enabled:
         return _record(name, f, inputs, datas, diff, multi, target)
     out = f(*datas)
-    return tuple([make(o) for o in out]) if multi else make(out)
+    if multi:
+        return tuple([output(o, name, f, inputs, datas, None, 0, k)
+                      for k, o in enumerate(out)])
+    return output(out, name, f, inputs, datas)
+
+
+# the nodes of the ops PyTorch defines as views (of their first tensor input): when
+# funcgrad's result shares that input's memory, the output tensor is a view of it
+VIEW_NODES = frozenset((
+    "ViewBackward0", "AliasBackward0", "TBackward0", "TransposeBackward0",
+    "PermuteBackward0", "ExpandBackward0", "SliceBackward0", "SelectBackward0",
+    "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
+    "DiagonalBackward0", "UnfoldBackward0", "AsStridedBackward0", "ViewAsRealBackward0",
+    "ViewAsComplexBackward0", "SplitBackward0", "SplitWithSizesBackward0",
+    "UnbindBackward0"))
+
+
+def output(out: Any, name: str, f: Callable, inputs: Sequence, datas: list,
+           grad_fn: Any = None, output_nr: int = 0, k: int | None = None) -> Tensor:
+    """The tensor of op ``name``'s result ``out`` (output ``k`` of a multi-output op):
+    a view of a tensor input whose memory it shares, if the op is a view in PyTorch; a
+    copy if it is not (numpy made a view where PyTorch copies: flip, clone...)."""
+    if type(out) is Array:
+        base = buffer_of(out).base
+        for i, x in enumerate(inputs):
+            if isinstance(x, Tensor):
+                a = x._a
+                if a is out or (base is not None and type(a) is Array
+                                and _storage.owner(buffer_of(a)) is base):
+                    return _alias(out, name, f, x, i, datas, grad_fn, output_nr, k)
+    return make(out, False, grad_fn, output_nr)
+
+
+def _alias(out: Array, name: str, f: Callable, x: Tensor, i: int, datas: list,
+           grad_fn: Any, output_nr: int, k: int | None) -> Tensor:
+    """`output` of a result sharing the memory of input ``x`` (input ``i`` of the op)."""
+    if name not in VIEW_NODES:
+        return make(_storage.snapshot(out), False, grad_fn, output_nr)
+    step = _view_step(f, datas, i, k)
+    parent = x._view
+    if parent is None:
+        base, fn = x, step
+    else:
+        base, outer = parent.base, parent.fn
+        fn = lambda b: step(outer(b))  # noqa: E731  (a view of a view: both steps)
+    multi = None if k is None else (name.removesuffix("Backward0"), k)
+    view = ViewOf(base, fn, grad_mode.state.enabled, multi)
+    return make(out, False, grad_fn, output_nr, vc=x._vc, view=view)
+
+
+def _view_step(f: Callable, datas: list, i: int, k: int | None) -> Callable:
+    """The view op as a function of its viewed input's array alone."""
+    if len(datas) == 1 and k is None:
+        return f
+    def step(a: Any) -> Any:
+        args = list(datas)
+        args[i] = a
+        out = f(*args)
+        return out if k is None else out[k]
+    return step
 
 
 def pull_back(tape: Tape, cotangents: Sequence) -> list:
@@ -185,9 +275,10 @@ def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, mul
     """The output tensor(s) of a traced op, with its node unless nothing differentiable
     came out (``all_outs``: every output of a ``multi`` op, differentiable or not)."""
     if not multi and not is_inexact(outs[0].dtype):
-        return make(outs[0])
+        return output(outs[0], name, f, inputs, datas)
     if not outs:
-        return tuple([make(o) for o in all_outs])
+        return tuple([output(o, name, f, inputs, datas, None, 0, k)
+                      for k, o in enumerate(all_outs)])
     meta = [meta_of(o) for o in outs]
     # PyTorch's convention differs from funcgrad's only where a differentiated input or
     # an output is complex (a real function of real inputs has a real Jacobian)
@@ -195,12 +286,18 @@ def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, mul
         tape.var_avals[v][1].kind == "c" for v in tape.in_vars)
     node = node_class(name, OpNode)(_edges(inputs, diff), meta, is_complex, tape, f, datas,
                                     diff, multi)
-    tensors = ([make(outs[0], False, node, 0)] if len(outs) == 1 else
-               [make(o, False, node, k) for k, o in enumerate(outs)])
-    node._keep_saved(inputs, tensors, target, *node._traced_slots(inputs))
+    if multi:  # output numbers: among all outputs (views) and among the differentiable
+        kept = [k for k, o in enumerate(all_outs) if is_inexact(o.dtype)]
+        tensors = [output(o, name, f, inputs, datas, node, n, kept[n])
+                   for n, o in enumerate(outs)]
+    else:
+        tensors = [output(outs[0], name, f, inputs, datas, node, 0)]
+    node._keep_saved(inputs, tensors, target, *node._traced_slots(inputs, tensors))
     if multi:
         it = iter(tensors)
-        return tuple([next(it) if is_inexact(o.dtype) else make(o) for o in all_outs])
+        return tuple([next(it) if is_inexact(o.dtype) else output(o, name, f, inputs, datas,
+                                                                    None, 0, k)
+                      for k, o in enumerate(all_outs)])
     return tensors[0]
 
 
@@ -212,12 +309,12 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     args = datas + list(call.consts) if call.consts else datas
     out, tape = record_primitive(call.prim, call.params, args, diff)
     if tape.out_vars[0] < 0:  # not differentiable (an integer or boolean result)
-        return make(out)
+        return output(out, name, call, inputs, datas)
     is_complex = out.dtype.kind == "c" or any(
         tape.var_avals[v][1].kind == "c" for v in tape.in_vars)
     node = node_class(name, PrimNode)(_edges(inputs, diff), [meta_of(out)], is_complex, tape,
                                       None, None, diff, False)
-    result = make(out, False, node, 0)
+    result = output(out, name, call, inputs, datas, node, 0)
     node._keep_record_saved(inputs, result)
     return result
 
@@ -234,23 +331,72 @@ def _edges(inputs: Sequence, diff: list) -> tuple:
 
 
 def inplace(target: Tensor, name: str, f: Callable, others: Sequence = ()) -> Tensor:
-    """``target`` op= ``others``: compute ``f(target, *others)`` anew, then rebind
-    ``target`` to the result (same dtype) and bump its version counter."""
+    """``target`` op= ``others``: compute ``f(target, *others)`` with funcgrad, write it
+    into ``target``'s memory (cast to its dtype) and bump the version counter it shares
+    with its views. Under autograd the op's node becomes ``target``'s ``grad_fn``; on a
+    view, the write is recorded on the base (`_inplace_on_view`)."""
     target._check_inplace()
-    dtype = target._st.a.dtype
+    dtype = target._a.dtype
 
     def f_cast(*a: Any) -> Any:
         r = f(*a)
         if r.dtype != dtype:
             rd, td = D.to_torch_dtype(r.dtype), D.to_torch_dtype(dtype)
             if not D.can_cast(rd, td):
-                from funcgrad.torch._tensor import _type_word
+                from funcgrad.torch._tensor import _type_word  # private to the tensor
                 raise RuntimeError(f"result type {_type_word(rd)} can't be cast to the "
                                    f"desired output type {_type_word(td)}")
             r = fnp.astype(r, dtype)
         return r
 
-    return target._rebind(apply(name, f_cast, [target, *others], target=target))
+    recording = grad_mode.state.enabled and (target.requires_grad or any(
+        isinstance(o, Tensor) and o.requires_grad for o in others))
+    if recording and target._view is not None and type(target._a) is Array:
+        return _inplace_on_view(target, f_cast, others)
+    result = apply(name, f_cast, [target, *others], target=target)
+    if type(target._a) is not Array or type(result._a) is not Array:
+        # a traced value on either side: no memory to write, the tensor is rebound
+        if target._view is not None:
+            raise NotImplementedError(_TRACED_VIEW_ERROR)
+        return target._rebind(result)
+    _storage.write(target._a, result._a)
+    target._vc.v += 1
+    target._take_graph(result)
+    return target
+
+
+_TRACED_VIEW_ERROR = (
+    "an in-place op on a view of a tensor that a funcgrad transform is tracing "
+    "(torch.func, torch.compile, torch.jit.trace): traced values have no memory, so the "
+    "write could not reach the view's base. Use the out-of-place op, or write into the "
+    "base itself (x[idx] = value).")
+
+
+def _inplace_on_view(view: Tensor, f: Callable, others: Sequence) -> Tensor:
+    """An in-place op through ``view`` under autograd, recorded as PyTorch records it:
+    the base gets a ``CopySlices`` node (the base with the view's part replaced by the
+    op's result) and the view an ``AsStridedBackward0`` node reading it off the new base.
+    """
+    base, fn = view._view.base, view._view.fn
+    if fn(base._a).dtype != base._a.dtype:
+        raise NotImplementedError(
+            "in-place ops under autograd through a view of another dtype (.real, .imag, "
+            "view_as_real) are not supported by funcgrad.torch; use an out-of-place op")
+    positions = fn(const_like(np.arange(base.numel()).reshape(tuple(base.shape)), base))
+
+    def through_view(b: Any, *o: Any) -> Any:
+        flat = fnp.reshape(b, (-1,)).at[fnp.reshape(positions, (-1,))].set(
+            fnp.reshape(f(fn(b), *o), (-1,)))
+        return fnp.reshape(flat, b.shape)
+
+    # the op reads the base's old value: give it a snapshot, the write below changes it
+    old = make(_storage.snapshot(base._a), False, base._grad_fn, base._output_nr)
+    new = apply("CopySlices", through_view, [old, *others])
+    _storage.write(base._a, new._a)
+    base._vc.v += 1
+    base._take_graph(new)
+    view._take_graph(apply("AsStridedBackward0", fn, [base]))
+    return view
 
 
 def _conj(x: Any) -> Any:
@@ -295,27 +441,30 @@ class OpNode(Node):
         k = self._output_nr(v)
         return None if k is None else ("out", k)
 
-    def _traced_slots(self, inputs: Sequence) -> tuple:
+    def _traced_slots(self, inputs: Sequence, outs: list) -> tuple:
         """Read the tape's residuals: which tensors the rules will read (input positions
-        and output numbers, to version-check them), whether the rules read anything, and
-        whether every traced residual is an op input or output (replay) or not."""
-        consts = None  # id(array) -> position, of the tensor inputs not differentiated
-        saved_in, saved_out, has_saved = set(), set(), False
+        and output numbers, to version-check them: the op's inputs and outputs, and the
+        tensors whose memory a saved intermediate views, as ``w.t()`` inside ``linear``),
+        whether the rules read anything, and whether every traced residual is an op
+        input or output (replay) or not."""
+        sources = None  # array or memory owner -> ("in", i) / ("out", k)
+        saved: dict = {"in": set(), "out": set()}
+        has_saved = False
         for r in self._tape.residuals():
             has_saved = True
-            if r.var < 0:
-                if consts is None:
-                    consts = self._constant_inputs(inputs)
-                i = consts.get(id(r.value)) if consts else None
-                if i is not None:
-                    saved_in.add(i)
-                continue
-            source = self._source(r.var)
+            source = self._source(r.var) if r.var >= 0 else None
             if source is None:
-                self._replay = False
-            else:
-                (saved_in if source[0] == "in" else saved_out).add(source[1])
-        return sorted(saved_in), sorted(saved_out), has_saved
+                if r.var >= 0:
+                    self._replay = False
+                if sources is None:
+                    sources = _sources(inputs, outs)
+                source = sources.get(id(r.value))
+                raw = _storage.raw_of(r.value)
+                if source is None and raw is not None:
+                    source = sources.get(id(_storage.owner(raw)))
+            if source is not None:
+                saved[source[0]].add(source[1])
+        return sorted(saved["in"]), sorted(saved["out"]), has_saved
 
     def _keep_saved(self, inputs: Sequence, outs: list, target: Tensor | None,
                     saved_in: Sequence, saved_out: Sequence, has_saved: bool) -> None:
@@ -324,9 +473,11 @@ class OpNode(Node):
         self._has_saved = has_saved
         if self._replay:
             self._datas = self._fn = None  # the residuals are all the backward needs
+        if target is not None and has_saved:
+            self._snapshot_old_value(target, outs[0])
         for i in saved_in:
             if target is not None and i == 0:
-                continue  # the old value of an in-place target: an immutable snapshot
+                continue  # the in-place target's old value: snapshotted above
             if inputs[i]._inference:
                 raise RuntimeError(_INFERENCE_ERROR)
             # no cycle: inputs never point back
@@ -340,20 +491,35 @@ class OpNode(Node):
                                             keep=False))
         hooks = graph.current_hooks() if has_saved else None
         if hooks is not None:
-            known = {id(inputs[i]._st.a): inputs[i] for i in saved_in}
-            known.update({id(t._st.a): t for t in outs})
+            known = {id(inputs[i]._a): inputs[i] for i in saved_in}
+            known.update({id(t._a): t for t in outs})
             self._tape, packed = graph.pack_tape(self._tape, hooks, known)
             self._packed = [packed]
 
-    def _constant_inputs(self, inputs: Sequence) -> dict:
-        """id(array) -> position, of the tensor inputs that are not differentiated (their
-        arrays are constants on the tape)."""
-        diff = self._diff
-        if len(diff) == len(inputs):
-            return {}
-        diffset = set(diff)
-        return {id(self._datas[i]): i for i, x in enumerate(inputs)
-                if isinstance(x, Tensor) and i not in diffset}
+    def _snapshot_old_value(self, target: Tensor, result: Tensor) -> None:
+        """The rules of an in-place op read the target's old value (or views of it),
+        which the write into its memory is about to replace: they get copies. The new
+        value they read is the target's memory after the write (version-checked)."""
+        old = target._a
+        if type(old) is not Array:
+            return  # a traced value: nothing will be written
+        memory = _storage.owner(buffer_of(old))
+        new = result._a
+        copies: dict = {}
+
+        def replace(r: Residual) -> Any:
+            v = r.value
+            if v is new:
+                return old
+            raw = _storage.raw_of(v)
+            if raw is None or _storage.owner(raw) is not memory:
+                return v
+            if id(v) not in copies:
+                copies[id(v)] = _storage.snapshot(v)
+            return copies[id(v)]
+        self._tape = self._tape.with_residuals(replace)
+        if self._datas is not None:
+            self._datas = [_storage.snapshot(d) if d is old else d for d in self._datas]
 
     def _output_nr(self, v: int) -> int | None:
         """Which output of the op tape variable ``v`` is (the last, if it is several)."""
@@ -439,7 +605,7 @@ class OpNode(Node):
             if g is None:
                 cts.append(zeros_of(meta))
             else:
-                c = g._st.a
+                c = g._a
                 cts.append(c if c.dtype == meta[1] else fnp.astype(c, meta[1]))
         tape = self.unpacked_tape()
         if self._complex:  # PyTorch's gradients are the conjugates of funcgrad's cotangents
@@ -481,6 +647,20 @@ class OpNode(Node):
             tape, _ = _trace_op(g, args[:n])
             return tuple(pull_back(tape, list(args[n:])))
         return backward_op
+
+
+def _sources(inputs: Sequence, outs: list) -> dict:
+    """The tensor inputs' and outputs' arrays, and the owners of their memory, by id ->
+    ("in", position) or ("out", output number): which tensor a saved value is or views
+    (inputs first: an output viewing an input shares its version counter anyway)."""
+    found: dict = {}
+    tensors = [(("in", i), x) for i, x in enumerate(inputs) if isinstance(x, Tensor)]
+    for source, t in tensors + [(("out", k), t) for k, t in enumerate(outs)]:
+        found.setdefault(id(t._a), source)
+        raw = _storage.raw_of(t._a)
+        if raw is not None:
+            found.setdefault(id(_storage.owner(raw)), source)
+    return found
 
 
 def _residual_value(tape: Tape, source: Callable, key: tuple) -> Any:

@@ -7,6 +7,7 @@ Factories return leaf tensors; ``device='cuda'`` places them with cupy.
 from __future__ import annotations
 
 import builtins
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -162,7 +163,6 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
            pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (nested lists, numbers, arrays)."""
     if isinstance(data, Tensor):
-        import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
@@ -176,19 +176,44 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """``data`` itself when it is a tensor of that dtype/device, else a new tensor."""
+    """``data`` itself when it is a tensor of that dtype/device; a numpy array's memory
+    when the dtype and device allow (as `from_numpy`); else a new tensor."""
     if isinstance(data, Tensor):
         out = data if dtype is None else data.to(dtype)
         return out if device is None else out.to(device)
+    if isinstance(data, np.ndarray) and (dtype is None or D.to_torch_dtype(dtype).np ==
+                                         data.dtype) and (
+            (D.get_default_device() if device is None else D.device(device)).type == "cpu"):
+        return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
 
+_read_only_warned = []  # PyTorch warns once per program
+
+
 def from_numpy(ndarray: np.ndarray) -> Tensor:
-    """A tensor with the values of ``ndarray`` (copied: funcgrad arrays are immutable, so
-    later writes to ``ndarray`` are not seen by the tensor, unlike PyTorch)."""
+    """A tensor sharing the memory of ``ndarray``: writes through either are seen by the
+    other, as in PyTorch."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return _finish(ndarray, D.to_torch_dtype(ndarray.dtype), None, False)
+    D.to_torch_dtype(ndarray.dtype)  # raises for the dtypes PyTorch has not
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and "
+                         "tensors with negative strides are not currently supported. (You "
+                         "can probably work around this by making a copy of your array "
+                         " with array.copy().) ")
+    if not ndarray.flags.writeable and not _read_only_warned:
+        _read_only_warned.append(True)
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
+                      "non-writable tensors. This means writing to this tensor will result "
+                      "in undefined behavior. You may want to copy the array to protect its "
+                      "data or make it writable before converting it to a tensor. This type "
+                      "of warning will be suppressed for the rest of this program.",
+                      UserWarning, stacklevel=2)
+    if ndarray.dtype.byteorder not in "=|":
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    return make(new_array(ndarray))
 
 
 def scalar_tensor(s: Any, dtype: Any = None, device: Any = None,

@@ -194,7 +194,7 @@ def result_type(*xs: Any) -> D.dtype:
     category = 0
     for x in xs:
         if isinstance(x, Tensor):
-            d = x._st.a.dtype
+            d = x._a.dtype
             if common is None:
                 common = d
             elif d != common:
@@ -221,8 +221,8 @@ def _float_type(dt: D.dtype) -> D.dtype:
 
 def _binary(name: str, fn: Callable, a: Any, b: Any, floating: bool = False) -> Spec:
     if isinstance(a, Tensor) and isinstance(b, Tensor):
-        dtype = a._st.a.dtype
-        if dtype == b._st.a.dtype and (not floating or is_inexact(dtype)):
+        dtype = a._a.dtype
+        if dtype == b._a.dtype and (not floating or is_inexact(dtype)):
             return Spec(name, fn, [a, b])  # the common case: one dtype, nothing to cast
     a, b = operand(a), operand(b)
     dt = result_type(a, b)
@@ -234,7 +234,7 @@ def _binary(name: str, fn: Callable, a: Any, b: Any, floating: bool = False) -> 
 
 def _of_dtype(a: Any, dtype: np.dtype) -> bool:
     """Whether `cast` leaves ``a`` as it is (a Python number, or a tensor of ``dtype``)."""
-    return isinstance(a, _NUMBERS) or a._st.a.dtype == dtype
+    return isinstance(a, _NUMBERS) or a._a.dtype == dtype
 
 
 # -- arithmetic ----------------------------------------------------------------------------------
@@ -483,10 +483,10 @@ def _legacy_type(name: str) -> tuple:
 def _fill(self: Tensor, name: str, values: Any) -> Tensor:
     """Overwrite ``self`` with constant ``values`` (an array of its shape), in place."""
     from funcgrad.array import new_array
-    raw = np.asarray(values, dtype=self._st.a.dtype)
+    raw = np.asarray(values, dtype=self._a.dtype)
     const = new_array(np.array(np.broadcast_to(raw, tuple(self.shape)), order="C"))
     if self.device.type != "cpu":
-        const = funcgrad.device_put(const, self._st.a.device)
+        const = funcgrad.device_put(const, self._a.device)
     return _inplace(self, name, lambda x: const)
 
 
@@ -506,7 +506,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     src = operand(src)
     if not isinstance(src, Tensor):
         return fill_(self, src)
-    dev = self._st.a.device
+    dev = self._a.device
 
     def f(x: Any, s: Any) -> Any:
         s = fnp.broadcast_to(cast(s, x.dtype), x.shape)

@@ -75,7 +75,7 @@ def _unary_spec(name: str) -> Callable:
     fn, node, floating = UNARY[name]
 
     def spec(input: Tensor) -> Spec:
-        if floating and not is_inexact(input._st.a.dtype):
+        if floating and not is_inexact(input._a.dtype):
             npdt = D.get_default_dtype().np
             return Spec(node, lambda x: fn(cast(x, npdt)), [input])
         return Spec(node, fn, [input])
@@ -276,7 +276,7 @@ FUNCTIONS["where"] = where
 def _where_spec(input: Any, condition: Tensor, other: Any) -> Spec:
     a, b = operand(input), operand(other)
     dt = result_type(a, b).np
-    cond = condition._st.a
+    cond = condition._a
     return Spec("WhereBackward0", lambda x, y: fnp.where(cond, cast(x, dt), cast(y, dt)),
                 [a, b])
 

@@ -82,7 +82,7 @@ def _reduction(node: str, fn: Any, input: Tensor, dim: Any, keepdim: bool,
         name, axes, keepdim = f"{node}Backward0", tuple(range(input.ndim)), False
     else:
         name, axes = f"{node}Backward1", _axes(dim, input.ndim)
-    if prim is not None and input._st.a.dtype == dt:
+    if prim is not None and input._a.dtype == dt:
         return Spec(name, PrimCall(prim, {"axis": axes, "keepdims": bool(keepdim)}), [input])
     if dim is None:
         return Spec(name, lambda x: fn(cast(x, dt)), [input])
@@ -280,7 +280,7 @@ def _softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Spec:
 @op("log_softmax")
 def _log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Spec:
     dt, axis = _softmax_dtype(input, dtype), _softmax_dim(input, dim)
-    if input._st.a.dtype == dt:  # no cast: the primitive itself (axis None: a 0-d input)
+    if input._a.dtype == dt:  # no cast: the primitive itself (axis None: a 0-d input)
         axes = () if axis is None else (axis,)
         return Spec("LogSoftmaxBackward0",
                     PrimCall(reduction_prims.log_softmax, {"axis": axes}), [input])

@@ -120,7 +120,7 @@ def _perm(axes: tuple) -> Any:
 
 @op("t")
 def _t(input: Tensor) -> Spec:
-    ndim = input._st.a.ndim
+    ndim = input._a.ndim
     if ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{ndim}D")
@@ -378,19 +378,19 @@ def _checked_index(fn: str, index: Tensor, size: int, axis: int) -> None:
 @op("gather")
 def _gather(input: Tensor, dim: int, index: Tensor) -> Spec:
     _checked_index("gather", index, input.shape[_dim(dim, input.ndim)], _dim(dim, input.ndim))
-    axis, idx = _dim(dim, input.ndim), index._st.a
+    axis, idx = _dim(dim, input.ndim), index._a
     return Spec("GatherBackward0", lambda x: fnp.take_along_axis(x, idx, axis=axis), [input])
 
 
 @op("index_select")
 def _index_select(input: Tensor, dim: int, index: Tensor) -> Spec:
-    axis, idx = _dim(dim, input.ndim), index._st.a
+    axis, idx = _dim(dim, input.ndim), index._a
     return Spec("IndexSelectBackward0", lambda x: fnp.take(x, idx, axis=axis), [input])
 
 
 @op("masked_fill", inplace=True)
 def _masked_fill(input: Tensor, mask: Tensor, value: Any) -> Spec:
-    m = mask._st.a
+    m = mask._a
     if isinstance(value, Tensor):
         return Spec("MaskedFillBackward1", lambda x, v: fnp.where(m, cast(v, x.dtype), x),
                     [input, value])
@@ -435,7 +435,7 @@ def _scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Spec:
 
 def _index_data(idx: Any) -> Any:
     if isinstance(idx, Tensor):
-        return idx._st.a
+        return idx._a
     if isinstance(idx, tuple):
         return tuple(_index_data(i) for i in idx)
     if isinstance(idx, list) and any(isinstance(i, Tensor) for i in idx):
@@ -471,7 +471,7 @@ def setitem(self: Tensor, idx: Any, value: Any) -> None:
     """``x[idx] = value``: a functional update rebinding ``x`` (grad_fn CopySlices, or
     IndexPutBackward0 for an advanced index, as PyTorch's index_put_)."""
     data = _index_data(idx)
-    dtype = self._st.a.dtype
+    dtype = self._a.dtype
     node = "IndexPutBackward0" if _index_node(idx) == "IndexBackward0" else "CopySlices"
     if isinstance(value, Tensor):
         inplace(self, node, lambda x, v: x.at[data].set(cast(v, dtype)), [value])

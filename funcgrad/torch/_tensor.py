@@ -1,12 +1,15 @@
-"""`Tensor`: a mutable handle on an immutable funcgrad Array, with autograd metadata.
+"""`Tensor`: a PyTorch-style handle on a funcgrad Array, with autograd metadata.
 
-Mutation is emulated, as the design notes ask: an in-place op computes the new value with
-funcgrad, then rebinds the tensor's array and bumps its version counter. Tensors that alias
-the *whole* of another (``detach()``, ``.data``, a ``Parameter`` made from a tensor) share
-one storage cell, so writing through one is seen by the others. Views of *part* of a tensor
-(slices, ``view``, ``transpose``...) are new values: writing into such a view in place does
-not write back into its base. ``x[idx] = v`` on the tensor itself is supported (functional
-update + rebind; its ``grad_fn`` becomes ``CopySlices``).
+A concrete tensor's Array wraps a numpy (or cupy) ndarray, and that memory is the tensor's
+storage (`funcgrad.torch._storage`): ``from_numpy``, ``numpy()``, views (``view``, slicing,
+``t()``, ``expand``, ``diagonal``...) and ``detach()`` share it, as in PyTorch. A view
+remembers its base and how it was made (`ViewOf`) and shares the base's version counter.
+In-place ops (`funcgrad.torch._dispatch.inplace`) compute the new values with funcgrad,
+then write them into the memory and bump the counter; under autograd an in-place op on a
+view is recorded on the base as PyTorch records it (``CopySlices``).
+
+A tensor holding a tracer (inside ``torch.func`` transforms, ``torch.compile``) has no
+memory: in-place ops rebind it to the new value instead.
 
 The operator and op methods are installed from the op tables (`funcgrad.torch._ops`).
 """
@@ -21,25 +24,16 @@ import numpy as np
 
 from funcgrad.array import Array
 from funcgrad.core import Tracer
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch import _dtypes as D, _storage
 from funcgrad.torch.autograd import forward_ad, grad_mode
 from funcgrad.torch.autograd.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
                                           add_hook)
 
-__all__ = ["Tensor", "make", "is_tensor", "tensors_in"]
-
-
-class _Storage:
-    """The array a tensor (and its whole-tensor aliases) currently holds."""
-
-    __slots__ = ("a",)
-
-    def __init__(self, a: Any):
-        self.a = a
+__all__ = ["Tensor", "ViewOf", "make", "is_tensor", "tensors_in"]
 
 
 class _Version:
-    """A version counter, shared by a tensor and its ``detach()``-ed aliases."""
+    """A version counter, shared by a tensor, its views and its ``detach()``-ed aliases."""
 
     __slots__ = ("v",)
 
@@ -47,20 +41,35 @@ class _Version:
         self.v = 0
 
 
+class ViewOf:
+    """How a view tensor was made: ``base``, the tensor whose storage it views (the first
+    one: a view of a view points to the same base, as PyTorch's ``_base``); ``fn``, base
+    array -> view array (the view ops, composed), which autograd needs to record an
+    in-place write through the view on the base; ``grad_enabled``, grad mode when it was
+    made; ``multi``, (op name, output number) when its op returned several views."""
+
+    __slots__ = ("base", "fn", "grad_enabled", "multi")
+
+    def __init__(self, base: "Tensor", fn: Callable, grad_enabled: bool,
+                 multi: tuple | None = None):
+        self.base = base
+        self.fn = fn
+        self.grad_enabled = grad_enabled
+        self.multi = multi
+
+
 def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr: int = 0,
-         cls: type | None = None, st: _Storage | None = None, vc: _Version | None = None
+         cls: type | None = None, vc: _Version | None = None, view: ViewOf | None = None
          ) -> "Tensor":
     """A new tensor on funcgrad array ``data`` (no copy, no checks). Every op result is
     made here, so the objects are filled in directly rather than through constructors."""
     t = _new(cls or Tensor)
-    if st is None:
-        st = _new(_Storage)
-        st.a = data
-    t._st = st
+    t._a = data
     if vc is None:
         vc = _new(_Version)
         vc.v = 0
     t._vc = vc
+    t._view = view
     t._rg = requires_grad
     t._grad_fn = grad_fn
     t._output_nr = output_nr
@@ -100,7 +109,7 @@ def _size_args(size: tuple) -> tuple:
 class Tensor:
     """A PyTorch-style tensor. Build one with `torch.tensor`, the factories, or ops."""
 
-    __slots__ = ("_st", "_vc", "_rg", "_grad_fn", "_output_nr", "_grad", "_hooks",
+    __slots__ = ("_a", "_vc", "_view", "_rg", "_grad_fn", "_output_nr", "_grad", "_hooks",
                  "_post_hooks", "_acc", "_inference", "__weakref__", "__dict__")
     __hash__ = object.__hash__
     __array_priority__ = 1000
@@ -119,23 +128,23 @@ class Tensor:
     # -- data ------------------------------------------------------------------------------
     @property
     def _data(self) -> Array:
-        return self._st.a
+        return self._a
 
     @property
     def shape(self) -> D.Size:
-        return D.Size(self._st.a.shape)
+        return D.Size(self._a.shape)
 
     def size(self, dim: int | None = None) -> Any:
-        s = self._st.a.shape
+        s = self._a.shape
         return D.Size(s) if dim is None else s[dim]
 
     @property
     def dtype(self) -> D.dtype:
-        return D.to_torch_dtype(self._st.a.dtype)
+        return D.to_torch_dtype(self._a.dtype)
 
     @property
     def device(self) -> D.device:
-        return D.device.of_funcgrad(self._st.a.device)
+        return D.device.of_funcgrad(self._a.device)
 
     @property
     def is_cuda(self) -> bool:
@@ -143,20 +152,20 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        return self._st.a.ndim
+        return self._a.ndim
 
     def dim(self) -> int:
-        return self._st.a.ndim
+        return self._a.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
-        return int(self._st.a.size)
+        return int(self._a.size)
 
     nelement = numel
 
     def element_size(self) -> int:
-        return self._st.a.dtype.itemsize
+        return self._a.dtype.itemsize
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
@@ -167,18 +176,58 @@ class Tensor:
     def is_inference(self) -> bool:
         return self._inference
 
+    # -- memory: storage, strides, views --------------------------------------------------
+    def _raw(self) -> Any:
+        """The backend ndarray (None while a funcgrad transform traces this tensor)."""
+        return _storage.raw_of(self._a)
+
+    def stride(self, dim: int | None = None) -> Any:
+        """Elements to step in memory per index of each dimension."""
+        raw = self._raw()
+        if raw is None:  # a traced value: the layout of a new contiguous tensor
+            strides, step = [], 1
+            for n in reversed(self._a.shape):
+                strides.insert(0, step)
+                step *= max(n, 1)
+        else:
+            strides = [s // raw.itemsize for s in raw.strides]
+        return tuple(strides) if dim is None else strides[dim]
+
+    def storage_offset(self) -> int:
+        raw = self._raw()
+        if raw is None:
+            return 0
+        return (_storage.address(raw) - _storage.storage_address(raw)) // raw.itemsize
+
+    def untyped_storage(self) -> _storage.UntypedStorage:
+        raw = self._raw()
+        if raw is None:
+            raise RuntimeError("Cannot access storage of a tensor traced by a funcgrad "
+                               "transform (torch.func, torch.compile): it has no memory")
+        return _storage.UntypedStorage(raw)
+
+    def data_ptr(self) -> int:
+        raw = self._raw()
+        return id(self._a) if raw is None else _storage.address(raw)
+
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        return True
+        raw = self._raw()
+        return raw is None or bool(raw.flags.c_contiguous)
 
     def contiguous(self, memory_format: Any = None) -> "Tensor":
-        return self
+        """``self`` if its memory is in row-major order, else a row-major copy."""
+        return self if self.is_contiguous() else self.clone()
+
+    def _is_view(self) -> bool:
+        return self._view is not None
+
+    @property
+    def _base(self) -> "Tensor | None":
+        return None if self._view is None else self._view.base
 
     @property
     def _version(self) -> int:
         return self._vc.v
-
-    def data_ptr(self) -> int:
-        return id(self._st)
 
     def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
         """The DLPack capsule of the values (``cupy.from_dlpack(t)`` in a CUDA kernel);
@@ -186,10 +235,10 @@ class Tensor:
         if self.requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use "
                                "tensor.detach()")
-        return self._st.a.__dlpack__(stream=stream, **kwargs)
+        return self._a.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self) -> tuple:
-        return self._st.a.__dlpack_device__()
+        return self._a.__dlpack_device__()
 
     def __len__(self) -> int:
         if not self.ndim:
@@ -198,25 +247,27 @@ class Tensor:
 
     # -- conversion ----------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The values as a read-only numpy array (funcgrad arrays are immutable, so it
-        cannot share writes with the tensor as PyTorch's does)."""
+        """The values as a numpy array sharing this tensor's memory (writes through either
+        are seen by the other, as PyTorch's); a host copy with ``force`` on a GPU."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if self.is_cuda and not force:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
-        a = self._st.a
-        if isinstance(a, Tracer):
-            raise a._conversion_error("a numpy array")
-        return a.to_numpy()
+        raw = self._raw()
+        if raw is None:
+            raise self._a._conversion_error("a numpy array")
+        return raw if type(raw) is np.ndarray else self._a.to_numpy()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.numpy()
+        if copy:
+            return np.array(out, dtype=dtype, copy=True)
         return out if dtype is None else out.astype(dtype)
 
     def _host(self) -> np.ndarray:
-        a = self._st.a
+        a = self._a
         if isinstance(a, Tracer):
             a = a.concrete()
         return a.to_numpy()
@@ -225,7 +276,7 @@ class Tensor:
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
                                "to Scalar")
-        a = self._st.a
+        a = self._a
         if isinstance(a, Tracer):
             return a.item()
         return self._host().reshape(()).item()
@@ -255,7 +306,7 @@ class Tensor:
         return bool(self.item())
 
     def __format__(self, spec: str) -> str:
-        if self.dim() == 0 and not isinstance(self._st.a, Tracer):
+        if self.dim() == 0 and not isinstance(self._a, Tracer):
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -281,7 +332,7 @@ class Tensor:
                                "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
-        new = make(self._st.a, self._rg, cls=type(self))
+        new = make(self._copied_array(), self._rg, cls=type(self))
         memo[id(self)] = new
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
@@ -420,8 +471,8 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
-        """The same values, cut from the graph; shares storage and version counter."""
-        return make(self._st.a, st=self._st, vc=self._vc)
+        """The same values and memory, cut from the graph; shares the version counter."""
+        return make(self._a, vc=self._vc)
 
     def detach_(self) -> "Tensor":
         self._grad_fn = None
@@ -431,48 +482,87 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        """A detached alias that autograd does not track (its own version counter)."""
-        return make(self._st.a, st=self._st)
+        """An alias of the memory that autograd does not track (its own version counter,
+        so writes through it are not seen by the checks of saved tensors)."""
+        return make(self._a)
 
     @data.setter
     def data(self, value: "Tensor") -> None:
-        self._st.a = value._st.a
+        """Hold ``value``'s memory from now on (views made before keep the old one)."""
+        self._a = value._a
 
     # -- in-place support -------------------------------------------------------------------
+    def _copied_array(self) -> Any:
+        """This tensor's values in memory of their own (tracers are values, not memory)."""
+        return _storage.snapshot(self._a) if type(self._a) is Array else self._a
+
     def _check_inplace(self) -> None:
-        if self._grad_fn is None and self._rg and grad_mode.state.enabled:
+        """PyTorch's refusals of an in-place op on this tensor under grad mode."""
+        if not grad_mode.state.enabled:
+            return
+        if self._grad_fn is None and self._rg:
             raise RuntimeError(LEAF_INPLACE_ERROR)
+        view = self._view
+        if view is None:
+            return
+        base = view.base
+        if base._grad_fn is None and base._rg:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used "
+                               "in an in-place operation.")
+        if not view.grad_enabled and base.requires_grad:
+            raise RuntimeError(_NO_GRAD_VIEW_ERROR)
+        if view.multi is not None and base.requires_grad:
+            name, k = view.multi
+            raise RuntimeError(
+                f"Output {k} of {name} is a view and is being modified inplace. This view "
+                "is the output of a function that returns multiple views. Such functions "
+                "do not allow the output views to be modified inplace. You should replace "
+                "the inplace operation by an out-of-place one.")
+
+    def _take_graph(self, result: "Tensor") -> None:
+        """Take ``result``'s place in the graph (its node, output number, retained grad)."""
+        fn = result._grad_fn
+        if fn is None:
+            return
+        old = self._grad_fn
+        if old is not None and old._retains.get(self._output_nr, (None,))[0] is not None:
+            ref = old._retains.pop(self._output_nr)
+            if ref[0]() is self:
+                fn._table("_retains")[result._output_nr] = ref
+        self._grad_fn = fn
+        self._output_nr = result._output_nr
 
     def _rebind(self, result: "Tensor") -> "Tensor":
-        """Make ``self`` hold ``result``'s value and graph position; bump the version."""
-        if result._st.a.dtype != self._st.a.dtype:
-            if not D.can_cast(result.dtype, self.dtype):
-                raise RuntimeError(f"result type {_type_word(result.dtype)} can't be cast "
-                                   f"to the desired output type {_type_word(self.dtype)}")
-            result = result.to(self.dtype)
-        self._st.a = result._st.a
+        """Hold ``result``'s value (cast to this dtype) and graph position, bump the
+        version: an in-place op on a traced tensor, which has no memory to write."""
+        result = self._cast_result(result)
+        self._a = result._a
         self._vc.v += 1
-        fn = result._grad_fn
-        if fn is not None:
-            old = self._grad_fn
-            if old is not None and old._retains.get(self._output_nr, (None,))[0] is not None:
-                ref = old._retains.pop(self._output_nr)
-                if ref[0]() is self:
-                    fn._table("_retains")[result._output_nr] = ref
-            self._grad_fn = fn
-            self._output_nr = result._output_nr
+        self._take_graph(result)
         return self
+
+    def _cast_result(self, result: "Tensor") -> "Tensor":
+        if result._a.dtype == self._a.dtype:
+            return result
+        if not D.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {_type_word(result.dtype)} can't be cast "
+                               f"to the desired output type {_type_word(self.dtype)}")
+        return result.to(self.dtype)
 
     def _inplace_accumulate(self, other: "Tensor") -> None:
         """``self += other`` without graph (gradient accumulation)."""
-        self._assign_array(self._st.a + other._st.a)
+        self._assign_array(self._a + other._a)
 
     def _assign_array(self, a: Any) -> None:
-        """Hold funcgrad array ``a`` (cast to this tensor's dtype) from now on and bump the
-        version: an in-place update that records nothing, for the engine's gradient
-        accumulation and the optimizers' updates, which run without graph."""
-        dtype = self._st.a.dtype
-        self._st.a = a if a.dtype == dtype else a.astype(dtype)
+        """Write funcgrad array ``a`` (cast to this tensor's dtype) into this tensor's
+        memory and bump the version: an in-place update that records nothing, for the
+        engine's gradient accumulation and the optimizers' updates."""
+        dtype = self._a.dtype
+        a = a if a.dtype == dtype else a.astype(dtype)
+        if type(self._a) is Array and type(a) is Array:
+            _storage.write(self._a, a)
+        else:  # a traced value on either side: no memory to write
+            self._a = a
         self._vc.v += 1
 
     # -- device and dtype -------------------------------------------------------------------
@@ -490,7 +580,7 @@ class Tensor:
 
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
-            return D.tensor_type_name(self.dtype, self._st.a.device)
+            return D.tensor_type_name(self.dtype, self._a.device)
         return self.to(dtype)
 
     def float(self) -> "Tensor":
@@ -550,6 +640,14 @@ class Tensor:
     def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> "Tensor":
         return self._new_full((size,), fill_value, dtype, device, requires_grad)
+
+
+_NO_GRAD_VIEW_ERROR = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+    "can clarify your code by moving both the view and the inplace either both inside the "
+    "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+    "want the inplace to be tracked).")
 
 
 def _leaf_error(requires_grad: bool) -> str:

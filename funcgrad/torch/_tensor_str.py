@@ -180,7 +180,7 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
 def tensor_repr(t: Any) -> str:
     from funcgrad.core import Tracer
     from funcgrad.torch.nn.parameter import Parameter
-    data = t._st.a
+    data = t._a
     tangent = forward_ad.tangent_of(t) if isinstance(data, Tracer) else None
     if isinstance(data, Tracer) and tangent is None:
         return (f"tensor(<traced {data._trace.name}: {D.Size(data.shape)}, "

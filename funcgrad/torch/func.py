@@ -22,7 +22,7 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 
 
 def _unwrap(tree: Any) -> Any:
-    return tree_util.tree_map(lambda x: x._st.a if isinstance(x, Tensor) else x, tree)
+    return tree_util.tree_map(lambda x: x._a if isinstance(x, Tensor) else x, tree)
 
 
 def _wrap(tree: Any) -> Any:

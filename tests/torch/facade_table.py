@@ -542,7 +542,21 @@ TABLE.update({
                   c(M23, call=lambda T, x: x.to(dtype=T.float32, copy=True))],
     "Tensor.cpu": [c(M23)],
     "Tensor.contiguous": [c(M23)],
-    "Tensor.is_contiguous": [c(M23)],
+    "Tensor.is_contiguous": [c(M23), c(M23, call=lambda T, x: x.t().is_contiguous()),
+                             c(M23, call=lambda T, x: x[:, ::2].is_contiguous())],
+    "Tensor.stride": [c(M23), c(M23, 1), c(M23, call=lambda T, x: x.t().stride()),
+                      c(M23, call=lambda T, x: x[:, ::2].stride()),
+                      c(M23, call=lambda T, x: x.expand(4, 2, 3).stride()),
+                      c(M23, call=lambda T, x: x.unsqueeze(1)[0].stride())],
+    "Tensor.storage_offset": [c(M23), c(M23, call=lambda T, x: x[1].storage_offset()),
+                              c(M23, call=lambda T, x: x[1:, 2:].storage_offset()),
+                              c(M23, call=lambda T, x: x.t()[2].storage_offset())],
+    "Tensor.untyped_storage": [
+        c(M23, call=lambda T, x: x.untyped_storage().nbytes()),
+        c(M23, call=lambda T, x: x[1].untyped_storage().data_ptr()
+          == x.untyped_storage().data_ptr()),
+        c(M23, call=lambda T, x: x.clone().untyped_storage().data_ptr()
+          == x.untyped_storage().data_ptr())],
     "Tensor.is_inference": [c(M23)],
     "Tensor.detach": [c(M23)],
     "Tensor.new_tensor": [c(M23, [1, 2]), c(M23_F32, [1.5])],

@@ -108,7 +108,7 @@ def test_graphs_are_freed_by_reference_counting(garbage_cycles):
     assert garbage_cycles(step) == []
     h = leaf([1.0, 2.0]).exp()  # ExpBackward0 saves its result...
     z = (h * h).sum()           # ...and MulBackward0 saves h twice
-    saved = weakref.ref(h._st.a)
+    saved = weakref.ref(h._a)
     del h
     z.backward()
     assert saved() is None      # freed by backward, with no collection needed

@@ -167,10 +167,13 @@ def test_version_error_after_optimizer_style_update_of_saved_leaf():
         y.backward()
 
 
-def test_views_do_not_write_back_documented_limitation():
+def test_writes_through_views_reach_the_base():
     x = torch.zeros(2, 2)
     row = x[0]
-    row.fill_(1.0)  # in PyTorch this writes into x; funcgrad's arrays are immutable
-    assert x.tolist() == [[0.0, 0.0], [0.0, 0.0]] and row.tolist() == [1.0, 1.0]
-    x[0] = 1.0  # writing through the base tensor itself works
-    assert x.tolist() == [[1.0, 1.0], [0.0, 0.0]]
+    row.fill_(1.0)  # PyTorch writes into x, and so do we
+    assert x.tolist() == [[1.0, 1.0], [0.0, 0.0]] and row.tolist() == [1.0, 1.0]
+    assert x._version == row._version == 1 and row._base is x
+    x.t()[1].add_(2.0)  # a view's view writes into the first base
+    assert x.tolist() == [[1.0, 3.0], [0.0, 2.0]] and row.tolist() == [1.0, 3.0]
+
+

@@ -37,7 +37,7 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence) -> list:
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if isinstance(g, Tensor):
-            o, a = out._st.a, g._st.a  # compared as arrays: no torch Size or dtype objects
+            o, a = out._a, g._a  # compared as arrays: no torch Size or dtype objects
             if a.shape != o.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {out.shape}.")
@@ -49,7 +49,7 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence) -> list:
             result.append(g)
         elif g is None:
             if out.requires_grad:
-                a = out._st.a
+                a = out._a
                 if a.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
                 if not is_floating(a.dtype):
@@ -327,4 +327,4 @@ def _plain(node: AccumulateGrad) -> bool:
 
 
 def _detached(g: Tensor) -> Tensor:
-    return g if g._grad_fn is None else make(g._st.a)
+    return g if g._grad_fn is None else make(g._a)

@@ -46,7 +46,7 @@ class _Level:
         for ref in self.tensors:
             t = ref()
             if t is not None and self.holds(t):
-                t._st.a = self.trace.split([t._data])[0][0]
+                t._a = self.trace.split([t._data])[0][0]
         self.context.__exit__(None, None, None)
 
 
@@ -156,7 +156,7 @@ def attach_tangent(tensor: Any, tangent: Any) -> None:
     value = tangent._data
     if value.dtype != tensor._data.dtype:
         value = value.astype(tensor._data.dtype)
-    tensor._st.a = lvl.trace.new(tensor._data, value)
+    tensor._a = lvl.trace.new(tensor._data, value)
     lvl.tensors.append(weakref.ref(tensor))
 
 

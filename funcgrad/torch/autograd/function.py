@@ -78,7 +78,7 @@ class BackwardCFunction(Node, FunctionCtx):
             k = next((i for i, o in enumerate(outputs) if o is t), None)
             if k is not None and t._grad_fn is self:
                 saved.append(("out", SavedRef(t, is_output=True, output_nr=t._output_nr,
-                                              keep=False), t._st.a, t._output_nr))
+                                              keep=False), t._a, t._output_nr))
             else:
                 saved.append(("tensor", SavedRef(t), t))
         self._saved = saved
@@ -106,7 +106,7 @@ class BackwardCFunction(Node, FunctionCtx):
         """The arrays kept for backward (for memory reports)."""
         if not self._saved:
             return []
-        return [e[2] if e[0] == "out" else e[2]._st.a for e in self._saved if e is not None]
+        return [e[2] if e[0] == "out" else e[2]._a for e in self._saved if e is not None]
 
     def saved_refs(self) -> list:
         return [e[1] for e in self._saved or () if e is not None]
@@ -294,8 +294,8 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs: Any,
             if executable and o._grad_fn is None and o._rg:
                 raise RuntimeError(LEAF_INPLACE_ERROR)
         elif is_input:
-            o = make(o._st.a, st=o._st, vc=o._vc)  # an alias of the input, as PyTorch's view
-        meta = (tuple(o.shape), o.dtype.np, o._st.a.device)
+            o = make(o._a, vc=o._vc)  # an alias of the input, as PyTorch's view
+        meta = (tuple(o.shape), o.dtype.np, o._a.device)
         differentiable = id(o) not in non_diff and (o.dtype.is_floating_point or
                                                     o.dtype.is_complex)
         if executable and differentiable:
@@ -344,7 +344,7 @@ def once_differentiable(fn: Callable) -> Callable:
         # PyTorch 2.13 names this node torch::autograd::Error
         err = node_class("Error", _DelayedError)(tuple(a._edge() for a in needs))
         single = not isinstance(outputs, tuple)
-        wrapped = tuple(make(o._st.a, grad_fn=err, output_nr=0) if isinstance(o, Tensor)
+        wrapped = tuple(make(o._a, grad_fn=err, output_nr=0) if isinstance(o, Tensor)
                         else o for o in ((outputs,) if single else outputs))
         err._meta = [None]
         return wrapped[0] if single else wrapped

@@ -49,12 +49,12 @@ def _evaluate(func: Callable, inputs: tuple) -> list:
 def _perturbed(func: Callable, inputs: tuple, x: Tensor, delta: np.ndarray) -> list:
     """Outputs of ``func`` with ``x`` replaced in place by ``x + delta``."""
     import funcgrad.numpy as fnp
-    old = x._st.a
-    x._st.a = fnp.asarray((x._host() + delta).astype(old.dtype))
+    old = x._a
+    x._a = fnp.asarray((x._host() + delta).astype(old.dtype))
     try:
         return _evaluate(func, inputs)
     finally:
-        x._st.a = old
+        x._a = old
 
 
 def _numerical_jacobian(func: Callable, inputs: tuple, x: Tensor, eps: float) -> list:
@@ -97,7 +97,7 @@ def _forward_jacobian(func: Callable, inputs: tuple, x: Tensor, n_outputs: int) 
     for j in range(n):
         e = np.zeros(n)
         e[j] = 1.0
-        old = x._st.a
+        old = x._a
         with forward_ad.dual_level():
             forward_ad.attach_tangent(x, _to_tensor(e.reshape(tuple(x.shape))))
             try:
@@ -105,7 +105,7 @@ def _forward_jacobian(func: Callable, inputs: tuple, x: Tensor, n_outputs: int) 
                 rows.append([_tangent_values(forward_ad.unpack_dual(o).tangent, o)
                              for o in outs])
             finally:
-                x._st.a = old
+                x._a = old
     return [np.stack([r[o] for r in rows]) for o in range(n_outputs)]
 
 
@@ -237,7 +237,7 @@ def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Any = None, *,
         rng = np.random.default_rng(1)
         outs = _diff_outputs(_as_tuple(func(*tupled)))
         grad_outputs = tuple(
-            make(_to_tensor(rng.uniform(-1, 1, tuple(o.shape)).astype(o.dtype.np))._st.a,
+            make(_to_tensor(rng.uniform(-1, 1, tuple(o.shape)).astype(o.dtype.np))._a,
                  requires_grad=True) for o in outs)
     grads = _as_tuple(grad_outputs)
     n = len(grads)

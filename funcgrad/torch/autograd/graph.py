@@ -120,7 +120,7 @@ def unpacked(tape: Any, states: list) -> Any:
     each `pack_tape` on it returned."""
     values = {}
     for unpack, packed in states:
-        values.update((k, unpack(p)._st.a) for k, p in packed.items())
+        values.update((k, unpack(p)._a) for k, p in packed.items())
     return tape.with_residuals(lambda r: values[r.value] if isinstance(r.value, _Key)
                                else r.value)
 

@@ -203,8 +203,8 @@ class AccumulateGrad(Node):
         if g is None:
             return []
         with _ACCUMULATE_LOCK:  # threads running backward into one leaf add up exactly
-            if var._grad is None:
-                var._grad = g.clone() if grad_mode.state.enabled else g.detach()
+            if var._grad is None:  # a copy: the engine's gradient may share memory
+                var._grad = g.clone() if grad_mode.state.enabled else g.detach().clone()
             elif not grad_mode.state.enabled:
                 var._grad._inplace_accumulate(g)
             else:
@@ -230,7 +230,7 @@ class SavedRef:
         # arrays alive until the garbage collector runs
         self.is_output = is_output
         self.output_nr = output_nr
-        shape, dtype, device = meta_of(tensor._st.a)  # for the error message
+        shape, dtype, device = meta_of(tensor._a)  # for the error message
         self.desc = (dtype, shape, device)
 
     def check(self, owner: Any) -> None:

@@ -18,7 +18,7 @@ class Parameter(Tensor):
         if data is None:
             from funcgrad.torch._factories import empty
             data = empty(0)
-        p = make(data._st.a, cls=cls, st=data._st, vc=data._vc)
+        p = make(data._a, cls=cls, vc=data._vc)
         p.requires_grad_(requires_grad)
         return p
 
@@ -28,7 +28,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo: dict) -> "Parameter":
         if id(self) in memo:
             return memo[id(self)]
-        new = Parameter(make(self._st.a), self._rg)
+        new = Parameter(make(self._copied_array()), self._rg)
         memo[id(self)] = new
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)

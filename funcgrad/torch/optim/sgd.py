@@ -73,14 +73,14 @@ class SGD(Optimizer):
                 continue
             state = self.state[p] if group["momentum"] != 0 else None
             old = state.get("momentum_buffer") if state is not None else None
-            direction, buf = _direction(p._st.a, p._grad._st.a,
-                                        None if old is None else old._st.a, group)
+            direction, buf = _direction(p._a, p._grad._a,
+                                        None if old is None else old._a, group)
             if buf is not None:
                 if old is None:  # arrays are immutable: the buffer can start as g itself
                     state["momentum_buffer"] = make(buf)
                 else:
                     old._assign_array(buf)
-            p._assign_array(p._st.a - lr * direction)
+            p._assign_array(p._a - lr * direction)
 
     def _step_tensors(self, group: dict) -> None:
         """The update recorded by autograd (``differentiable=True``: grad mode is on)."""

@@ -3,8 +3,9 @@
 A checkpointed call is one facade op (node ``CheckpointFunctionBackward``) whose function
 is the user's function made pure: its tensor arguments and every tensor that requires grad
 it reads from its closure (module parameters) become explicit array inputs, and the
-function runs with the facade's graph recording off, on tensors temporarily holding the
-traced arrays. `funcgrad.checkpoint` then keeps only those inputs and replays the rest in
+function runs with the facade's graph recording off, its ops reading the traced arrays in
+place of those tensors' (`substituting`: the tensors themselves, which other threads may be
+using, are never touched). `funcgrad.checkpoint` then keeps only those inputs and replays the rest in
 the backward pass, so the node saves the inputs and nothing in between.
 
 The closure's tensors are found by running the function once under ``no_grad`` (the
@@ -16,31 +17,17 @@ Differences from PyTorch: the output's ``grad_fn`` is always ``CheckpointFunctio
 """
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable
 
 import funcgrad
 from funcgrad import tree_util
 from funcgrad.torch import _factories
 from funcgrad.transforms.checkpoint import compose
-from funcgrad.torch._dispatch import apply, capture_inputs
+from funcgrad.torch._dispatch import apply, capture_inputs, substituting
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd.grad_mode import no_grad
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
-
-
-@contextlib.contextmanager
-def _holding(tensors: Sequence[Tensor], arrays: Sequence[Any]) -> Iterator[None]:
-    """Let each tensor hold the given array for the duration of the block."""
-    old = [t._st.a for t in tensors]
-    for t, a in zip(tensors, arrays):
-        t._st.a = a
-    try:
-        yield
-    finally:
-        for t, a in zip(tensors, old):
-            t._st.a = a
 
 
 def _closure_tensors(function: Callable, args: tuple, kwargs: dict) -> list[Tensor]:
@@ -64,11 +51,11 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
     out_tree: list = []
 
     def pure(*arrays: Any) -> tuple:
-        with _holding(inputs, arrays), no_grad():
+        with substituting({id(t): a for t, a in zip(inputs, arrays)}), no_grad():
             out = function(*args, **kwargs)
         out_leaves, treedef = tree_util.tree_flatten(out)
         out_tree.append(treedef)
-        return tuple(o._st.a if isinstance(o, Tensor) else o for o in out_leaves)
+        return tuple(o._a if isinstance(o, Tensor) else o for o in out_leaves)
 
     outs = apply("CheckpointFunctionBackward", funcgrad.checkpoint(pure), inputs, multi=True)
     return out_tree[-1].unflatten(list(outs))

@@ -1,0 +1,133 @@
+"""The memory behind facade tensors: backend buffers shared by views, as PyTorch's storages.
+
+A concrete tensor holds a funcgrad Array, which wraps one numpy (or cupy) ndarray. The
+memory block that ndarray lives in is the tensor's *storage*: numpy tells us its owner (an
+ndarray's ``base``, or the ndarray itself when it owns its data), so two tensors whose
+ndarrays have the same owner view one storage, with offsets and strides that numpy's own
+views already carry. Views made by ops (`funcgrad.torch._dispatch` finds them by this
+owner test) share their base's version counter.
+
+In-place ops are the only writers (`write`): they compute the new values functionally,
+then copy them into the memory, so every view and every numpy array sharing it sees the
+change, and the shared version counter is bumped by the caller. Funcgrad itself never
+writes into an Array's memory; the values a backward pass reads are guarded by the version
+counters (PyTorch's "modified by an inplace operation" error), and the old value an
+in-place op's own rule needs is snapshotted (`snapshot`) before the write.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from funcgrad.array import Array, buffer_of, new_array
+from funcgrad.backend import backend_of
+from funcgrad.torch import _dtypes as D
+
+__all__ = ["raw_of", "owner", "same_storage", "address", "storage_address",
+           "storage_nbytes", "write", "snapshot", "OVERLAP_ERROR", "UntypedStorage"]
+
+OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
+                 "refers to a single memory location. Please clone() the tensor before "
+                 "performing the operation.")
+
+
+def raw_of(a: Any) -> Any:
+    """The backend ndarray of a concrete Array; None for a tracer (a value being traced by
+    a funcgrad transform has no memory to share)."""
+    return buffer_of(a) if type(a) is Array else None
+
+
+def owner(raw: Any) -> Any:
+    """The object owning ``raw``'s memory: numpy and cupy point every view's ``base`` at
+    it (views of views included)."""
+    base = raw.base
+    return raw if base is None else base
+
+
+def same_storage(a: Any, b: Any) -> bool:
+    """Whether Arrays ``a`` and ``b`` are views of one memory block."""
+    ra, rb = raw_of(a), raw_of(b)
+    return ra is not None and rb is not None and owner(ra) is owner(rb)
+
+
+def address(raw: Any) -> int:
+    """The address of ``raw``'s first element (PyTorch's ``data_ptr``)."""
+    if type(raw) is np.ndarray:
+        return raw.__array_interface__["data"][0]
+    return int(raw.data.ptr)
+
+
+def storage_address(raw: Any) -> int:
+    """The address where ``raw``'s storage starts (its owner's first element; for memory
+    owned by another kind of object, such as the bytes under ``np.frombuffer``, the lowest
+    address ``raw`` touches)."""
+    base = owner(raw)
+    if isinstance(base, type(raw)):
+        return address(base)
+    return int(np.byte_bounds(raw)[0]) if type(raw) is np.ndarray else address(raw)
+
+
+def storage_nbytes(raw: Any) -> int:
+    base = owner(raw)
+    return int(getattr(base, "nbytes", raw.nbytes))
+
+
+def snapshot(a: Array) -> Array:
+    """A copy of ``a`` in memory of its own (an old value the next write would change)."""
+    raw = buffer_of(a)
+    return new_array(backend_of(raw).xp.array(raw, copy=True))
+
+
+def write(target: Array, value: Array) -> None:
+    """Copy the values of ``value`` (same shape and dtype) into ``target``'s memory."""
+    dst = buffer_of(target)
+    if dst.size > 1 and any(s == 0 and n > 1 for n, s in zip(dst.shape, dst.strides)):
+        raise RuntimeError(OVERLAP_ERROR)
+    if type(dst) is np.ndarray and not dst.flags.writeable:
+        dst = _writable(dst)
+    src = buffer_of(value) if type(value) is Array else value
+    backend_of(dst).xp.copyto(dst, src)
+
+
+def _writable(raw: np.ndarray) -> np.ndarray:
+    """A writable alias of a read-only numpy view (``np.diagonal`` gives those) whose
+    memory is writable; a read-only buffer (a read-only array given to ``from_numpy``)
+    raises instead of being written."""
+    base = raw.base
+    if not isinstance(base, np.ndarray) or not base.flags.writeable:
+        raise ValueError("this tensor's memory is read-only (it was made from a read-only "
+                         "numpy array by torch.from_numpy or torch.as_tensor), so it cannot "
+                         "be written in place; copy the array first (np.array(a)) or use "
+                         "an out-of-place op")
+    flat = base if base.flags.c_contiguous else base.T
+    return np.ndarray(raw.shape, raw.dtype, buffer=flat,
+                      offset=address(raw) - address(base), strides=raw.strides)
+
+
+class UntypedStorage:
+    """What ``Tensor.untyped_storage()`` returns: the memory block a tensor views."""
+
+    def __init__(self, raw: Any):
+        self._raw = raw
+
+    def data_ptr(self) -> int:
+        return storage_address(self._raw)
+
+    def nbytes(self) -> int:
+        return storage_nbytes(self._raw)
+
+    def size(self) -> int:
+        return self.nbytes()
+
+    __len__ = size
+
+    def element_size(self) -> int:
+        return 1
+
+    @property
+    def device(self) -> D.device:
+        return D.device("cpu") if type(self._raw) is np.ndarray else D.device("cuda", 0)
+
+    def __repr__(self) -> str:
+        return f"UntypedStorage(nbytes={self.nbytes()}, data_ptr={self.data_ptr():#x})"
