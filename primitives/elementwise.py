@@ -118,7 +118,8 @@ imag = unary("imag", np.imag, lambda g: g * -1j, jvp=lambda t: imag(t), view=Tru
 conj = unary("conj", np.conjugate, lambda g: conj(g))
 # the identity into new memory: what the PyTorch facade's clone() and contiguous() need,
 # now that views (transpose, slices) share their input's memory
-copy = unary("copy", np.copy, lambda g: g, fresh=True)
+copy = unary("copy", lambda x, order: np.copy(x, order=order), lambda g: g, fresh=True,
+             params={"order": "K"})
 
 sign = unary("sign", np.sign, ZERO, domain=(0.2, 2.0), signed=True, complex_=False)
 floor = unary("floor", np.floor, ZERO, sample=samplers.steps())

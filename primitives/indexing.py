@@ -73,7 +73,11 @@ NO_INDEX = new_array(np.zeros((0,), np.intp))
 
 
 def _gather(x: Any, idx: Any, index: Index) -> Any:
-    return x[index.build(idx)]
+    where = index.build(idx)
+    out = x[where]
+    if isinstance(out, np.generic) and not any(e is Ellipsis for e in where):
+        return x[where + (Ellipsis,)]  # numpy's 0-d view instead of a scalar copy
+    return out
 
 
 def _scatter_add(updates: Any, idx: Any, index: Index, shape: tuple) -> Any:

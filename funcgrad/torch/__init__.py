@@ -7,10 +7,8 @@ and errors, custom ``autograd.Function``, ``nn``, ``optim`` (with ``lr_scheduler
 
 The facade is thin: every derivative comes from funcgrad's primitive registry (each op is a
 funcgrad function run under `funcgrad.vjp`); the facade adds state (tensors that change,
-graphs, version counters, hooks) on top. Limitations: in-place writes through a *partial*
-view (``x[0].add_(1)``, ``x.view(-1).fill_(0)``) do not reach the base tensor, because the
-core's arrays are immutable (``x[0] = v`` on the tensor itself does work); ``from_numpy``
-and ``.numpy()`` do not share memory.
+graphs, version counters, hooks, memory shared by views and numpy arrays, in-place writes)
+on top: see `funcgrad.torch._tensor` and `funcgrad.torch._storage`.
 """
 import builtins as _builtins
 import math as _math

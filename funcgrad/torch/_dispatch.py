@@ -153,6 +153,9 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     i = 0
     for x in inputs:  # the arrays, and which inputs require grad, in one pass
         if isinstance(x, Tensor):
+            view = x._view
+            if view is not None and view.version != x._vc.v:
+                x._refresh_view()
             datas.append(x._a)
             if x._rg or x._grad_fn is not None:
                 diff.append(i)
@@ -396,6 +399,7 @@ def _inplace_on_view(view: Tensor, f: Callable, others: Sequence) -> Tensor:
     base._vc.v += 1
     base._take_graph(new)
     view._take_graph(apply("AsStridedBackward0", fn, [base]))
+    view._view.version = base._vc.v
     return view
 
 

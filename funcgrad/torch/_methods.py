@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from funcgrad.torch._conversions import CONVERSIONS
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS
 from funcgrad.torch._tensor import Tensor
 
@@ -62,7 +63,7 @@ def _op(name: str) -> Callable:
 
 def install() -> None:
     """Add every op of the table as a Tensor method, and the operators."""
-    for name, fn in METHODS.items():
+    for name, fn in {**CONVERSIONS, **METHODS}.items():
         setattr(Tensor, name, fn)
     binary = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div",
               "floordiv": "floor_divide", "mod": "remainder", "pow": "pow",

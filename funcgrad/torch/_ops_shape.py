@@ -1,10 +1,10 @@
 """The op table, part 3: shapes, joining and indexing (matrix products: part 3b,
 `_ops_matmul`).
 
-View ops (``view``, ``transpose``, slicing...) return new tensors: the core's arrays are
-immutable, so a "view" never aliases its base (writing into it in place does not change the
-base). ``x[idx] = v`` on a tensor itself works: it is a functional update (``.at[].set``)
-and the tensor's ``grad_fn`` becomes ``CopySlices``, as in PyTorch.
+View ops (``view``, ``transpose``, slicing, ``split``...) return tensors sharing their
+input's memory (funcgrad's view primitives keep it; `funcgrad.torch._dispatch.output` makes
+them views). ``x[idx] = v`` is an in-place op like the others: a functional update
+(``.at[].set``) written into the tensor's memory, its ``grad_fn`` ``CopySlices``.
 
 Node names follow the aten op PyTorch dispatches to, e.g. ``x[0]`` is ``SelectBackward0``,
 ``x[1:]`` ``SliceBackward0``, ``x[idx_tensor]`` ``IndexBackward0``.
@@ -17,8 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D
-from funcgrad.primitives import shape as shape_prims
+from funcgrad.torch import _dtypes as D, _storage
+from funcgrad.primitives import elementwise as elementwise_prims, shape as shape_prims
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
@@ -49,22 +49,30 @@ def _resolve(shape: tuple, numel: int) -> tuple:
 
 @op("view", function=False)
 def _view(input: Tensor, *shape: Any) -> Spec:
+    """``input`` in another shape, sharing its memory (PyTorch's error where the strides
+    cannot express the shape without a copy: `reshape` copies there)."""
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        raise NotImplementedError("view(dtype) reinterprets memory, which funcgrad's "
-                                  "immutable arrays do not expose; use .to(dtype)")
+        raise NotImplementedError("view(dtype) reinterprets memory, which funcgrad.torch "
+                                  "does not support; use .to(dtype)")
+    target = _resolve(_size_args(shape), input.numel())
+    if not _storage.viewable(input._a, target):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                           "(at least one dimension spans across two contiguous subspaces). "
+                           "Use .reshape(...) instead.")
+    return _reshape(input, *target)
+
+
+@op("reshape")
+def _reshape(input: Tensor, *shape: Any) -> Spec:
+    """``input`` in another shape: a view where its strides allow, else a copy."""
     target = _resolve(_size_args(shape), input.numel())
     if target == tuple(input.shape):
         return Spec("ViewBackward0", lambda x: x, [input])
     return Spec("ViewBackward0", PrimCall(shape_prims.reshape, {"shape": target}), [input])
 
 
-@op("reshape")
-def _reshape(input: Tensor, *shape: Any) -> Spec:
-    return _view(input, *shape)
-
-
 METHODS["view_as"] = lambda self, other: _view_fn(self, *other.shape)
-METHODS["reshape_as"] = METHODS["view_as"]
+METHODS["reshape_as"] = lambda self, other: METHODS["reshape"](self, *other.shape)
 _view_fn = METHODS["view"]
 
 
@@ -75,7 +83,7 @@ def _flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Spec:
     s, e = _dim(start_dim, input.ndim), _dim(end_dim, input.ndim)
     shape = input.shape
     target = tuple(shape[:s]) + (int(np.prod(shape[s:e + 1])),) + tuple(shape[e + 1:])
-    return _view(input, *target)
+    return _reshape(input, *target)
 
 
 @op("unflatten")
@@ -209,7 +217,18 @@ def _roll(input: Tensor, shifts: Any, dims: Any = None) -> Spec:
 
 @op("clone")
 def _clone(input: Tensor, *, memory_format: Any = None) -> Spec:
-    return Spec("CloneBackward0", lambda x: x, [input])
+    """A copy in new memory, with the same strides (PyTorch's ``preserve_format``)."""
+    return Spec("CloneBackward0", PrimCall(elementwise_prims.copy, {"order": "K"}), [input])
+
+
+def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
+    """``input`` itself if its memory is in row-major order, else a row-major copy."""
+    if input.is_contiguous():
+        return input
+    return apply("CloneBackward0", PrimCall(elementwise_prims.copy, {"order": "C"}), [input])
+
+
+METHODS["contiguous"] = contiguous
 
 
 @op("tril", inplace=True)

@@ -25,7 +25,7 @@ from funcgrad.backend import backend_of
 from funcgrad.torch import _dtypes as D
 
 __all__ = ["raw_of", "owner", "same_storage", "address", "storage_address",
-           "storage_nbytes", "write", "snapshot", "OVERLAP_ERROR", "UntypedStorage"]
+           "storage_nbytes", "write", "snapshot", "viewable", "OVERLAP_ERROR", "UntypedStorage"]
 
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
                  "refers to a single memory location. Please clone() the tensor before "
@@ -71,6 +71,20 @@ def storage_address(raw: Any) -> int:
 def storage_nbytes(raw: Any) -> int:
     base = owner(raw)
     return int(getattr(base, "nbytes", raw.nbytes))
+
+
+def viewable(a: Any, shape: tuple) -> bool:
+    """Whether ``a``'s memory can be read in ``shape`` without a copy (traced values: yes,
+    they have no layout yet)."""
+    raw = raw_of(a)
+    if raw is None or type(raw) is not np.ndarray:
+        return True
+    alias = raw.view()
+    try:
+        alias.shape = shape  # numpy refuses where the strides cannot express the shape
+    except AttributeError:
+        return False
+    return True
 
 
 def snapshot(a: Array) -> Array:

@@ -46,9 +46,12 @@ class ViewOf:
     one: a view of a view points to the same base, as PyTorch's ``_base``); ``fn``, base
     array -> view array (the view ops, composed), which autograd needs to record an
     in-place write through the view on the base; ``grad_enabled``, grad mode when it was
-    made; ``multi``, (op name, output number) when its op returned several views."""
+    made; ``multi``, (op name, output number) when its op returned several views;
+    ``version``, the shared version counter's value when the view's graph was made (a
+    write into the storage since then means its graph must be made again off the base's,
+    as PyTorch regenerates it: `Tensor._refresh_view`)."""
 
-    __slots__ = ("base", "fn", "grad_enabled", "multi")
+    __slots__ = ("base", "fn", "grad_enabled", "multi", "version")
 
     def __init__(self, base: "Tensor", fn: Callable, grad_enabled: bool,
                  multi: tuple | None = None):
@@ -56,6 +59,7 @@ class ViewOf:
         self.fn = fn
         self.grad_enabled = grad_enabled
         self.multi = multi
+        self.version = base._vc.v
 
 
 def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr: int = 0,
@@ -214,10 +218,6 @@ class Tensor:
         raw = self._raw()
         return raw is None or bool(raw.flags.c_contiguous)
 
-    def contiguous(self, memory_format: Any = None) -> "Tensor":
-        """``self`` if its memory is in row-major order, else a row-major copy."""
-        return self if self.is_contiguous() else self.clone()
-
     def _is_view(self) -> bool:
         return self._view is not None
 
@@ -340,8 +340,24 @@ class Tensor:
         return new
 
     # -- autograd metadata -------------------------------------------------------------
+    def _refresh_view(self) -> None:
+        """A view whose storage was written since its graph was made: its values are now
+        a part of the base's new ones, so its node is made again off the base's
+        (``AsStridedBackward0``, as PyTorch's). Call it where a view's graph is read."""
+        view = self._view
+        base = view.base
+        if not view.grad_enabled or not grad_mode.state.enabled:
+            return
+        view.version = self._vc.v
+        if base.requires_grad:
+            from funcgrad.torch._dispatch import apply  # the op layer sits above tensors
+            self._take_graph(apply("AsStridedBackward0", view.fn, [base]))
+
     @property
     def requires_grad(self) -> bool:
+        view = self._view
+        if view is not None and view.version != self._vc.v:
+            self._refresh_view()
         return self._rg or self._grad_fn is not None
 
     @requires_grad.setter
@@ -370,6 +386,9 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
+        view = self._view
+        if view is not None and view.version != self._vc.v:
+            self._refresh_view()
         return self._grad_fn
 
     @property
@@ -458,6 +477,9 @@ class Tensor:
         return node
 
     def _edge(self) -> tuple:
+        view = self._view
+        if view is not None and view.version != self._vc.v:
+            self._refresh_view()
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
         if self._rg:
@@ -564,83 +586,6 @@ class Tensor:
         else:  # a traced value on either side: no memory to write
             self._a = a
         self._vc.v += 1
-
-    # -- device and dtype -------------------------------------------------------------------
-    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
-        """``.to(dtype)``, ``.to(device)``, ``.to(device, dtype)``, ``.to(other)``."""
-        from funcgrad.torch import _ops_basic
-        return _ops_basic.to(self, *args, **kwargs)
-
-    def cuda(self, device: Any = None, non_blocking: bool = False) -> "Tensor":
-        return self.to(D.device("cuda", 0 if device is None else int(
-            device.index if isinstance(device, D.device) else device)))
-
-    def cpu(self) -> "Tensor":
-        return self.to("cpu")
-
-    def type(self, dtype: Any = None) -> Any:
-        if dtype is None:
-            return D.tensor_type_name(self.dtype, self._a.device)
-        return self.to(dtype)
-
-    def float(self) -> "Tensor":
-        return self.to(D.float32)
-
-    def double(self) -> "Tensor":
-        return self.to(D.float64)
-
-    def half(self) -> "Tensor":
-        return self.to(D.float16)
-
-    def bfloat16(self) -> "Tensor":
-        return self.to(D.bfloat16)
-
-    def long(self) -> "Tensor":
-        return self.to(D.int64)
-
-    def int(self) -> "Tensor":
-        return self.to(D.int32)
-
-    def bool(self) -> "Tensor":
-        return self.to(D.bool)
-
-    def cfloat(self) -> "Tensor":
-        return self.to(D.complex64)
-
-    def cdouble(self) -> "Tensor":
-        return self.to(D.complex128)
-
-    def type_as(self, other: "Tensor") -> "Tensor":
-        return self.to(other.dtype)
-
-    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
-                   requires_grad: bool = False) -> "Tensor":
-        from funcgrad.torch import _factories
-        return _factories.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                                 requires_grad=requires_grad)
-
-    def _new_full(self, size: tuple, value: Any, dtype: Any, device: Any,
-                  requires_grad: bool) -> "Tensor":
-        from funcgrad.torch import _factories
-        return _factories.full(_size_args(size), value, dtype=dtype or self.dtype,
-                               device=device or self.device, requires_grad=requires_grad)
-
-    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> "Tensor":
-        return self._new_full(size, 0, dtype, device, requires_grad)
-
-    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> "Tensor":
-        return self._new_full(size, 1, dtype, device, requires_grad)
-
-    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> "Tensor":
-        return self._new_full(size, 0, dtype, device, requires_grad)
-
-    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> "Tensor":
-        return self._new_full((size,), fill_value, dtype, device, requires_grad)
-
 
 _NO_GRAD_VIEW_ERROR = (
     "A view was created in no_grad mode and is being modified inplace with grad mode "

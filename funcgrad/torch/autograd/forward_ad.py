@@ -106,7 +106,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     if t_value.dtype != tensor._data.dtype:
         t_value = t_value.astype(tensor._data.dtype)
     dual = tensor.view(tuple(tensor.shape))  # a view (ViewBackward0 when it requires grad)
-    dual._assign_array(lvl.trace.new(dual._data, t_value))
+    dual._a = lvl.trace.new(dual._data, t_value)  # its value, now with a tangent
     lvl.tensors.append(weakref.ref(dual))
     if t_value is tangent._data:  # unpack_dual gives this very tangent back, as PyTorch
         lvl.tangents[id(t_value)] = tangent

@@ -214,6 +214,17 @@ class AccumulateGrad(Node):
         return []
 
 
+class _AsStrided:
+    """The name PyTorch's error gives the node of a view whose storage was written."""
+
+    @staticmethod
+    def name() -> str:
+        return "AsStridedBackward0"
+
+
+_AS_STRIDED = _AsStrided()
+
+
 class SavedRef:
     """A saved tensor's version check (and, for saved outputs, how to rebuild it)."""
 
@@ -244,6 +255,8 @@ class SavedRef:
         t = self.tensor() if isinstance(self.tensor, weakref.ref) else self.tensor
         if self.is_output:
             fn, nr = owner, self.output_nr
+        elif t is not None and t._view is not None and t._view.base.requires_grad:
+            fn, nr = _AS_STRIDED, 0  # PyTorch names a written view's regenerated node
         elif t is not None and t._grad_fn is not None:
             fn, nr = t._grad_fn, t._output_nr
         else:
