@@ -80,3 +80,92 @@ def peer() -> Peer:
         pytest.skip("PyTorch is not installed")
     import funcgrad.torch
     return Peer(real, funcgrad.torch)
+
+
+class Raised:
+    """What a step raised, compared by exception type and whole message."""
+
+    def __init__(self, error: BaseException):
+        self.kind, self.message = type(error).__name__, str(error)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Raised) and (self.kind, self.message) == (other.kind,
+                                                                           other.message)
+
+    def __repr__(self) -> str:
+        return f"Raised({self.kind}: {self.message!r})"
+
+
+class Aliasing:
+    """``same(program, *args)`` runs ``program(T, *args)`` with ``T`` each library and
+    compares the facts it returns: a dict whose values are data or zero-argument callables,
+    called in order (so a step such as a write comes before the reads that follow it);
+    tensors and arrays become nested lists, autograd nodes their class name and ``name()``;
+    what a callable raises is recorded as a fact (``Raised``), and so is what the program
+    itself raises. Returns PyTorch's facts; a difference fails the test with
+    every mismatching fact listed."""
+
+    def __init__(self, real: Any, ours: Any):
+        self.real, self.ours = real, ours
+
+    @staticmethod
+    def facts(program: Callable, T: Any, *args: Any) -> Any:
+        try:
+            steps = program(T, *args)
+        except Exception as error:  # the program failed before any fact: that is a fact
+            return Raised(error)
+        out = {}
+        for name, step in steps.items():
+            try:
+                out[name] = _plain(step() if callable(step) else step)
+            except Exception as error:
+                out[name] = Raised(error)
+        return out
+
+    def same(self, program: Callable, *args: Any, rtol: float = 0.0) -> Any:
+        expected = self.facts(program, self.real, *args)
+        assert not isinstance(expected, Raised), f"the program fails on PyTorch: {expected}"
+        actual = self.facts(program, self.ours, *args)
+        problems = _differences(expected, actual, rtol, "")
+        assert not problems, "funcgrad.torch differs from PyTorch:\n" + "\n".join(problems)
+        return expected
+
+
+def _plain(value: Any) -> Any:
+    """A fact as data both libraries can be compared on."""
+    if hasattr(value, "next_functions"):
+        return (type(value).__name__, value.name())
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):
+        return value.tolist()
+    return value
+
+
+def _differences(expected: Any, actual: Any, rtol: float, path: str) -> list:
+    """Each place where ``actual`` differs from ``expected``: dicts key by key, numbers
+    within ``rtol`` (exactly when it is 0), everything else by equality."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return [p for key in {**expected, **actual}
+                for p in _differences(expected.get(key, "<missing>"),
+                                      actual.get(key, "<missing>"), rtol, f"{path}.{key}")]
+    if rtol and _numeric(expected) and _numeric(actual):
+        a, b = np.asarray(expected), np.asarray(actual)
+        if a.shape == b.shape and np.allclose(b, a, rtol=rtol, atol=rtol):
+            return []
+    elif type(expected) is type(actual) and expected == actual:
+        return []
+    return [f"  {path or 'result'}: PyTorch {expected!r}, funcgrad {actual!r}"]
+
+
+def _numeric(value: Any) -> bool:
+    """A number or a (nested) list of numbers, not of bools."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, complex, list, tuple)):
+        return False
+    try:
+        return np.asarray(value).dtype.kind in "iufc"
+    except ValueError:  # ragged lists
+        return False
+
+
+@pytest.fixture(scope="session")
+def aliasing(peer: Peer) -> Aliasing:
+    return Aliasing(peer.real, peer.ours)
