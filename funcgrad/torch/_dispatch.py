@@ -333,11 +333,15 @@ def _edges(inputs: Sequence, diff: list) -> tuple:
     return tuple(edges)
 
 
-def inplace(target: Tensor, name: str, f: Callable, others: Sequence = ()) -> Tensor:
+def inplace(target: Tensor, name: str, f: Callable, others: Sequence = (), *,
+            region: Any = None, overlap_ok: bool = False) -> Tensor:
     """``target`` op= ``others``: compute ``f(target, *others)`` with funcgrad, write it
     into ``target``'s memory (cast to its dtype) and bump the version counter it shares
     with its views. Under autograd the op's node becomes ``target``'s ``grad_fn``; on a
-    view, the write is recorded on the base (`_inplace_on_view`)."""
+    view, the write is recorded on the base (`_inplace_on_view`). ``region``: the index of
+    the only elements ``f`` changes (``x[idx] = v``), the only ones written; ``overlap_ok``:
+    the op may write into memory that several elements share (an ``expand``-ed tensor),
+    as PyTorch's fills and index assignments may."""
     target._check_inplace()
     dtype = target._a.dtype
 
@@ -355,14 +359,14 @@ def inplace(target: Tensor, name: str, f: Callable, others: Sequence = ()) -> Te
     recording = grad_mode.state.enabled and (target.requires_grad or any(
         isinstance(o, Tensor) and o.requires_grad for o in others))
     if recording and target._view is not None and type(target._a) is Array:
-        return _inplace_on_view(target, f_cast, others)
+        return _inplace_on_view(target, f_cast, others, overlap_ok or region is not None)
     result = apply(name, f_cast, [target, *others], target=target)
     if type(target._a) is not Array or type(result._a) is not Array:
         # a traced value on either side: no memory to write, the tensor is rebound
         if target._view is not None:
             raise NotImplementedError(_TRACED_VIEW_ERROR)
         return target._rebind(result)
-    _storage.write(target._a, result._a)
+    _storage.write(target._a, result._a, region, overlap_ok or region is not None)
     target._vc.v += 1
     target._take_graph(result)
     return target
@@ -375,12 +379,15 @@ _TRACED_VIEW_ERROR = (
     "base itself (x[idx] = value).")
 
 
-def _inplace_on_view(view: Tensor, f: Callable, others: Sequence) -> Tensor:
+def _inplace_on_view(view: Tensor, f: Callable, others: Sequence, overlap_ok: bool
+                     ) -> Tensor:
     """An in-place op through ``view`` under autograd, recorded as PyTorch records it:
     the base gets a ``CopySlices`` node (the base with the view's part replaced by the
     op's result) and the view an ``AsStridedBackward0`` node reading it off the new base.
     """
     base, fn = view._view.base, view._view.fn
+    if not overlap_ok and _storage.overlapping(view._a):
+        raise RuntimeError(_storage.OVERLAP_ERROR)
     if fn(base._a).dtype != base._a.dtype:
         raise NotImplementedError(
             "in-place ops under autograd through a view of another dtype (.real, .imag, "

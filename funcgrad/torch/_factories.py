@@ -164,7 +164,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     """A new leaf tensor holding a copy of ``data`` (nested lists, numbers, arrays)."""
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
-                      "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
     arr = np.array(_to_values(data))

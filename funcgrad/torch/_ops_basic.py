@@ -20,6 +20,7 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.array import new_array
 from funcgrad.core import is_inexact
 import funcgrad.scipy.special as sps
 from funcgrad.primitives.binary import floored_quotient
@@ -480,25 +481,25 @@ def _legacy_type(name: str) -> tuple:
 
 # -- in-place fills -----------------------------------------------------------------------------
 
-def _fill(self: Tensor, name: str, values: Any) -> Tensor:
-    """Overwrite ``self`` with constant ``values`` (an array of its shape), in place."""
-    from funcgrad.array import new_array
+def _fill(self: Tensor, name: str, values: Any, overlap_ok: bool = False) -> Tensor:
+    """Overwrite ``self`` with constant ``values`` (an array of its shape), in place
+    (``overlap_ok``: one value everywhere, so an expanded tensor may be filled)."""
     raw = np.asarray(values, dtype=self._a.dtype)
     const = new_array(np.array(np.broadcast_to(raw, tuple(self.shape)), order="C"))
     if self.device.type != "cpu":
         const = funcgrad.device_put(const, self._a.device)
-    return _inplace(self, name, lambda x: const)
+    return _inplace(self, name, lambda x: const, overlap_ok=overlap_ok)
 
 
 def zero_(self: Tensor) -> Tensor:
-    return _fill(self, "ZeroBackward0", 0)
+    return _fill(self, "ZeroBackward0", 0, overlap_ok=True)
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor):
         return _inplace(self, "FillBackward3", lambda x, v: fnp.broadcast_to(
-            cast(v, x.dtype), x.shape), [value])
-    return _fill(self, "FillBackward2", value)
+            cast(v, x.dtype), x.shape), [value], overlap_ok=True)
+    return _fill(self, "FillBackward2", value, overlap_ok=True)
 
 
 def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:

@@ -24,6 +24,7 @@ from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _size_args
+from funcgrad.torch.autograd import grad_mode
 
 __all__ = ["getitem", "setitem", "cat", "stack", "split", "chunk", "unbind"]
 
@@ -487,16 +488,21 @@ def getitem(self: Tensor, idx: Any) -> Tensor:
 
 
 def setitem(self: Tensor, idx: Any, value: Any) -> None:
-    """``x[idx] = value``: a functional update rebinding ``x`` (grad_fn CopySlices, or
-    IndexPutBackward0 for an advanced index, as PyTorch's index_put_)."""
+    """``x[idx] = value``: an in-place op writing the indexed elements (grad_fn
+    CopySlices, or IndexPutBackward0 for an advanced index, as PyTorch's index_put_)."""
     data = _index_data(idx)
     dtype = self._a.dtype
-    node = "IndexPutBackward0" if _index_node(idx) == "IndexBackward0" else "CopySlices"
+    advanced = _index_node(idx) == "IndexBackward0"
+    if not advanced and self.is_leaf and self.requires_grad and grad_mode.is_grad_enabled():
+        # PyTorch writes a basic index through a view of the tensor
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                           "an in-place operation.")
+    node = "IndexPutBackward0" if advanced else "CopySlices"
     if isinstance(value, Tensor):
-        inplace(self, node, lambda x, v: x.at[data].set(cast(v, dtype)), [value])
+        inplace(self, node, lambda x, v: x.at[data].set(cast(v, dtype)), [value], region=data)
     else:
         value = operand(value)
-        inplace(self, node, lambda x: x.at[data].set(value))
+        inplace(self, node, lambda x: x.at[data].set(value), region=data)
 
 
 Tensor.__getitem__ = getitem

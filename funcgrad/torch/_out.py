@@ -51,7 +51,11 @@ def write_out(name: str, out: Any, result: Any) -> Any:
         if tuple(o.shape) != tuple(r.shape) and o.numel():
             warnings.warn(_RESIZE_WARNING.format(old=list(o.shape), new=list(r.shape)),
                           UserWarning, stacklevel=3)
-        o._rebind(r.detach())  # casts (or raises PyTorch's cast error), bumps the version
+        r = o._cast_result(r.detach())  # (PyTorch's error for a cast it refuses)
+        if tuple(o.shape) == tuple(r.shape):
+            o._assign_array(r._a)  # into out's memory: its views see the values
+        else:
+            o._rebind(r)  # resized: new memory, as resize_ gives
     if not several:
         return outs[0]
     return type(result)(*outs) if hasattr(result, "_fields") else outs

@@ -25,7 +25,7 @@ from funcgrad.backend import backend_of
 from funcgrad.torch import _dtypes as D
 
 __all__ = ["raw_of", "owner", "same_storage", "address", "storage_address",
-           "storage_nbytes", "write", "snapshot", "viewable", "OVERLAP_ERROR", "UntypedStorage"]
+           "storage_nbytes", "write", "snapshot", "viewable", "overlapping", "OVERLAP_ERROR", "UntypedStorage"]
 
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
                  "refers to a single memory location. Please clone() the tensor before "
@@ -93,15 +93,30 @@ def snapshot(a: Array) -> Array:
     return new_array(backend_of(raw).xp.array(raw, copy=True))
 
 
-def write(target: Array, value: Array) -> None:
-    """Copy the values of ``value`` (same shape and dtype) into ``target``'s memory."""
+def overlapping(a: Array) -> bool:
+    """Whether several elements of ``a`` share memory (a stride 0, as ``expand`` makes)."""
+    raw = buffer_of(a)
+    return raw.size > 1 and any(s == 0 and n > 1 for n, s in zip(raw.shape, raw.strides))
+
+
+def write(target: Array, value: Array, region: Any = None, overlap_ok: bool = False
+          ) -> None:
+    """Copy the values of ``value`` (same shape and dtype) into ``target``'s memory: all
+    of them, or those at index ``region``. Memory shared by several elements (a stride 0,
+    as ``expand`` makes) raises PyTorch's error unless ``overlap_ok``."""
     dst = buffer_of(target)
-    if dst.size > 1 and any(s == 0 and n > 1 for n, s in zip(dst.shape, dst.strides)):
+    if not overlap_ok and overlapping(target):
         raise RuntimeError(OVERLAP_ERROR)
     if type(dst) is np.ndarray and not dst.flags.writeable:
         dst = _writable(dst)
     src = buffer_of(value) if type(value) is Array else value
-    backend_of(dst).xp.copyto(dst, src)
+    if region is None:
+        backend_of(dst).xp.copyto(dst, src)
+    else:
+        where = tuple(buffer_of(i) if type(i) is Array else i for i in region) \
+            if isinstance(region, tuple) else buffer_of(region) if type(region) is Array \
+            else region
+        dst[where] = src[where]
 
 
 def _writable(raw: np.ndarray) -> np.ndarray:

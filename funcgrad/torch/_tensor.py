@@ -195,6 +195,10 @@ class Tensor:
                 step *= max(n, 1)
         else:
             strides = [s // raw.itemsize for s in raw.strides]
+            for d in range(len(strides) - 1, -1, -1):  # numpy's new axes have stride 0,
+                if raw.shape[d] == 1 and strides[d] == 0:  # PyTorch's the next one's span
+                    strides[d] = (strides[d + 1] * raw.shape[d + 1]
+                                  if d + 1 < len(strides) else 1)
         return tuple(strides) if dim is None else strides[dim]
 
     def storage_offset(self) -> int:
@@ -528,11 +532,6 @@ class Tensor:
         if view is None:
             return
         base = view.base
-        if base._grad_fn is None and base._rg:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used "
-                               "in an in-place operation.")
-        if not view.grad_enabled and base.requires_grad:
-            raise RuntimeError(_NO_GRAD_VIEW_ERROR)
         if view.multi is not None and base.requires_grad:
             name, k = view.multi
             raise RuntimeError(
@@ -540,6 +539,11 @@ class Tensor:
                 "is the output of a function that returns multiple views. Such functions "
                 "do not allow the output views to be modified inplace. You should replace "
                 "the inplace operation by an out-of-place one.")
+        if base._grad_fn is None and base._rg:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used "
+                               "in an in-place operation.")
+        if not view.grad_enabled and base.requires_grad:
+            raise RuntimeError(_NO_GRAD_VIEW_ERROR)
 
     def _take_graph(self, result: "Tensor") -> None:
         """Take ``result``'s place in the graph (its node, output number, retained grad)."""
