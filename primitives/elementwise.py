@@ -23,6 +23,7 @@ from . import sampling
 from .kernels import elementwise as kernels
 from .samplers import elementwise as samplers
 from .select import nonzero_or_one
+from . import batching as B
 from .batching import broadcasting
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -116,6 +117,22 @@ abs = unary("abs", np.abs, _abs_vjp, jvp=_abs_jvp, domain=(0.2, 2.0), signed=Tru
 real = unary("real", np.real, lambda g: g, jvp=lambda t: real(t), view=True)
 imag = unary("imag", np.imag, lambda g: g * -1j, jvp=lambda t: imag(t), view=True)
 conj = unary("conj", np.conjugate, lambda g: conj(g))
+# complex numbers as pairs of reals (a last axis of 2) and back, sharing memory (PyTorch's
+# view_as_real / view_as_complex): each is the other's transpose, up to a conjugation
+view_as_real = Primitive("view_as_real", kernels.view_as_real, view=True,
+                         sample=samplers.complex_values,
+                         doc="A complex array as (..., 2) reals: real and imaginary parts.")
+view_as_complex = Primitive("view_as_complex", kernels.view_as_complex, view=True,
+                            sample=samplers.real_pairs,
+                            doc="(..., 2) reals as the complex array x[..., 0] + i x[..., 1].")
+view_as_real.defvjp(lambda g: conj(view_as_complex(g)))
+view_as_real.defjvp(lambda t: view_as_real(t))
+view_as_complex.defvjp(lambda g: view_as_real(conj(g)))
+view_as_complex.defjvp(lambda t: view_as_complex(t))
+view_as_real.defbatch(lambda args, dims: (view_as_real(args[0]), dims[0]))
+view_as_complex.defbatch(lambda args, dims: (view_as_complex(B.to_front(args[0], dims[0])),
+                                             0))
+
 # the identity into new memory: what the PyTorch facade's clone() and contiguous() need,
 # now that views (transpose, slices) share their input's memory
 copy = unary("copy", lambda x, order: np.copy(x, order=order), lambda g: g, fresh=True,

@@ -32,6 +32,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import Array, buffer_of, zeros_on
 from funcgrad.core import Primitive, Tracer, is_inexact
+from funcgrad.primitives import elementwise as elementwise_prims
 from funcgrad.transforms.tape import Residual, Tape, record_primitive, trace_flat
 from funcgrad.torch import _dtypes as D, _storage
 from funcgrad.torch._tensor import Tensor, ViewOf, make
@@ -191,6 +192,8 @@ def output(out: Any, name: str, f: Callable, inputs: Sequence, datas: list,
     copy if it is not (numpy made a view where PyTorch copies: flip, clone...)."""
     if type(out) is Array:
         base = buffer_of(out).base
+        if base is not None:
+            base = _storage.owner(buffer_of(out))
         for i, x in enumerate(inputs):
             if isinstance(x, Tensor):
                 a = x._a
@@ -213,7 +216,9 @@ def _alias(out: Array, name: str, f: Callable, x: Tensor, i: int, datas: list,
         base, outer = parent.base, parent.fn
         fn = lambda b: step(outer(b))  # noqa: E731  (a view of a view: both steps)
     multi = None if k is None else (name.removesuffix("Backward0"), k)
-    view = ViewOf(base, fn, grad_mode.state.enabled, multi)
+    node = name if name in ("ViewAsRealBackward0", "ViewAsComplexBackward0") else \
+        "AsStridedBackward0"  # PyTorch replays these two views, the others as_strided
+    view = ViewOf(base, fn, grad_mode.state.enabled, multi, node)
     return make(out, False, grad_fn, output_nr, vc=x._vc, view=view)
 
 
@@ -382,22 +387,19 @@ _TRACED_VIEW_ERROR = (
 def _inplace_on_view(view: Tensor, f: Callable, others: Sequence, overlap_ok: bool
                      ) -> Tensor:
     """An in-place op through ``view`` under autograd, recorded as PyTorch records it:
-    the base gets a ``CopySlices`` node (the base with the view's part replaced by the
-    op's result) and the view an ``AsStridedBackward0`` node reading it off the new base.
-    """
+    the base gets a ``CopySlices`` node (the base with the view's elements replaced by
+    the op's result) and the view an ``AsStridedBackward0`` node reading it off the new
+    base. The elements are found by running the view's ops on positions (`_positions`)."""
     base, fn = view._view.base, view._view.fn
     if not overlap_ok and _storage.overlapping(view._a):
         raise RuntimeError(_storage.OVERLAP_ERROR)
-    if fn(base._a).dtype != base._a.dtype:
-        raise NotImplementedError(
-            "in-place ops under autograd through a view of another dtype (.real, .imag, "
-            "view_as_real) are not supported by funcgrad.torch; use an out-of-place op")
-    positions = fn(const_like(np.arange(base.numel()).reshape(tuple(base.shape)), base))
+    positions = _positions(base, fn)
 
     def through_view(b: Any, *o: Any) -> Any:
-        flat = fnp.reshape(b, (-1,)).at[fnp.reshape(positions, (-1,))].set(
-            fnp.reshape(f(fn(b), *o), (-1,)))
-        return fnp.reshape(flat, b.shape)
+        reals, new = _as_reals(b), _as_reals(f(fn(b), *o))
+        flat = fnp.reshape(reals, (-1,)).at[positions].set(fnp.reshape(new, (-1,)))
+        out = fnp.reshape(flat, reals.shape)
+        return out if out.dtype == b.dtype else elementwise_prims.view_as_complex(out)
 
     # the op reads the base's old value: give it a snapshot, the write below changes it
     old = make(_storage.snapshot(base._a), False, base._grad_fn, base._output_nr)
@@ -405,9 +407,28 @@ def _inplace_on_view(view: Tensor, f: Callable, others: Sequence, overlap_ok: bo
     _storage.write(base._a, new._a)
     base._vc.v += 1
     base._take_graph(new)
-    view._take_graph(apply("AsStridedBackward0", fn, [base]))
+    view._take_graph(apply(view._view.node, fn, [base]))
     view._view.version = base._vc.v
     return view
+
+
+def _as_reals(x: Any) -> Any:
+    """``x``, or a complex ``x`` as (..., 2) reals."""
+    return elementwise_prims.view_as_real(x) if fnp.iscomplexobj(x) else x
+
+
+def _positions(base: Tensor, fn: Callable) -> Any:
+    """Where the elements of view ``fn(base)`` are among the base's reals (a complex base
+    counted as (..., 2) reals, so that ``.real``, ``.imag`` and ``view_as_real`` views
+    are index views too): ``fn`` run on the reals' positions."""
+    n = base.numel()
+    if base.is_complex():
+        grid = elementwise_prims.view_as_complex(fnp.asarray(
+            np.arange(2 * n, dtype=np.float64).reshape(tuple(base.shape) + (2,))))
+    else:
+        grid = fnp.asarray(np.arange(n, dtype=np.float64).reshape(tuple(base.shape)))
+    where = np.asarray(_as_reals(fn(grid))).reshape(-1).astype(np.intp)
+    return const_like(where, base)
 
 
 def _conj(x: Any) -> Any:

@@ -13,14 +13,15 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.core import is_inexact
-from funcgrad.primitives import binary as binary_prims
+from funcgrad.primitives import binary as binary_prims, elementwise as elementwise_prims
 from funcgrad.torch import _conventions as conventions, _dtypes as D
-from funcgrad.torch._dispatch import apply
+from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import (FUNCTIONS, METHODS, Spec, _direct, cast, np_fn, op,
                                        operand, result_type, sp_fn)
 from funcgrad.torch._tensor import Tensor, _type_word
 
-__all__ = ["UNARY", "where", "conj", "real", "imag", "equal"]
+__all__ = ["UNARY", "where", "conj", "real", "imag", "view_as_real", "view_as_complex",
+           "equal"]
 
 
 # -- unary elementwise -----------------------------------------------------------------------
@@ -147,8 +148,30 @@ def imag(input: Tensor) -> Tensor:
     return apply("SelectBackward0", np_fn("imag"), [input])
 
 
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor's memory as (..., 2) reals (a view: writes reach the tensor)."""
+    if not _is_complex(input):
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return apply("ViewAsRealBackward0", PrimCall(elementwise_prims.view_as_real), [input])
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """(..., 2) reals as a complex tensor viewing their memory."""
+    if input.dtype not in (D.float16, D.float32, D.float64):
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           "tensors, but got a tensor of scalar type: "
+                           f"{_type_word(input.dtype)}")
+    if not input.ndim or input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if input.stride(-1) != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    return apply("ViewAsComplexBackward0", PrimCall(elementwise_prims.view_as_complex),
+                 [input])
+
+
 for _f in (conj, real, imag):
     FUNCTIONS[_f.__name__] = METHODS[_f.__name__] = _f
+FUNCTIONS["view_as_real"], FUNCTIONS["view_as_complex"] = view_as_real, view_as_complex
 
 
 # -- comparisons and logic (no gradient) -----------------------------------------------------

@@ -18,7 +18,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D, _storage
-from funcgrad.primitives import elementwise as elementwise_prims, shape as shape_prims
+from funcgrad.primitives import conv as conv_prims, elementwise as elementwise_prims, \
+    shape as shape_prims
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
@@ -258,6 +259,32 @@ def _diag(input: Tensor, diagonal: int = 0) -> Spec:
 @op("trace")
 def _trace(input: Tensor) -> Spec:
     return Spec("TraceBackward0", lambda x: fnp.trace(x), [input])
+
+
+@op("unfold", function=False)
+def _unfold(input: Tensor, dimension: int, size: int, step: int) -> Spec:
+    """The slices of length ``size`` every ``step`` along ``dimension``, as a new last
+    dimension: a view (windows of funcgrad's `sliding_windows`, sharing the memory)."""
+    d = _dim(dimension, max(input.ndim, 1))
+    length = input.shape[d] if input.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size "
+                           f"is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    n = max(input.ndim, 1)
+    window = tuple(size if k == d else 1 for k in range(n))
+    strides = tuple(step if k == d else 1 for k in range(n))
+    shape = tuple(input.shape) if input.ndim else (1,)
+
+    def f(x: Any) -> Any:
+        w = conv_prims.sliding_windows(
+            fnp.reshape(x, shape), window_dimensions=window, window_strides=strides,
+            padding=((0, 0),) * n, base_dilation=(1,) * n, window_dilation=(1,) * n,
+            fill=0)
+        out = fnp.reshape(w, w.shape[:n] + (size,))
+        return fnp.reshape(out, (size,)) if not input.ndim else out
+    return Spec("UnfoldBackward0", f, [input])
 
 
 @op("narrow")

@@ -39,10 +39,15 @@ def raw_of(a: Any) -> Any:
 
 
 def owner(raw: Any) -> Any:
-    """The object owning ``raw``'s memory: numpy and cupy point every view's ``base`` at
-    it (views of views included)."""
+    """The object owning ``raw``'s memory: numpy and cupy point a view's ``base`` at it
+    (views of views included); a strided view (``as_strided``) points at an interface
+    object whose own ``base`` leads there."""
     base = raw.base
-    return raw if base is None else base
+    if base is None:
+        return raw
+    while getattr(base, "base", None) is not None:
+        base = base.base
+    return base
 
 
 def same_storage(a: Any, b: Any) -> bool:
@@ -94,9 +99,20 @@ def snapshot(a: Array) -> Array:
 
 
 def overlapping(a: Array) -> bool:
-    """Whether several elements of ``a`` share memory (a stride 0, as ``expand`` makes)."""
+    """Whether several elements of ``a`` share memory: a stride 0 (``expand``), or
+    windows that overlap (``unfold`` with a step below the size, ``as_strided``). Writing
+    a computed result there is undefined in PyTorch; here it is refused."""
     raw = buffer_of(a)
-    return raw.size > 1 and any(s == 0 and n > 1 for n, s in zip(raw.shape, raw.strides))
+    if raw.size < 2:
+        return False
+    if any(s == 0 and n > 1 for n, s in zip(raw.shape, raw.strides)):
+        return True
+    if raw.flags.c_contiguous or raw.flags.f_contiguous:
+        return False
+    offsets = np.zeros((), np.int64)  # every element's byte offset: are they distinct?
+    for n, s in zip(raw.shape, raw.strides):
+        offsets = offsets[..., None] + np.arange(n, dtype=np.int64) * s
+    return np.unique(offsets).size < raw.size
 
 
 def write(target: Array, value: Array, region: Any = None, overlap_ok: bool = False
@@ -123,7 +139,7 @@ def _writable(raw: np.ndarray) -> np.ndarray:
     """A writable alias of a read-only numpy view (``np.diagonal`` gives those) whose
     memory is writable; a read-only buffer (a read-only array given to ``from_numpy``)
     raises instead of being written."""
-    base = raw.base
+    base = owner(raw)
     if not isinstance(base, np.ndarray) or not base.flags.writeable:
         raise ValueError("this tensor's memory is read-only (it was made from a read-only "
                          "numpy array by torch.from_numpy or torch.as_tensor), so it cannot "

@@ -49,14 +49,17 @@ class ViewOf:
     made; ``multi``, (op name, output number) when its op returned several views;
     ``version``, the shared version counter's value when the view's graph was made (a
     write into the storage since then means its graph must be made again off the base's,
-    as PyTorch regenerates it: `Tensor._refresh_view`)."""
+    as PyTorch regenerates it: `Tensor._refresh_view`); ``node``, the name of that
+    regenerated node (PyTorch's ``AsStridedBackward0``, or the view op's own node where
+    the view changes the dtype)."""
 
-    __slots__ = ("base", "fn", "grad_enabled", "multi", "version")
+    __slots__ = ("base", "fn", "grad_enabled", "multi", "version", "node")
 
     def __init__(self, base: "Tensor", fn: Callable, grad_enabled: bool,
-                 multi: tuple | None = None):
+                 multi: tuple | None = None, node: str = "AsStridedBackward0"):
         self.base = base
         self.fn = fn
+        self.node = node
         self.grad_enabled = grad_enabled
         self.multi = multi
         self.version = base._vc.v
@@ -355,7 +358,7 @@ class Tensor:
         view.version = self._vc.v
         if base.requires_grad:
             from funcgrad.torch._dispatch import apply  # the op layer sits above tensors
-            self._take_graph(apply("AsStridedBackward0", view.fn, [base]))
+            self._take_graph(apply(view.node, view.fn, [base]))
 
     @property
     def requires_grad(self) -> bool:

@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.backend import backend_of
 from funcgrad.dtypes import EXTENDED_FLOATS
 
-__all__ = ["sinc_derivative", "tanh_backward", "where", "relu", "floor_divide",
+__all__ = ["view_as_real", "view_as_complex", "sinc_derivative", "tanh_backward", "where", "relu", "floor_divide",
            "floored_quotient", "expm1"]
 
 
@@ -153,3 +154,15 @@ def _complex(re: Any, im: Any, like: Any) -> Any:
     out.real = re
     out.imag = im
     return out
+
+
+def view_as_real(z: Any) -> Any:
+    """The (..., 2) real view of complex ``z`` (its memory read as pairs of reals)."""
+    return z[..., None].view(z.real.dtype)
+
+
+def view_as_complex(x: Any) -> Any:
+    """The complex view of (..., 2) reals (a copy where the pairs are not adjacent)."""
+    if x.strides[-1] != x.itemsize:
+        x = backend_of(x).xp.ascontiguousarray(x)
+    return x.view(np.result_type(x.dtype, np.complex64))[..., 0]

@@ -9,7 +9,8 @@ import numpy as np
 from .. import sampling
 from ..sampling import Case
 
-__all__ = ["off_steps", "steps", "pairs", "interleaved", "quotients", "where", "orders"]
+__all__ = ["off_steps", "steps", "pairs", "interleaved", "quotients", "where", "orders",
+           "complex_values", "real_pairs"]
 
 
 def off_steps(rng: np.random.RandomState, shape: tuple, scale: float = 1.0) -> np.ndarray:
@@ -91,3 +92,17 @@ def triples(make: Callable[[np.random.RandomState, tuple, tuple], tuple]) -> Cal
         g = sampling.values(rng, np.broadcast_shapes(sa, sb))
         return [Case(prim, (g, a, b), f"{sa} {sb}")]
     return sampling.sampler(cases)
+
+
+def _complex_values(prim: Any, rng: np.random.RandomState, draw: Callable) -> list:
+    shape = sampling.draw_shape(draw)
+    return [Case(prim, (sampling.values(rng, shape, complex_=True),), f"{shape} complex")]
+
+
+def _real_pairs(prim: Any, rng: np.random.RandomState, draw: Callable) -> list:
+    shape = sampling.draw_shape(draw) + (2,)
+    return [Case(prim, (sampling.values(rng, shape),), f"{shape}")]
+
+
+complex_values = sampling.sampler(_complex_values)  # view_as_real's inputs
+real_pairs = sampling.sampler(_real_pairs)  # view_as_complex's: a last axis of 2

@@ -126,11 +126,27 @@ def write_into_base(T, view_name):
     return {"write": lambda: returned(base.mul_(-3), base), **layout(base, view)}
 
 
+# Writing a result computed from overlapping windows back into them is undefined in
+# PyTorch (the values depend on its loop order); funcgrad.torch refuses it with PyTorch's
+# overlap error instead, leaving the memory untouched.
+UNDEFINED_IN_PYTORCH = {("unfold-overlapping", w)
+                        for w in ("add_", "mul_", "+=", "copy_", "clamp_", "out=")}
+
+
 @pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors is deprecated")
 @pytest.mark.parametrize("write", WRITES)
 @pytest.mark.parametrize("view", VIEWS)
 def test_write_through_view(aliasing, view, write):
-    aliasing.same(write_through_view, view, write)
+    if (view, write) not in UNDEFINED_IN_PYTORCH:
+        aliasing.same(write_through_view, view, write)
+        return
+    import funcgrad.torch as ours
+    make_base, make_view = VIEWS[view]
+    base = make_base(ours)
+    before = base.tolist()
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        WRITES[write](ours, make_view(ours, base))
+    assert base.tolist() == before and base._version == 0
 
 
 @pytest.mark.parametrize("view", VIEWS)
@@ -285,7 +301,13 @@ def differentiate_write_through_view(T, view_name):
 
 @pytest.mark.parametrize("view", VIEWS)
 def test_write_through_view_differentiates(aliasing, view):
-    aliasing.same(differentiate_write_through_view, view, rtol=1e-12)
+    if (view, "mul_") not in UNDEFINED_IN_PYTORCH:
+        aliasing.same(differentiate_write_through_view, view, rtol=1e-12)
+        return
+    import funcgrad.torch as ours
+    facts = differentiate_write_through_view(ours, view)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        facts["write"]()
 
 
 # --- memory shared with numpy ----------------------------------------------------------
