@@ -39,7 +39,7 @@ from funcgrad.torch._tensor import Tensor, ViewOf, make
 from funcgrad.torch.autograd import grad_mode, graph, profiler, saved
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 
-__all__ = ["apply", "capture_inputs", "substituting", "inplace", "output", "OpNode", "PrimNode", "PrimCall",
+__all__ = ["apply", "capture_inputs", "substituting", "inplace", "output", "as_view", "OpNode", "PrimNode", "PrimCall",
            "zeros_of", "proxy", "const_like", "pull_back"]
 
 _NO_EDGE = (None, 0)
@@ -220,6 +220,16 @@ def _alias(out: Array, name: str, f: Callable, x: Tensor, i: int, datas: list,
         "AsStridedBackward0"  # PyTorch replays these two views, the others as_strided
     view = ViewOf(base, fn, grad_mode.state.enabled, multi, node)
     return make(out, False, grad_fn, output_nr, vc=x._vc, view=view)
+
+
+def as_view(result: Tensor, base: Tensor, fn: Callable, memory: Array) -> Tensor:
+    """``result`` (an op's output, computed by ``fn`` on ``base``) as a view holding
+    ``memory``, the same values read in place from ``base``'s storage: for a view that
+    funcgrad computes as a gather (``as_strided``)."""
+    view = ViewOf(base, fn, grad_mode.state.enabled, None)
+    out = make(memory, False, result._grad_fn, result._output_nr, vc=base._vc, view=view)
+    out._rg = result._rg
+    return out
 
 
 def _view_step(f: Callable, datas: list, i: int, k: int | None) -> Callable:

@@ -21,7 +21,7 @@ from funcgrad.torch import _dtypes as D, _storage
 from funcgrad.primitives import conv as conv_prims, elementwise as elementwise_prims, \
     shape as shape_prims
 from funcgrad.torch._autocast import autocast_op
-from funcgrad.torch._dispatch import PrimCall, apply, const_like, inplace
+from funcgrad.torch._dispatch import PrimCall, apply, as_view, const_like, inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _size_args
@@ -285,6 +285,42 @@ def _unfold(input: Tensor, dimension: int, size: int, step: int) -> Spec:
         out = fnp.reshape(w, w.shape[:n] + (size,))
         return fnp.reshape(out, (size,)) if not input.ndim else out
     return Spec("UnfoldBackward0", f, [input])
+
+
+def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
+               storage_offset: int | None = None) -> Tensor:
+    """The elements of ``input``'s storage at ``storage_offset + sum(i_k * stride_k)``, as a
+    view of it (AsStridedBackward0: the gather of those elements, for the gradient)."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    base = input._base if input._base is not None else input
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    item = input.element_size()
+    stored = base.untyped_storage().nbytes() // item if base._raw() is not None else \
+        base.numel()
+    need = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else 0
+    if need > stored:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {item} requiring a storage size "
+                           f"of {need * item} are out of bounds for storage of size "
+                           f"{stored * item}")
+    grid = np.full(size, offset - base.storage_offset(), dtype=np.intp)
+    for axis, (n, s) in enumerate(zip(size, stride)):
+        grid = grid + (np.arange(n) * s).reshape((n,) + (1,) * (len(size) - axis - 1))
+    if not base.is_contiguous() or (grid.size and (grid.min() < 0 or
+                                                   grid.max() >= base.numel())):
+        raise NotImplementedError("as_strided: funcgrad.torch reads the storage through the "
+                                  "tensor's base, which must be contiguous and hold every "
+                                  "element asked for; make it .contiguous() first")
+    where = const_like(grid, base)
+    fn = lambda b: fnp.reshape(b, (-1,))[where]  # noqa: E731  (the view, as a gather)
+    result = apply("AsStridedBackward0", fn, [base])
+    if base._raw() is None:
+        return result  # a traced base: the gathered values are the view
+    return as_view(result, base, fn, _storage.strided(base._a, grid.flat[0] if grid.size
+                                                      else 0, size, stride))
+
+
+METHODS["as_strided"] = FUNCTIONS["as_strided"] = as_strided
 
 
 @op("narrow")

@@ -25,7 +25,7 @@ from funcgrad.backend import backend_of
 from funcgrad.torch import _dtypes as D
 
 __all__ = ["raw_of", "owner", "same_storage", "address", "storage_address",
-           "storage_nbytes", "write", "snapshot", "viewable", "overlapping", "OVERLAP_ERROR", "UntypedStorage"]
+           "storage_nbytes", "write", "snapshot", "viewable", "overlapping", "strided", "OVERLAP_ERROR", "UntypedStorage"]
 
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
                  "refers to a single memory location. Please clone() the tensor before "
@@ -90,6 +90,16 @@ def viewable(a: Any, shape: tuple) -> bool:
     except AttributeError:
         return False
     return True
+
+
+def strided(a: Array, offset: int, shape: tuple, strides: tuple) -> Array:
+    """The view of ``a``'s memory (row-major, ``a`` contiguous) at element ``offset`` with
+    element ``strides`` (PyTorch's ``as_strided``; the caller checked the bounds)."""
+    raw = buffer_of(a).reshape(-1)
+    xp = backend_of(raw).xp
+    start = raw[offset:] if offset < raw.size else raw[:0]
+    return new_array(xp.lib.stride_tricks.as_strided(
+        start, shape, tuple(s * raw.itemsize for s in strides)))
 
 
 def snapshot(a: Array) -> Array:
