@@ -41,6 +41,19 @@ def _loss(np_like: Any) -> Callable:
     return loss
 
 
+def _backward_grad(torch: Any, x: np.ndarray, ws: list, bs: list) -> Callable:
+    """The chain's gradient by PyTorch's ``backward()`` (PyTorch, or the facade)."""
+    tx = torch.from_numpy(x)
+    tws, tbs = [torch.from_numpy(w) for w in ws], [torch.from_numpy(b) for b in bs]
+    t_loss = _loss(torch)
+
+    def grad() -> Any:
+        xt = tx.detach().requires_grad_(True)
+        t_loss(xt, tws, tbs).backward()
+        return xt.grad
+    return grad
+
+
 def implementations(x: np.ndarray, ws: list, bs: list) -> tuple[dict[str, Callable], list[str]]:
     """Zero-argument callables returning d sum(chain(x)) / dx, for numpy, funcgrad and every
     installed peer; and notes for the peers that are missing."""
@@ -54,19 +67,13 @@ def implementations(x: np.ndarray, ws: list, bs: list) -> tuple[dict[str, Callab
     fns["funcgrad jit"] = lambda: jitted(fx, fws, fbs)
     missing = []
 
+    import funcgrad.torch as facade
+    fns["funcgrad.torch"] = _backward_grad(facade, x, ws, bs)
     torch = peer("torch")
     if torch is None:
         missing.append(missing_note("torch"))
     else:
-        tx = torch.from_numpy(x)
-        tws, tbs = [torch.from_numpy(w) for w in ws], [torch.from_numpy(b) for b in bs]
-        t_loss = _loss(torch)
-
-        def torch_grad():
-            xt = tx.detach().requires_grad_(True)
-            t_loss(xt, tws, tbs).backward()
-            return xt.grad
-        fns["torch"] = torch_grad
+        fns["torch"] = _backward_grad(torch, x, ws, bs)
 
     autograd = peer("autograd")
     if autograd is None:

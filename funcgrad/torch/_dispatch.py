@@ -209,6 +209,10 @@ def _alias(out: Array, name: str, f: Callable, x: Tensor, i: int, datas: list,
     if name not in VIEW_NODES:
         return make(_storage.snapshot(out), False, grad_fn, output_nr)
     step = _view_step(f, datas, i, k)
+    borrowed = x._a
+    x._own()
+    if x._a is not borrowed:  # x held borrowed memory: the view reads x's own copy
+        out = step(x._a)
     parent = x._view
     if parent is None:
         base, fn = x, step
@@ -218,8 +222,11 @@ def _alias(out: Array, name: str, f: Callable, x: Tensor, i: int, datas: list,
     multi = None if k is None else (name.removesuffix("Backward0"), k)
     node = name if name in ("ViewAsRealBackward0", "ViewAsComplexBackward0") else \
         "AsStridedBackward0"  # PyTorch replays these two views, the others as_strided
-    view = ViewOf(base, fn, grad_mode.state.enabled, multi, node)
-    return make(out, False, grad_fn, output_nr, vc=x._vc, view=view)
+    enabled = grad_mode.state.enabled
+    view = ViewOf(base, fn, enabled, multi, node)
+    # PyTorch's view made under no_grad says it requires grad (but feeds no gradient)
+    return make(out, not enabled and x.requires_grad, grad_fn, output_nr, vc=x._vc,
+                view=view)
 
 
 def as_view(result: Tensor, base: Tensor, fn: Callable, memory: Array) -> Tensor:
@@ -373,6 +380,7 @@ def inplace(target: Tensor, name: str, f: Callable, others: Sequence = (), *,
 
     recording = grad_mode.state.enabled and (target.requires_grad or any(
         isinstance(o, Tensor) and o.requires_grad for o in others))
+    target._own()
     if recording and target._view is not None and type(target._a) is Array:
         return _inplace_on_view(target, f_cast, others, overlap_ok or region is not None)
     result = apply(name, f_cast, [target, *others], target=target)

@@ -41,6 +41,14 @@ class _Version:
         self.v = 0
 
 
+class _Borrowed(_Version):
+    """The version counter of a tensor holding memory that values elsewhere may share (a
+    gradient the backward pass computed, stored as ``.grad`` without a copy): the first
+    write or alias of it copies the memory first (`Tensor._own`)."""
+
+    __slots__ = ()
+
+
 class ViewOf:
     """How a view tensor was made: ``base``, the tensor whose storage it views (the first
     one: a view of a view points to the same base, as PyTorch's ``_base``); ``fn``, base
@@ -262,6 +270,7 @@ class Tensor:
         if self.is_cuda and not force:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
+        self._own()
         raw = self._raw()
         if raw is None:
             raise self._a._conversion_error("a numpy array")
@@ -395,6 +404,8 @@ class Tensor:
     def grad_fn(self) -> Any:
         view = self._view
         if view is not None and view.version != self._vc.v:
+            if not view.grad_enabled and view.base.requires_grad:
+                raise RuntimeError(_NO_GRAD_VIEW_WRITTEN_ERROR)
             self._refresh_view()
         return self._grad_fn
 
@@ -485,8 +496,11 @@ class Tensor:
 
     def _edge(self) -> tuple:
         view = self._view
-        if view is not None and view.version != self._vc.v:
-            self._refresh_view()
+        if view is not None:
+            if not view.grad_enabled:
+                return (None, 0)  # a view made under no_grad: requires grad, feeds no one
+            if view.version != self._vc.v:
+                self._refresh_view()
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
         if self._rg:
@@ -501,6 +515,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """The same values and memory, cut from the graph; shares the version counter."""
+        self._own()
         return make(self._a, vc=self._vc)
 
     def detach_(self) -> "Tensor":
@@ -513,6 +528,7 @@ class Tensor:
     def data(self) -> "Tensor":
         """An alias of the memory that autograd does not track (its own version counter,
         so writes through it are not seen by the checks of saved tensors)."""
+        self._own()
         return make(self._a)
 
     @data.setter
@@ -521,6 +537,25 @@ class Tensor:
         self._a = value._a
 
     # -- in-place support -------------------------------------------------------------------
+    def _borrowing(self) -> "Tensor":
+        """A detached tensor on this tensor's array without a copy, copying it only when
+        it is first written or aliased (a gradient stored as ``.grad``: most are only
+        read, by the optimizer, before the next ``zero_grad``)."""
+        return make(self._a, vc=_Borrowed())
+
+    def _own(self, values: Any = None) -> None:
+        """Hold memory of this tensor's own, if it was borrowing (`_borrowing`): a copy,
+        or ``values`` (a new array of its own, replacing the values)."""
+        vc = self._vc
+        if type(vc) is _Borrowed:
+            if values is not None:
+                self._a = values
+            elif type(self._a) is Array:
+                self._a = _storage.snapshot(self._a)
+            own = _new(_Version)
+            own.v = vc.v
+            self._vc = own
+
     def _copied_array(self) -> Any:
         """This tensor's values in memory of their own (tracers are values, not memory)."""
         return _storage.snapshot(self._a) if type(self._a) is Array else self._a
@@ -529,12 +564,14 @@ class Tensor:
         """PyTorch's refusals of an in-place op on this tensor under grad mode."""
         if not grad_mode.state.enabled:
             return
-        if self._grad_fn is None and self._rg:
-            raise RuntimeError(LEAF_INPLACE_ERROR)
         view = self._view
         if view is None:
+            if self._grad_fn is None and self._rg:
+                raise RuntimeError(LEAF_INPLACE_ERROR)
             return
         base = view.base
+        if not view.grad_enabled and base.requires_grad:
+            raise RuntimeError(_NO_GRAD_VIEW_ERROR)
         if view.multi is not None and base.requires_grad:
             name, k = view.multi
             raise RuntimeError(
@@ -545,8 +582,6 @@ class Tensor:
         if base._grad_fn is None and base._rg:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used "
                                "in an in-place operation.")
-        if not view.grad_enabled and base.requires_grad:
-            raise RuntimeError(_NO_GRAD_VIEW_ERROR)
 
     def _take_graph(self, result: "Tensor") -> None:
         """Take ``result``'s place in the graph (its node, output number, retained grad)."""
@@ -588,7 +623,9 @@ class Tensor:
         engine's gradient accumulation and the optimizers' updates."""
         dtype = self._a.dtype
         a = a if a.dtype == dtype else a.astype(dtype)
-        if type(self._a) is Array and type(a) is Array:
+        if type(self._vc) is _Borrowed and type(a) is Array:  # the new values: no copy
+            self._own(a if not _storage.same_storage(a, self._a) else _storage.snapshot(a))
+        elif type(self._a) is Array and type(a) is Array:
             _storage.write(self._a, a)
         else:  # a traced value on either side: no memory to write
             self._a = a
@@ -600,6 +637,14 @@ _NO_GRAD_VIEW_ERROR = (
     "can clarify your code by moving both the view and the inplace either both inside the "
     "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
     "want the inplace to be tracked).")
+
+
+_NO_GRAD_VIEW_WRITTEN_ERROR = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and "
+    "the inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def _leaf_error(requires_grad: bool) -> str:

@@ -294,6 +294,7 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs: Any,
             if executable and o._grad_fn is None and o._rg:
                 raise RuntimeError(LEAF_INPLACE_ERROR)
         elif is_input:
+            o._own()
             o = make(o._a, vc=o._vc)  # an alias of the input, as PyTorch's view
         meta = (tuple(o.shape), o.dtype.np, o._a.device)
         differentiable = id(o) not in non_diff and (o.dtype.is_floating_point or

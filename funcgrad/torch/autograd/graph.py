@@ -17,6 +17,7 @@ import threading
 from collections import defaultdict
 from typing import Any, Callable, Iterator
 
+from funcgrad.torch import _storage
 from funcgrad.torch.autograd.node import Node
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
@@ -128,8 +129,14 @@ def unpacked(tape: Any, states: list) -> Any:
 # -- memory report -----------------------------------------------------------------------------
 
 def _node_arrays(node: Node) -> list:
-    """The arrays a node keeps for its backward (residuals and held inputs)."""
-    return node.saved_arrays()
+    """The memory a node keeps for its backward (residuals and held inputs): each array
+    as the memory block it lives in, so that views of one block (a weight and its
+    transpose) count once and a view keeps its whole block."""
+    blocks = []
+    for a in node.saved_arrays():
+        raw = _storage.raw_of(a)
+        blocks.append(a if raw is None else _storage.owner(raw))
+    return blocks
 
 
 def _walk(roots: Any) -> list:

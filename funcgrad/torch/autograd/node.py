@@ -203,8 +203,8 @@ class AccumulateGrad(Node):
         if g is None:
             return []
         with _ACCUMULATE_LOCK:  # threads running backward into one leaf add up exactly
-            if var._grad is None:  # a copy: the engine's gradient may share memory
-                var._grad = g.clone() if grad_mode.state.enabled else g.detach().clone()
+            if var._grad is None:  # (the engine's gradient may share memory: borrowed)
+                var._grad = g.clone() if grad_mode.state.enabled else g._borrowing()
             elif not grad_mode.state.enabled:
                 var._grad._inplace_accumulate(g)
             else:

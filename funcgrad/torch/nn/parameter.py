@@ -18,6 +18,7 @@ class Parameter(Tensor):
         if data is None:
             from funcgrad.torch._factories import empty
             data = empty(0)
+        data._own()
         p = make(data._a, cls=cls, vc=data._vc)
         p.requires_grad_(requires_grad)
         return p

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from funcgrad.torch import _storage
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.optim.optimizer import Optimizer, check_fused, check_lr, to_scalar
 
@@ -76,8 +77,10 @@ class SGD(Optimizer):
             direction, buf = _direction(p._a, p._grad._a,
                                         None if old is None else old._a, group)
             if buf is not None:
-                if old is None:  # arrays are immutable: the buffer can start as g itself
-                    state["momentum_buffer"] = make(buf)
+                if old is None:  # a copy: the first buffer may be the gradient itself
+                    state["momentum_buffer"] = make(_storage.snapshot(buf)
+                                                    if _storage.same_storage(buf, p._grad._a)
+                                                    else buf)
                 else:
                     old._assign_array(buf)
             p._assign_array(p._a - lr * direction)
