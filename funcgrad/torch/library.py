@@ -38,6 +38,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+import funcgrad.numpy as fnp
 from funcgrad.array import Array, as_array, to_raw
 from funcgrad.core import Primitive, is_inexact, wrap_raw
 from funcgrad.torch import _dtypes as D
@@ -204,7 +205,6 @@ class CustomOpDef:
     def _fallback_batch_rule(self, values: Sequence, dims: Sequence, **params: Any) -> tuple:
         """PyTorch's vmap fallback for an op without a batching rule: the op once per
         example, the results stacked (with PyTorch's performance warning)."""
-        import funcgrad.numpy as fnp  # the facade's numpy layer sits above this module
         warnings.warn("There is a performance drop because we have not yet implemented the "
                       f"batching rule for {self._qualname}. Please file us an issue on "
                       "GitHub so that we can prioritize its implementation.", UserWarning,
@@ -305,7 +305,6 @@ _ALIAS_ERROR = (
 
 
 def _conj(x: Any) -> Any:
-    import funcgrad.numpy as fnp  # only complex gradients need it
     return fnp.conj(x) if x.dtype.kind == "c" else x
 
 
