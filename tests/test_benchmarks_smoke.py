@@ -37,7 +37,8 @@ def test_table_has_a_row_per_workload_and_implementation(report):
     assert all(r.value is None or r.value > 0 for r in report.rows)
     text = table(report)
     assert text.count("\n") == len(report.rows) + 1
-    assert len(report.targets) == 14
+    assert len(report.targets) == 15
+    assert {(1, "funcgrad.torch"), (3, "funcgrad.torch")} <= impls  # issue 20's targets
     for workload in (1, 2, 3):  # issue 17: jitted rows and their first calls
         assert {(workload, "funcgrad jit"), (workload, "funcgrad jit: first call")} <= impls
     assert {(6, "funcgrad"), (6, "funcgrad.torch")} <= impls  # (their gradients checked)
