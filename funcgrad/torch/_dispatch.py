@@ -32,14 +32,14 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import Array, buffer_of, zeros_on
 from funcgrad.core import Primitive, Tracer, is_inexact
-from funcgrad.primitives import elementwise as elementwise_prims
 from funcgrad.transforms.tape import Residual, Tape, record_primitive, trace_flat
-from funcgrad.torch import _dtypes as D, _storage
-from funcgrad.torch._tensor import Tensor, ViewOf, make
+from funcgrad.torch import _storage
+from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch._views import output
 from funcgrad.torch.autograd import grad_mode, graph, profiler, saved
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 
-__all__ = ["apply", "capture_inputs", "substituting", "inplace", "output", "as_view", "OpNode", "PrimNode", "PrimCall",
+__all__ = ["apply", "capture_inputs", "substituting", "OpNode", "PrimNode", "PrimCall",
            "zeros_of", "proxy", "const_like", "pull_back"]
 
 _NO_EDGE = (None, 0)
@@ -174,83 +174,6 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     return output(out, name, f, inputs, datas)
 
 
-# the nodes of the ops PyTorch defines as views (of their first tensor input): when
-# funcgrad's result shares that input's memory, the output tensor is a view of it
-VIEW_NODES = frozenset((
-    "ViewBackward0", "AliasBackward0", "TBackward0", "TransposeBackward0",
-    "PermuteBackward0", "ExpandBackward0", "SliceBackward0", "SelectBackward0",
-    "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
-    "DiagonalBackward0", "UnfoldBackward0", "AsStridedBackward0", "ViewAsRealBackward0",
-    "ViewAsComplexBackward0", "SplitBackward0", "SplitWithSizesBackward0",
-    "UnbindBackward0"))
-
-
-def output(out: Any, name: str, f: Callable, inputs: Sequence, datas: list,
-           grad_fn: Any = None, output_nr: int = 0, k: int | None = None) -> Tensor:
-    """The tensor of op ``name``'s result ``out`` (output ``k`` of a multi-output op):
-    a view of a tensor input whose memory it shares, if the op is a view in PyTorch; a
-    copy if it is not (numpy made a view where PyTorch copies: flip, clone...)."""
-    if type(out) is Array:
-        base = buffer_of(out).base
-        if base is not None:
-            base = _storage.owner(buffer_of(out))
-        for i, x in enumerate(inputs):
-            if isinstance(x, Tensor):
-                a = x._a
-                if a is out or (base is not None and type(a) is Array
-                                and _storage.owner(buffer_of(a)) is base):
-                    return _alias(out, name, f, x, i, datas, grad_fn, output_nr, k)
-    return make(out, False, grad_fn, output_nr)
-
-
-def _alias(out: Array, name: str, f: Callable, x: Tensor, i: int, datas: list,
-           grad_fn: Any, output_nr: int, k: int | None) -> Tensor:
-    """`output` of a result sharing the memory of input ``x`` (input ``i`` of the op)."""
-    if name not in VIEW_NODES:
-        return make(_storage.snapshot(out), False, grad_fn, output_nr)
-    step = _view_step(f, datas, i, k)
-    borrowed = x._a
-    x._own()
-    if x._a is not borrowed:  # x held borrowed memory: the view reads x's own copy
-        out = step(x._a)
-    parent = x._view
-    if parent is None:
-        base, fn = x, step
-    else:
-        base, outer = parent.base, parent.fn
-        fn = lambda b: step(outer(b))  # noqa: E731  (a view of a view: both steps)
-    multi = None if k is None else (name.removesuffix("Backward0"), k)
-    node = name if name in ("ViewAsRealBackward0", "ViewAsComplexBackward0") else \
-        "AsStridedBackward0"  # PyTorch replays these two views, the others as_strided
-    enabled = grad_mode.state.enabled
-    view = ViewOf(base, fn, enabled, multi, node)
-    # PyTorch's view made under no_grad says it requires grad (but feeds no gradient)
-    return make(out, not enabled and x.requires_grad, grad_fn, output_nr, vc=x._vc,
-                view=view)
-
-
-def as_view(result: Tensor, base: Tensor, fn: Callable, memory: Array) -> Tensor:
-    """``result`` (an op's output, computed by ``fn`` on ``base``) as a view holding
-    ``memory``, the same values read in place from ``base``'s storage: for a view that
-    funcgrad computes as a gather (``as_strided``)."""
-    view = ViewOf(base, fn, grad_mode.state.enabled, None)
-    out = make(memory, False, result._grad_fn, result._output_nr, vc=base._vc, view=view)
-    out._rg = result._rg
-    return out
-
-
-def _view_step(f: Callable, datas: list, i: int, k: int | None) -> Callable:
-    """The view op as a function of its viewed input's array alone."""
-    if len(datas) == 1 and k is None:
-        return f
-    def step(a: Any) -> Any:
-        args = list(datas)
-        args[i] = a
-        out = f(*args)
-        return out if k is None else out[k]
-    return step
-
-
 def pull_back(tape: Tape, cotangents: Sequence) -> list:
     """The cotangents of a tape's inputs, with zeros (on the cotangents' device) for the
     inputs the outputs do not depend on."""
@@ -353,100 +276,6 @@ def _edges(inputs: Sequence, diff: list) -> tuple:
         fn = x._grad_fn
         edges[i] = (fn, x._output_nr) if fn is not None else x._edge()
     return tuple(edges)
-
-
-def inplace(target: Tensor, name: str, f: Callable, others: Sequence = (), *,
-            region: Any = None, overlap_ok: bool = False) -> Tensor:
-    """``target`` op= ``others``: compute ``f(target, *others)`` with funcgrad, write it
-    into ``target``'s memory (cast to its dtype) and bump the version counter it shares
-    with its views. Under autograd the op's node becomes ``target``'s ``grad_fn``; on a
-    view, the write is recorded on the base (`_inplace_on_view`). ``region``: the index of
-    the only elements ``f`` changes (``x[idx] = v``), the only ones written; ``overlap_ok``:
-    the op may write into memory that several elements share (an ``expand``-ed tensor),
-    as PyTorch's fills and index assignments may."""
-    target._check_inplace()
-    dtype = target._a.dtype
-
-    def f_cast(*a: Any) -> Any:
-        r = f(*a)
-        if r.dtype != dtype:
-            rd, td = D.to_torch_dtype(r.dtype), D.to_torch_dtype(dtype)
-            if not D.can_cast(rd, td):
-                from funcgrad.torch._tensor import _type_word  # private to the tensor
-                raise RuntimeError(f"result type {_type_word(rd)} can't be cast to the "
-                                   f"desired output type {_type_word(td)}")
-            r = fnp.astype(r, dtype)
-        return r
-
-    recording = grad_mode.state.enabled and (target.requires_grad or any(
-        isinstance(o, Tensor) and o.requires_grad for o in others))
-    target._own()
-    if recording and target._view is not None and type(target._a) is Array:
-        return _inplace_on_view(target, f_cast, others, overlap_ok or region is not None)
-    result = apply(name, f_cast, [target, *others], target=target)
-    if type(target._a) is not Array or type(result._a) is not Array:
-        # a traced value on either side: no memory to write, the tensor is rebound
-        if target._view is not None:
-            raise NotImplementedError(_TRACED_VIEW_ERROR)
-        return target._rebind(result)
-    _storage.write(target._a, result._a, region, overlap_ok or region is not None)
-    target._vc.v += 1
-    target._take_graph(result)
-    return target
-
-
-_TRACED_VIEW_ERROR = (
-    "an in-place op on a view of a tensor that a funcgrad transform is tracing "
-    "(torch.func, torch.compile, torch.jit.trace): traced values have no memory, so the "
-    "write could not reach the view's base. Use the out-of-place op, or write into the "
-    "base itself (x[idx] = value).")
-
-
-def _inplace_on_view(view: Tensor, f: Callable, others: Sequence, overlap_ok: bool
-                     ) -> Tensor:
-    """An in-place op through ``view`` under autograd, recorded as PyTorch records it:
-    the base gets a ``CopySlices`` node (the base with the view's elements replaced by
-    the op's result) and the view an ``AsStridedBackward0`` node reading it off the new
-    base. The elements are found by running the view's ops on positions (`_positions`)."""
-    base, fn = view._view.base, view._view.fn
-    if not overlap_ok and _storage.overlapping(view._a):
-        raise RuntimeError(_storage.OVERLAP_ERROR)
-    positions = _positions(base, fn)
-
-    def through_view(b: Any, *o: Any) -> Any:
-        reals, new = _as_reals(b), _as_reals(f(fn(b), *o))
-        flat = fnp.reshape(reals, (-1,)).at[positions].set(fnp.reshape(new, (-1,)))
-        out = fnp.reshape(flat, reals.shape)
-        return out if out.dtype == b.dtype else elementwise_prims.view_as_complex(out)
-
-    # the op reads the base's old value: give it a snapshot, the write below changes it
-    old = make(_storage.snapshot(base._a), False, base._grad_fn, base._output_nr)
-    new = apply("CopySlices", through_view, [old, *others])
-    _storage.write(base._a, new._a)
-    base._vc.v += 1
-    base._take_graph(new)
-    view._take_graph(apply(view._view.node, fn, [base]))
-    view._view.version = base._vc.v
-    return view
-
-
-def _as_reals(x: Any) -> Any:
-    """``x``, or a complex ``x`` as (..., 2) reals."""
-    return elementwise_prims.view_as_real(x) if fnp.iscomplexobj(x) else x
-
-
-def _positions(base: Tensor, fn: Callable) -> Any:
-    """Where the elements of view ``fn(base)`` are among the base's reals (a complex base
-    counted as (..., 2) reals, so that ``.real``, ``.imag`` and ``view_as_real`` views
-    are index views too): ``fn`` run on the reals' positions."""
-    n = base.numel()
-    if base.is_complex():
-        grid = elementwise_prims.view_as_complex(fnp.asarray(
-            np.arange(2 * n, dtype=np.float64).reshape(tuple(base.shape) + (2,))))
-    else:
-        grid = fnp.asarray(np.arange(n, dtype=np.float64).reshape(tuple(base.shape)))
-    where = np.asarray(_as_reals(fn(grid))).reshape(-1).astype(np.intp)
-    return const_like(where, base)
 
 
 def _conj(x: Any) -> Any:

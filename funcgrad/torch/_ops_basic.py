@@ -25,7 +25,8 @@ from funcgrad.core import is_inexact
 import funcgrad.scipy.special as sps
 from funcgrad.primitives.binary import floored_quotient
 from funcgrad.torch import _conventions as conventions, _dtypes as D
-from funcgrad.torch._dispatch import PrimCall, apply, inplace as _inplace
+from funcgrad.torch._dispatch import PrimCall, apply
+from funcgrad.torch._inplace import inplace as _inplace
 from funcgrad.torch._out import accepting_out
 from funcgrad.torch._tensor import Tensor, _type_word
 from funcgrad.torch._autocast import autocast_op

@@ -21,7 +21,9 @@ from funcgrad.torch import _dtypes as D, _storage
 from funcgrad.primitives import conv as conv_prims, elementwise as elementwise_prims, \
     shape as shape_prims
 from funcgrad.torch._autocast import autocast_op
-from funcgrad.torch._dispatch import PrimCall, apply, as_view, const_like, inplace
+from funcgrad.torch._dispatch import PrimCall, apply, const_like
+from funcgrad.torch._inplace import inplace
+from funcgrad.torch._views import as_view
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _size_args

@@ -9,7 +9,8 @@ import numpy as np
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as sps
 from funcgrad.primitives.control import stop_gradient
-from funcgrad.torch._dispatch import apply, inplace as _inplace
+from funcgrad.torch._dispatch import apply
+from funcgrad.torch._inplace import inplace as _inplace
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch._autocast import autocast_op

@@ -13,7 +13,8 @@ import warnings
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _factories
-from funcgrad.torch._dispatch import apply, inplace as _inplace
+from funcgrad.torch._dispatch import apply
+from funcgrad.torch._inplace import inplace as _inplace
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn._common import array_of, check_probability

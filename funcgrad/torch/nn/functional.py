@@ -16,7 +16,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _conventions as conventions, _dtypes as D
-from funcgrad.torch._dispatch import apply, inplace
+from funcgrad.torch._dispatch import apply
+from funcgrad.torch._inplace import inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, sp_fn
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import (_activations, _attention, _conv, _dropout, _interpolate,
