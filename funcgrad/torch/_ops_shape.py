@@ -28,6 +28,7 @@ from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operan
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _size_args
 from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch.autograd.node import VIEW_OF_LEAF_ERROR
 
 __all__ = ["getitem", "setitem", "cat", "stack", "split", "chunk", "unbind"]
 
@@ -560,8 +561,7 @@ def setitem(self: Tensor, idx: Any, value: Any) -> None:
     advanced = _index_node(idx) == "IndexBackward0"
     if not advanced and self.is_leaf and self.requires_grad and grad_mode.is_grad_enabled():
         # PyTorch writes a basic index through a view of the tensor
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
-                           "an in-place operation.")
+        raise RuntimeError(VIEW_OF_LEAF_ERROR)
     node = "IndexPutBackward0" if advanced else "CopySlices"
     if isinstance(value, Tensor):
         inplace(self, node, lambda x, v: x.at[data].set(cast(v, dtype)), [value], region=data)

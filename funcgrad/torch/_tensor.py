@@ -27,7 +27,8 @@ from funcgrad.core import Tracer
 from funcgrad.torch import _dtypes as D, _storage
 from funcgrad.torch.autograd import forward_ad, grad_mode
 from funcgrad.torch.autograd.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
-                                          add_hook)
+                                          NO_GRAD_VIEW_ERROR, NO_GRAD_VIEW_WRITTEN_ERROR,
+                                          VIEW_OF_LEAF_ERROR, add_hook)
 
 __all__ = ["Tensor", "ViewOf", "make", "is_tensor", "tensors_in"]
 
@@ -405,7 +406,7 @@ class Tensor:
         view = self._view
         if view is not None and view.version != self._vc.v:
             if not view.grad_enabled and view.base.requires_grad:
-                raise RuntimeError(_NO_GRAD_VIEW_WRITTEN_ERROR)
+                raise RuntimeError(NO_GRAD_VIEW_WRITTEN_ERROR)
             self._refresh_view()
         return self._grad_fn
 
@@ -571,7 +572,7 @@ class Tensor:
             return
         base = view.base
         if not view.grad_enabled and base.requires_grad:
-            raise RuntimeError(_NO_GRAD_VIEW_ERROR)
+            raise RuntimeError(NO_GRAD_VIEW_ERROR)
         if view.multi is not None and base.requires_grad:
             name, k = view.multi
             raise RuntimeError(
@@ -580,8 +581,7 @@ class Tensor:
                 "do not allow the output views to be modified inplace. You should replace "
                 "the inplace operation by an out-of-place one.")
         if base._grad_fn is None and base._rg:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used "
-                               "in an in-place operation.")
+            raise RuntimeError(VIEW_OF_LEAF_ERROR)
 
     def _take_graph(self, result: "Tensor") -> None:
         """Take ``result``'s place in the graph (its node, output number, retained grad)."""
@@ -630,22 +630,6 @@ class Tensor:
         else:  # a traced value on either side: no memory to write
             self._a = a
         self._vc.v += 1
-
-_NO_GRAD_VIEW_ERROR = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode "
-    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
-    "can clarify your code by moving both the view and the inplace either both inside the "
-    "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
-    "want the inplace to be tracked).")
-
-
-_NO_GRAD_VIEW_WRITTEN_ERROR = (
-    "A view was created in no_grad mode and its base or another view of its base has been "
-    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
-    "error-prone, it is forbidden. You can clarify your code by moving both the view and "
-    "the inplace either both inside the no_grad block (if you don't want the inplace to be "
-    "tracked) or both outside (if you want the inplace to be tracked).")
-
 
 def _leaf_error(requires_grad: bool) -> str:
     msg = "you can only change requires_grad flags of leaf variables."

@@ -21,8 +21,24 @@ from typing import Any, Callable, Mapping
 from funcgrad.torch.autograd import anomaly, grad_mode
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
-           "node_class", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR"]
+           "node_class", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR",
+           "NO_GRAD_VIEW_ERROR", "NO_GRAD_VIEW_WRITTEN_ERROR"]
 
+# PyTorch's refusals of in-place ops (its exact texts)
+VIEW_OF_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being used in an "
+                      "in-place operation.")
+NO_GRAD_VIEW_ERROR = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+    "can clarify your code by moving both the view and the inplace either both inside the "
+    "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+    "want the inplace to be tracked).")
+NO_GRAD_VIEW_WRITTEN_ERROR = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and "
+    "the inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked).")
 FREED_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
