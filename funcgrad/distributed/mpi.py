@@ -5,8 +5,10 @@ place, without pickling; every result here is a fresh array and inputs are never
 GPU (cupy) arrays are staged through host memory (the mpich wheel is not CUDA-aware; an
 NCCL transport is the GPU path). Booleans travel as uint8 with max/min for or/and.
 
-Three things make a failing job end instead of hang (see `funcgrad.distributed.faults`):
-the agreement step of every collective (mismatches raise on every rank), an excepthook that
+The agreement step of every collective is `funcgrad.distributed.agreement`'s exchange of
+point-to-point messages, which carries a small all-reduce's operand too (one exchange for
+both). Three things make a failing job end instead of hang (see
+`funcgrad.distributed.faults`): the agreement (mismatches raise on every rank), an excepthook that
 calls ``MPI_Abort`` when a rank raises, and a `Watchdog` that aborts the job when one
 operation has run longer than the group's timeout (a rank that exited, or that waits in a
 different collective than the others).
@@ -21,7 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from funcgrad.primitives.kernels.collectives import Pending, Transport
+from funcgrad.primitives.kernels.collectives import Pending, Signature, Transport
+from .agreement import Exchange
 
 __all__ = ["MPITransport", "Watchdog", "load_mpi", "DEFAULT_TIMEOUT"]
 
@@ -83,7 +86,8 @@ class Watchdog:
 
 class MPITransport(Transport):
     """A `Transport` over an mpi4py communicator (collectives on ``comm``; user messages
-    on a duplicate of it, so that they never match a collective's internal ones)."""
+    and the agreement's messages each on a duplicate of it, so that they never match a
+    collective's internal ones, nor each other)."""
 
     kind = "mpi"
 
@@ -92,6 +96,7 @@ class MPITransport(Transport):
         self.MPI = load_mpi()
         self.comm = comm
         self.p2p = comm.Dup()  # collective: every rank constructs its transport together
+        self.exchange = Exchange(comm.Dup(), self.MPI)
         self.timeout: float | None = None
         self.watchdog: Watchdog | None = None
         self.set_timeout(timeout)
@@ -133,6 +138,31 @@ class MPITransport(Transport):
         if np.dtype(dtype) == np.bool_ and op in ("sum", "prod", "max", "min"):
             return self._ops["max" if op in ("sum", "max") else "min"]  # or / and on 0/1
         return self._ops[op]
+
+    # -- agreement -----------------------------------------------------------------------------
+    def _agreed(self, sig: Signature) -> bool:
+        return self._exchanged(self.exchange.plan(sig), None) is not None
+
+    def _agreed_allreduce(self, x: Any, op: str, sig: Signature) -> Any:
+        plan = self.exchange.plan(sig)
+        if plan.message is None:  # too large to ride along: agree, then MPI's all-reduce
+            return super()._agreed_allreduce(x, op, sig)
+        if type(x) is np.ndarray:
+            return self._exchanged(plan, x)
+        buf, back = _host(x)
+        out = self._exchanged(plan, buf)
+        return None if out is None else back(out)
+
+    def _exchanged(self, plan: Any, x: np.ndarray | None) -> Any:
+        """`Exchange.run`, watched by the watchdog."""
+        watchdog = self.watchdog
+        if watchdog is None:
+            return self.exchange.run(plan, x)
+        token = watchdog.begin(plan.label)
+        try:
+            return self.exchange.run(plan, x)
+        finally:
+            watchdog.end(token)
 
     # -- collectives -------------------------------------------------------------------------
     def _allreduce(self, x: Any, op: str) -> Any:
