@@ -93,6 +93,9 @@ class Exchange:
         self.send = np.zeros(SIGNATURE_BYTES + capacity, np.uint8)
         self.recv = np.zeros_like(self.send)
         self.header = self.send[:SIGNATURE_BYTES]
+        # what MPI reads and writes, as memoryviews (mpi4py takes them a little faster)
+        self.outbox, self.inbox = memoryview(self.send), memoryview(self.recv)
+        self.header_message = self.outbox[:SIGNATURE_BYTES]
         self.arrived_header = self.recv[:SIGNATURE_BYTES]
         self.written: Signature | None = None  # whose header self.header holds
         self.plans: dict[Signature, _Plan] = {}
@@ -114,7 +117,7 @@ class Exchange:
         if (sig.operation == "allreduce" and sig.reducible and sig.dtype.kind in "biufc"
                 and nbytes <= self.capacity):
             end = SIGNATURE_BYTES + nbytes
-            plan.length, plan.message = end, self.send[:end]
+            plan.length, plan.message = end, self.outbox[:end]
             plan.outgoing = self.send[SIGNATURE_BYTES:end].view(sig.dtype).reshape(sig.shape)
             plan.incoming = self.recv[SIGNATURE_BYTES:end].view(sig.dtype).reshape(sig.shape)
             plan.combine = _COMBINE[REDUCE_OPS[int(sig.array[2])]]
@@ -128,41 +131,47 @@ class Exchange:
         if self.written is not sig:
             self.header[:] = sig.array.view(np.uint8)
             self.written = sig
-        message, length = (self.header, SIGNATURE_BYTES) if x is None else (plan.message,
-                                                                              plan.length)
-        comm, recv, status = self.comm, self.recv, self.status
-        fold, value, agreed = self.fold, x, True
+        carry = x is not None
+        message, length = (plan.message, plan.length) if carry else (self.header_message,
+                                                                     SIGNATURE_BYTES)
+        comm, inbox, status, fold = self.comm, self.inbox, self.status, self.fold
         if fold is not None and fold[0] == _LEAF:
-            if x is not None:
-                plan.outgoing[...] = x  # faster than np.copyto
-            comm.Send(message, fold[1])
-            comm.Recv(recv, fold[1], 0, status)
-            if not self._arrived(length, sig):
-                return None
-            return True if x is None else plan.incoming.copy()
+            return self._as_leaf(plan, x, message, length, fold[1])
+        value, agreed = x, True
         if fold is not None:  # a host: the leaf's block first
-            comm.Recv(recv, fold[1], 0, status)
+            comm.Recv(inbox, fold[1], 0, status)
             agreed = self._arrived(length, sig)
-            if agreed and x is not None:
+            if agreed and carry:
                 value = plan.combine(plan.incoming, value)
         for partner, lower in self.steps:
-            if agreed and x is not None:
-                plan.outgoing[...] = value
-            comm.Sendrecv(message if agreed else _MISMATCH, partner, 0, recv, partner, 0,
+            if agreed and carry:
+                plan.outgoing[...] = value  # (faster than np.copyto)
+            comm.Sendrecv(message if agreed else _MISMATCH, partner, 0, inbox, partner, 0,
                           status)
             agreed = agreed and self._arrived(length, sig)
-            if agreed and x is not None:
+            if agreed and carry:
                 value = (plan.combine(plan.incoming, value) if lower else
                          plan.combine(value, plan.incoming))
         if fold is not None:  # the leaf gets the result
-            if agreed and x is not None:
+            if agreed and carry:
                 plan.outgoing[...] = value
             comm.Send(message if agreed else _MISMATCH, fold[1])
         if not agreed:
             return None
-        if x is None:
+        if not carry:
             return True
         return value if type(value) is np.ndarray else np.asarray(value)  # 0-d: a scalar
+
+    def _as_leaf(self, plan: _Plan, x: np.ndarray | None, message: np.ndarray,
+                 length: int, host: int) -> Any:
+        """A leaf's part: its block to the host, the result back."""
+        if x is not None:
+            plan.outgoing[...] = x
+        self.comm.Send(message, host)
+        self.comm.Recv(self.inbox, host, 0, self.status)
+        if not self._arrived(length, plan.sig):
+            return None
+        return True if x is None else plan.incoming.copy()
 
     def _arrived(self, length: int, sig: Signature) -> bool:
         """Whether the message just received is ``sig``'s, of the expected length."""

@@ -160,6 +160,17 @@ def signature(operation: str, shape: tuple, dtype: Any, extra: int = 0) -> Signa
     return sig
 
 
+_ALLREDUCES: dict[tuple, Signature] = {}  # by (shape, dtype, op): no op code to look up
+
+
+def _allreduce_signature(x: Any, op: str) -> Signature:
+    if len(_ALLREDUCES) > 4096:
+        _ALLREDUCES.clear()
+    sig = _ALLREDUCES[x.shape, x.dtype, op] = signature("allreduce", x.shape, x.dtype,
+                                                        _op_code(op))
+    return sig
+
+
 def _describe(sig: np.ndarray) -> str:
     operation = _OPERATIONS[int(sig[0])]
     code, extra, ndim = (int(v) for v in sig[1:4])
@@ -230,23 +241,26 @@ class Transport(ABC):
         the disagreement together, so all of them gather the signatures)."""
         every = self._allgather(sig.array)
         lines = "\n".join(f"  rank {r}: {_describe(s)}" for r, s in enumerate(every))
+        alike = ("\nThe calls look alike: some ranks started it without blocking "
+                 "(block=False, async_op=True) and others blocking; start it the same way "
+                 "on every rank." if (every == sig.array).all() else "")
         raise CollectiveMismatchError(
             f"mismatched collective (this is rank {self.rank} of {self.size}); the ranks "
             f"called:\n{lines}\nEvery rank of a group must call the same collectives in the "
-            "same order, on operands of the same shape and dtype.")
+            f"same order, on operands of the same shape and dtype.{alike}")
 
     # -- the public operations -----------------------------------------------------------
     # With ``block=False`` each returns a `Pending` instead of the result (the transport
     # starts the operation and returns at once where it can).
     def allreduce(self, x: Any, op: str = "sum", *, block: bool = True) -> Any:
-        code = _op_code(op)
         if block and self.checks and self.size > 1:  # the common case: agreed and reduced
-            sig = signature("allreduce", x.shape, x.dtype, code)
+            sig = _ALLREDUCES.get((x.shape, x.dtype, op)) or _allreduce_signature(x, op)
             if sig.reducible:
                 out = self._agreed_allreduce(x, op, sig)
                 if out is None:
                     self._disagreement(sig)
                 return out
+        code = _op_code(op)
         self.agree("allreduce", x.shape, x.dtype, code)
         _check_reduction(op, x.dtype)
         return self._run(block, "allreduce", x, op)

@@ -183,6 +183,8 @@ def check_errors(n, r):
     expect_error(dist.CollectiveMismatchError, ["broadcast(root=0)", "allreduce(sum)"],
                  lambda: (dist.broadcast(fnp.ones(big), W, 0) if last else
                           dist.psum(fnp.ones(big), W)))
+    expect_error(dist.CollectiveMismatchError, ["The calls look alike", "without blocking"],
+                 lambda: dist.world().allreduce(np.ones(3), block=not last))
     np.testing.assert_allclose(dist.psum(fnp.ones(2), W), np.full(2, n))  # still in step
     np.testing.assert_allclose(dist.psum(fnp.ones(big), W), np.full(big, n))
     expect_error(NameError, ["unbound axis name: nope", "'world'"],
