@@ -15,7 +15,8 @@ import threading
 import numpy as np
 import pytest
 
-from funcgrad.distributed.agreement import FUSED_BYTES, Exchange, pattern
+from funcgrad.distributed.agreement import (FUSED_BYTES, PAIR_FUSED_BYTES, Exchange,
+                                            fused_capacity, pattern)
 from funcgrad.primitives.kernels.collectives import REDUCE_OPS, SIGNATURE_BYTES, signature
 
 
@@ -160,7 +161,8 @@ def test_results_are_new_arrays_and_inputs_are_not_written():
         np.testing.assert_array_equal(second[r], [2.0, 6.0, 10.0, 14.0])
 
 
-_BIG = FUSED_BYTES // 8 + 1  # float64 elements: too many to ride along
+def _big(n):
+    return fused_capacity(n) // 8 + 1  # float64 elements: too many to ride along
 
 
 @pytest.mark.parametrize("n", range(2, 10))
@@ -173,7 +175,7 @@ def test_any_disagreement_is_none_on_every_rank_and_leaves_nothing_behind(n, dif
             x, op, operation = np.ones(3), "sum", "allreduce"
             if r == odd:
                 x = {"shape": np.ones(4), "dtype": np.ones(3, np.float32),
-                     "large": np.ones(_BIG), "size only": np.ones((3, 1))}.get(differs, x)
+                     "large": np.ones(_big(n)), "size only": np.ones((3, 1))}.get(differs, x)
                 op = "max" if differs == "op" else op
                 operation = "allgather" if differs == "operation" else operation
             if operation != "allreduce":
@@ -188,14 +190,15 @@ def test_any_disagreement_is_none_on_every_rank_and_leaves_nothing_behind(n, dif
 
 
 def test_large_operands_and_other_collectives_exchange_headers_only():
+    assert fused_capacity(2) == PAIR_FUSED_BYTES and fused_capacity(3) == FUSED_BYTES
     exchanges, _ = _exchanges(3)
-    big = exchanges[0].plan(signature("allreduce", (_BIG,), np.float64, 0))
+    big = exchanges[0].plan(signature("allreduce", (_big(3),), np.float64, 0))
     other = exchanges[0].plan(signature("broadcast", (3,), np.float64, 1))
     bitwise_float = exchanges[0].plan(signature("allreduce", (3,), np.float64,
                                                 REDUCE_OPS.index("band")))
     assert big.message is None and other.message is None and bitwise_float.message is None
     got = _on_every_rank(exchanges, lambda r, ex: ex.run(ex.plan(signature(
-        "allreduce", (_BIG,), np.float64, 0)), None))
+        "allreduce", (_big(3),), np.float64, 0)), None))
     assert got == [True] * 3
     assert [ex.comm.sent for ex in exchanges] == [1, 2, 1]  # leaf, host (step, result), rank 2
     assert {ex.comm.longest for ex in exchanges} == {SIGNATURE_BYTES}

@@ -21,7 +21,6 @@ from mpi4py import MPI
 import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.distributed as dist
-from funcgrad.distributed.agreement import FUSED_BYTES
 from funcgrad.test_util import check_grads
 from cases import cases, inputs, weights
 
@@ -137,7 +136,7 @@ def check_both_agreement_paths(n, r):
     (they agree first, then run MPI's): the reduction of every rank's operand, bitwise the
     same on every rank, for floats, ints and bools."""
     world = dist.world()
-    for count in (5, FUSED_BYTES // 8 + 1):
+    for count in (5, world.exchange.capacity // 8 + 1):
         every = [np.random.RandomState(k).randn(count) for k in range(n)]
         total = world.allreduce(every[r], "sum")
         np.testing.assert_allclose(total, np.sum(every, 0), rtol=1e-12)
@@ -173,7 +172,7 @@ def check_errors(n, r):
     expect_error(dist.CollectiveMismatchError, ["allreduce(max) on float64[3]",
                                                 "allreduce(sum) on float64[3]"],
                  lambda: (dist.pmax if last else dist.psum)(fnp.ones(3), W))
-    big = FUSED_BYTES // 8 + 1  # too large to ride along with the agreement
+    big = dist.world().exchange.capacity // 8 + 1  # too large to ride with the agreement
     expect_error(dist.CollectiveMismatchError, [f"rank {n - 1}: allreduce(sum) on "
                                                 f"float64[{big}]", "rank 0: allreduce(sum) "
                                                 "on float64[3]"],
