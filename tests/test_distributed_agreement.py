@@ -202,3 +202,37 @@ def test_large_operands_and_other_collectives_exchange_headers_only():
     assert got == [True] * 3
     assert [ex.comm.sent for ex in exchanges] == [1, 2, 1]  # leaf, host (step, result), rank 2
     assert {ex.comm.longest for ex in exchanges} == {SIGNATURE_BYTES}
+
+
+class _Recorder:
+    """A watchdog that remembers what began and what is still running."""
+
+    def __init__(self):
+        self.began, self.running, self.next = [], {}, 0
+
+    def begin(self, what):
+        self.next += 1
+        self.began.append(what)
+        self.running[self.next] = what
+        return self.next
+
+    def end(self, token):
+        del self.running[token]
+
+
+def test_the_watchdog_sees_every_exchange_begin_and_end_even_when_one_fails():
+    exchanges, _ = _exchanges(2)
+    dogs = [_Recorder(), _Recorder()]
+    for ex, dog in zip(exchanges, dogs):
+        ex.watchdog = dog
+    _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2), "sum"))
+    _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2 + r), "sum"))
+    for dog in dogs:
+        assert dog.began == ["allreduce on a group of 2"] * 2 and not dog.running
+
+    def broken(*args):
+        raise RuntimeError("the partner is gone")
+    exchanges[0].comm.Sendrecv = broken
+    with pytest.raises(RuntimeError, match="the partner is gone"):
+        _allreduce(0, exchanges[0], np.ones(2), "sum")
+    assert len(dogs[0].began) == 3 and not dogs[0].running

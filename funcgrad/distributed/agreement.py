@@ -109,6 +109,7 @@ class Exchange:
         self.header_message = self.outbox[:SIGNATURE_BYTES]
         self.arrived_header = self.recv[:SIGNATURE_BYTES]
         self.written: Signature | None = None  # whose header self.header holds
+        self.watchdog: Any = None  # begin(label) -> token, end(token): the transport's
         self.plans: dict[Signature, _Plan] = {}
 
     def plan(self, sig: Signature) -> _Plan:
@@ -136,8 +137,9 @@ class Exchange:
 
     def run(self, plan: _Plan, x: np.ndarray | None) -> Any:
         """Exchange ``plan``'s signature (and, with ``x``, the operand, which the plan must
-        carry): the all-reduced value (True without ``x``), or None on every rank when
-        the signatures differ."""
+        carry), watched by ``self.watchdog`` (set by the transport; None: unwatched): the
+        all-reduced value (True without ``x``), or None on every rank when the
+        signatures differ."""
         sig = plan.sig
         if self.written is not sig:
             self.header[:] = sig.array.view(np.uint8)
@@ -145,36 +147,39 @@ class Exchange:
         carry = x is not None
         message, length = (plan.message, plan.length) if carry else (self.header_message,
                                                                      SIGNATURE_BYTES)
-        comm, inbox, status, fold = self.comm, self.inbox, self.status, self.fold
-        if fold is not None and fold[0] == _LEAF:
-            return self._as_leaf(plan, x, message, length, fold[1])
-        value, agreed = x, True
-        if fold is not None:  # a host: the leaf's block first
-            comm.Recv(inbox, fold[1], 0, status)
-            agreed = self._arrived(length, sig)
-            if agreed and carry:
-                value = plan.combine(plan.incoming, value)
-        for partner, lower in self.steps:
-            if agreed and carry:
-                plan.outgoing[...] = value  # (faster than np.copyto)
-            comm.Sendrecv(message if agreed else _MISMATCH, partner, 0, inbox, partner, 0,
-                          status)
-            agreed = agreed and self._arrived(length, sig)
-            if agreed and carry:
-                value = (plan.combine(plan.incoming, value) if lower else
-                         plan.combine(value, plan.incoming))
-        if fold is not None:  # the leaf gets the result
-            if agreed and carry:
-                plan.outgoing[...] = value
-            comm.Send(message if agreed else _MISMATCH, fold[1])
+        watchdog, fold = self.watchdog, self.fold
+        token = None if watchdog is None else watchdog.begin(plan.label)
+        try:
+            if fold is not None and fold[0] == _LEAF:
+                return self._as_leaf(plan, x, message, length, fold[1])
+            value, agreed = x, True
+            if fold is not None:  # a host: the leaf's block first
+                value, agreed = self._from_leaf(plan, x, length, fold[1])
+            comm, inbox, status = self.comm, self.inbox, self.status
+            for partner, lower in self.steps:
+                if agreed and carry:
+                    plan.outgoing[...] = value  # (faster than np.copyto)
+                comm.Sendrecv(message if agreed else _MISMATCH, partner, 0, inbox, partner,
+                              0, status)
+                agreed = agreed and self._arrived(length, sig)
+                if agreed and carry:
+                    value = (plan.combine(plan.incoming, value) if lower else
+                             plan.combine(value, plan.incoming))
+            if fold is not None:  # the leaf gets the result
+                if agreed and carry:
+                    plan.outgoing[...] = value
+                comm.Send(message if agreed else _MISMATCH, fold[1])
+        finally:
+            if token is not None:
+                watchdog.end(token)
         if not agreed:
             return None
         if not carry:
             return True
         return value if type(value) is np.ndarray else np.asarray(value)  # 0-d: a scalar
 
-    def _as_leaf(self, plan: _Plan, x: np.ndarray | None, message: np.ndarray,
-                 length: int, host: int) -> Any:
+    def _as_leaf(self, plan: _Plan, x: np.ndarray | None, message: Any, length: int,
+                 host: int) -> Any:
         """A leaf's part: its block to the host, the result back."""
         if x is not None:
             plan.outgoing[...] = x
@@ -183,6 +188,14 @@ class Exchange:
         if not self._arrived(length, plan.sig):
             return None
         return True if x is None else plan.incoming.copy()
+
+    def _from_leaf(self, plan: _Plan, x: np.ndarray | None, length: int,
+                   leaf: int) -> tuple[Any, bool]:
+        """A host's first part: (its block combined with the leaf's, whether they agree)."""
+        self.comm.Recv(self.inbox, leaf, 0, self.status)
+        if not self._arrived(length, plan.sig):
+            return x, False
+        return (x if x is None else plan.combine(plan.incoming, x)), True
 
     def _arrived(self, length: int, sig: Signature) -> bool:
         """Whether the message just received is ``sig``'s, of the expected length."""

@@ -115,6 +115,7 @@ class MPITransport(Transport):
             self.watchdog = Watchdog(seconds, self._timed_out)
         else:
             self.watchdog.timeout = seconds
+        self.exchange.watchdog = self.watchdog
 
     # -- helpers ----------------------------------------------------------------------------
     def _timed_out(self, message: str) -> None:
@@ -141,28 +142,17 @@ class MPITransport(Transport):
 
     # -- agreement -----------------------------------------------------------------------------
     def _agreed(self, sig: Signature) -> bool:
-        return self._exchanged(self.exchange.plan(sig), None) is not None
+        return self.exchange.run(self.exchange.plan(sig), None) is not None
 
     def _agreed_allreduce(self, x: Any, op: str, sig: Signature) -> Any:
         plan = self.exchange.plans.get(sig) or self.exchange.plan(sig)
         if plan.message is None:  # too large to ride along: agree, then MPI's all-reduce
             return super()._agreed_allreduce(x, op, sig)
         if type(x) is np.ndarray:
-            return self._exchanged(plan, x)
+            return self.exchange.run(plan, x)
         buf, back = _host(x)
-        out = self._exchanged(plan, buf)
+        out = self.exchange.run(plan, buf)
         return None if out is None else back(out)
-
-    def _exchanged(self, plan: Any, x: np.ndarray | None) -> Any:
-        """`Exchange.run`, watched by the watchdog."""
-        watchdog = self.watchdog
-        if watchdog is None:
-            return self.exchange.run(plan, x)
-        token = watchdog.begin(plan.label)
-        try:
-            return self.exchange.run(plan, x)
-        finally:
-            watchdog.end(token)
 
     # -- collectives -------------------------------------------------------------------------
     def _allreduce(self, x: Any, op: str) -> Any:
