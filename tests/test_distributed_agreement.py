@@ -11,6 +11,7 @@ test_distributed.py run the same exchange over real MPI on 2 and 4 ranks.
 """
 import queue
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -204,35 +205,38 @@ def test_large_operands_and_other_collectives_exchange_headers_only():
     assert {ex.comm.longest for ex in exchanges} == {SIGNATURE_BYTES}
 
 
-class _Recorder:
-    """A watchdog that remembers what began and what is still running."""
-
-    def __init__(self):
-        self.began, self.running, self.next = [], {}, 0
-
-    def begin(self, what):
-        self.next += 1
-        self.began.append(what)
-        self.running[self.next] = what
-        return self.next
-
-    def end(self, token):
-        del self.running[token]
-
-
-def test_the_watchdog_sees_every_exchange_begin_and_end_even_when_one_fails():
+def test_an_exchange_shows_the_watchdog_what_runs_until_it_ends_even_if_it_fails():
     exchanges, _ = _exchanges(2)
-    dogs = [_Recorder(), _Recorder()]
-    for ex, dog in zip(exchanges, dogs):
-        ex.watchdog = dog
+    seen = []
+    for ex in exchanges:
+        sendrecv = ex.comm.Sendrecv
+
+        def watched(*args, ex=ex, sendrecv=sendrecv):
+            seen.append(ex.busy[0])
+            return sendrecv(*args)
+        ex.comm.Sendrecv = watched
     _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2), "sum"))
     _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2 + r), "sum"))
-    for dog in dogs:
-        assert dog.began == ["allreduce on a group of 2"] * 2 and not dog.running
+    assert seen == ["allreduce on a group of 2"] * 4
+    assert [ex.busy for ex in exchanges] == [None, None]
 
     def broken(*args):
         raise RuntimeError("the partner is gone")
     exchanges[0].comm.Sendrecv = broken
     with pytest.raises(RuntimeError, match="the partner is gone"):
         _allreduce(0, exchanges[0], np.ones(2), "sum")
-    assert len(dogs[0].began) == 3 and not dogs[0].running
+    assert exchanges[0].busy is None
+
+
+def test_the_watchdog_aborts_an_exchange_that_outlasts_the_timeout():
+    from funcgrad.distributed.mpi import Watchdog
+    aborted = []
+    dog = Watchdog(0.05, aborted.append)
+    exchange = _exchanges(2)[0][0]
+    dog.watch(exchange)
+    exchange.busy = ("allreduce on a group of 2", time.monotonic())
+    deadline = time.monotonic() + 10
+    while not aborted and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert aborted and aborted[0].startswith("allreduce on a group of 2 did not complete "
+                                             "within 0.05 s")

@@ -35,6 +35,7 @@ allocated zeroed, so the operating system maps only the pages messages touch.
 """
 from __future__ import annotations
 
+from time import monotonic
 from typing import Any
 
 import numpy as np
@@ -109,7 +110,7 @@ class Exchange:
         self.header_message = self.outbox[:SIGNATURE_BYTES]
         self.arrived_header = self.recv[:SIGNATURE_BYTES]
         self.written: Signature | None = None  # whose header self.header holds
-        self.watchdog: Any = None  # begin(label) -> token, end(token): the transport's
+        self.busy: tuple[str, float] | None = None  # what runs, since when (for a watchdog)
         self.plans: dict[Signature, _Plan] = {}
 
     def plan(self, sig: Signature) -> _Plan:
@@ -137,9 +138,8 @@ class Exchange:
 
     def run(self, plan: _Plan, x: np.ndarray | None) -> Any:
         """Exchange ``plan``'s signature (and, with ``x``, the operand, which the plan must
-        carry), watched by ``self.watchdog`` (set by the transport; None: unwatched): the
-        all-reduced value (True without ``x``), or None on every rank when the
-        signatures differ."""
+        carry): the all-reduced value (True without ``x``), or None on every rank when
+        the signatures differ. While it runs, ``busy`` says so to the watchdog."""
         sig = plan.sig
         if self.written is not sig:
             self.header[:] = sig.array.view(np.uint8)
@@ -147,8 +147,8 @@ class Exchange:
         carry = x is not None
         message, length = (plan.message, plan.length) if carry else (self.header_message,
                                                                      SIGNATURE_BYTES)
-        watchdog, fold = self.watchdog, self.fold
-        token = None if watchdog is None else watchdog.begin(plan.label)
+        fold = self.fold
+        self.busy = (plan.label, monotonic())
         try:
             if fold is not None and fold[0] == _LEAF:
                 return self._as_leaf(plan, x, message, length, fold[1])
@@ -170,8 +170,7 @@ class Exchange:
                     plan.outgoing[...] = value
                 comm.Send(message if agreed else _MISMATCH, fold[1])
         finally:
-            if token is not None:
-                watchdog.end(token)
+            self.busy = None
         if not agreed:
             return None
         if not carry:

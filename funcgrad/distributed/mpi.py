@@ -6,12 +6,12 @@ GPU (cupy) arrays are staged through host memory (the mpich wheel is not CUDA-aw
 NCCL transport is the GPU path). Booleans travel as uint8 with max/min for or/and.
 
 The agreement step of every collective is `funcgrad.distributed.agreement`'s exchange of
-point-to-point messages, which carries a small all-reduce's operand too (one exchange for
-both). Three things make a failing job end instead of hang (see
-`funcgrad.distributed.faults`): the agreement (mismatches raise on every rank), an excepthook that
-calls ``MPI_Abort`` when a rank raises, and a `Watchdog` that aborts the job when one
-operation has run longer than the group's timeout (a rank that exited, or that waits in a
-different collective than the others).
+point-to-point messages, which carries an all-reduce's operand too (one exchange for both,
+up to the exchange's capacity). Three things make a failing job end instead of hang (see
+`funcgrad.distributed.faults`): the agreement (mismatches raise on every rank), an
+excepthook that calls ``MPI_Abort`` when a rank raises, and a `Watchdog` that aborts the
+job when one operation has run longer than the group's timeout (a rank that exited, or
+that waits in a different collective than the others).
 """
 from __future__ import annotations
 
@@ -46,13 +46,17 @@ def load_mpi() -> Any:
 class Watchdog:
     """Aborts the job when an operation has run longer than ``timeout`` seconds.
 
-    Operations register on entry and leave on exit (a dict write each); one daemon thread
-    looks at them a few times a second, so a healthy job pays almost nothing."""
+    Operations register on entry and leave on exit (a dict write each); an object that
+    runs one operation at a time (the agreement `Exchange`) is watched instead
+    (`watch`), and shows its operation in its ``busy`` attribute ((what, when it
+    started), or None), two attribute writes per operation. One daemon thread looks at
+    both a few times a second, so a healthy job pays almost nothing."""
 
     def __init__(self, timeout: float, abort: Callable[[str], None]):
         self.timeout = timeout
         self.abort = abort
         self.running: dict[int, tuple[str, float]] = {}
+        self.sources: list = []
         self._tokens = itertools.count()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -61,22 +65,32 @@ class Watchdog:
         token = next(self._tokens)
         self.running[token] = (what, time.monotonic())
         if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._watch, daemon=True,
-                                                    name="funcgrad.distributed watchdog")
-                    self._thread.start()
+            self._start()
         return token
 
     def end(self, token: int) -> None:
         self.running.pop(token, None)
+
+    def watch(self, source: Any) -> None:
+        """Look at ``source.busy`` too."""
+        if source not in self.sources:
+            self.sources.append(source)
+        self._start()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, daemon=True,
+                                                name="funcgrad.distributed watchdog")
+                self._thread.start()
 
     def _watch(self) -> None:
         period = 0.25
         while True:
             time.sleep(min(period, self.timeout / 10))
             now = time.monotonic()
-            for what, started in list(self.running.values()):
+            busy = [source.busy for source in self.sources]
+            for what, started in [*self.running.values(), *filter(None, busy)]:
                 if now - started > self.timeout:
                     self.abort(f"{what} did not complete within {self.timeout:g} s (the "
                                "group's timeout): another rank has failed, exited, or is "
@@ -115,7 +129,8 @@ class MPITransport(Transport):
             self.watchdog = Watchdog(seconds, self._timed_out)
         else:
             self.watchdog.timeout = seconds
-        self.exchange.watchdog = self.watchdog
+        if self.watchdog is not None:
+            self.watchdog.watch(self.exchange)
 
     # -- helpers ----------------------------------------------------------------------------
     def _timed_out(self, message: str) -> None:

@@ -41,8 +41,9 @@ from typing import Any, Callable, Hashable, Iterator, Sequence
 import numpy as np
 
 __all__ = ["Transport", "SelfTransport", "Pending", "UnboundAxisError",
-           "CollectiveMismatchError", "Signature", "signature", "REDUCE_OPS", "register_axis", "unregister_axis",
-           "axis_transport", "bound_axis_names", "axis_size", "bind_axis"]
+           "CollectiveMismatchError", "Signature", "signature", "REDUCE_OPS",
+           "register_axis", "unregister_axis", "axis_transport", "bound_axis_names",
+           "axis_size", "bind_axis"]
 
 REDUCE_OPS = ("sum", "prod", "max", "min", "band", "bor", "bxor")
 _OPERATIONS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "gather", "scatter",
