@@ -155,13 +155,14 @@ class Exchange:
             value, agreed = x, True
             if fold is not None:  # a host: the leaf's block first
                 value, agreed = self._from_leaf(plan, x, length, fold[1])
-            comm, inbox, status = self.comm, self.inbox, self.status
+            comm, inbox, status, byte = self.comm, self.inbox, self.status, self.byte
             for partner, lower in self.steps:
                 if agreed and carry:
                     plan.outgoing[...] = value  # (faster than np.copyto)
                 comm.Sendrecv(message if agreed else _MISMATCH, partner, 0, inbox, partner,
                               0, status)
-                agreed = agreed and self._arrived(length, sig)
+                agreed = (agreed and status.Get_count(byte) == length  # `_arrived`, inlined
+                          and self.arrived_header.tobytes() == sig.bytes)
                 if agreed and carry:
                     value = (plan.combine(plan.incoming, value) if lower else
                              plan.combine(value, plan.incoming))
