@@ -1,5 +1,5 @@
 """The agreement exchange: the ranks compare their calls in point-to-point messages, and
-a small all-reduce's operand travels in the same messages.
+an all-reduce's operand (up to a capacity) travels in the same messages.
 
 Every collective first makes sure that all ranks are about to run the same operation on
 operands of the same shape and dtype (`funcgrad.primitives.kernels.collectives`): an MPI
@@ -102,8 +102,9 @@ class Exchange:
         self.fold, self.steps = pattern(self.rank, self.size)
         self.byte = MPI.BYTE
         self.status = MPI.Status()
+        # np.zeros leaves the pages to be mapped when first touched (zeros_like writes them)
         self.send = np.zeros(SIGNATURE_BYTES + self.capacity, np.uint8)
-        self.recv = np.zeros_like(self.send)
+        self.recv = np.zeros(SIGNATURE_BYTES + self.capacity, np.uint8)
         self.header = self.send[:SIGNATURE_BYTES]
         # what MPI reads and writes, as memoryviews (mpi4py takes them a little faster)
         self.outbox, self.inbox = memoryview(self.send), memoryview(self.recv)
