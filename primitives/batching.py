@@ -229,16 +229,16 @@ class NamedAxisPrimitive(Primitive):
     examples share (``psum`` of a shared x is size * x, ``axis_index`` is each example's
     index). Otherwise it binds as any primitive (a process group's transport)."""
 
-    def __call__(self, *args: Any, **params: Any) -> Any:
-        return self.bind(*args, **params)
-
     def bind(self, *args: Any, **params: Any) -> Any:
-        trace = axis_frame(params.get("axis_name")) if _frames.stack else None
-        if trace is not None:
-            top = find_top_trace(args)
-            if top is None or top.level < trace.level:
-                return trace.process(self, args, params)
+        if _frames.stack:
+            trace = axis_frame(params.get("axis_name"))
+            if trace is not None:
+                top = find_top_trace(args)
+                if top is None or top.level < trace.level:
+                    return trace.process(self, args, params)
         return bind(self, args, params)
+
+    __call__ = bind  # one call less: a collective's per-call cost is its latency's rival
 
 
 # the shape primitives the helpers above call, imported last: the rule tables of shape and

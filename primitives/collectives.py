@@ -85,7 +85,8 @@ def _as_array(x: Any) -> Any:
 
 def _reduction(op: str) -> Callable:
     def impl(x: Any, axis_name: Hashable) -> Any:
-        return axis_transport(axis_name).allreduce(_as_array(x), op)
+        return axis_transport(axis_name).allreduce(
+            x if type(x) is np.ndarray else _as_array(x), op)
     return impl
 
 

@@ -5,11 +5,13 @@ place, without pickling; every result here is a fresh array and inputs are never
 GPU (cupy) arrays are staged through host memory (the mpich wheel is not CUDA-aware; an
 NCCL transport is the GPU path). Booleans travel as uint8 with max/min for or/and.
 
-Three things make a failing job end instead of hang (see `funcgrad.distributed.faults`):
-the agreement step of every collective (mismatches raise on every rank), an excepthook that
-calls ``MPI_Abort`` when a rank raises, and a `Watchdog` that aborts the job when one
-operation has run longer than the group's timeout (a rank that exited, or that waits in a
-different collective than the others).
+The agreement step of every collective is `funcgrad.distributed.agreement`'s exchange of
+point-to-point messages, which carries an all-reduce's operand too (one exchange for both,
+up to the exchange's capacity). Three things make a failing job end instead of hang (see
+`funcgrad.distributed.faults`): the agreement (mismatches raise on every rank), an
+excepthook that calls ``MPI_Abort`` when a rank raises, and a `Watchdog` that aborts the
+job when one operation has run longer than the group's timeout (a rank that exited, or
+that waits in a different collective than the others).
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from funcgrad.primitives.kernels.collectives import Pending, Transport
+from funcgrad.primitives.kernels.collectives import Pending, Signature, Transport
+from .agreement import Exchange
 
 __all__ = ["MPITransport", "Watchdog", "load_mpi", "DEFAULT_TIMEOUT"]
 
@@ -43,13 +46,17 @@ def load_mpi() -> Any:
 class Watchdog:
     """Aborts the job when an operation has run longer than ``timeout`` seconds.
 
-    Operations register on entry and leave on exit (a dict write each); one daemon thread
-    looks at them a few times a second, so a healthy job pays almost nothing."""
+    Operations register on entry and leave on exit (a dict write each); an object that
+    runs one operation at a time (the agreement `Exchange`) is watched instead
+    (`watch`), and shows its operation in its ``busy`` attribute ((what, when it
+    started), or None), two attribute writes per operation. One daemon thread looks at
+    both a few times a second, so a healthy job pays almost nothing."""
 
     def __init__(self, timeout: float, abort: Callable[[str], None]):
         self.timeout = timeout
         self.abort = abort
         self.running: dict[int, tuple[str, float]] = {}
+        self.sources: list = []
         self._tokens = itertools.count()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -58,22 +65,32 @@ class Watchdog:
         token = next(self._tokens)
         self.running[token] = (what, time.monotonic())
         if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._watch, daemon=True,
-                                                    name="funcgrad.distributed watchdog")
-                    self._thread.start()
+            self._start()
         return token
 
     def end(self, token: int) -> None:
         self.running.pop(token, None)
+
+    def watch(self, source: Any) -> None:
+        """Look at ``source.busy`` too."""
+        if source not in self.sources:
+            self.sources.append(source)
+        self._start()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, daemon=True,
+                                                name="funcgrad.distributed watchdog")
+                self._thread.start()
 
     def _watch(self) -> None:
         period = 0.25
         while True:
             time.sleep(min(period, self.timeout / 10))
             now = time.monotonic()
-            for what, started in list(self.running.values()):
+            busy = [source.busy for source in self.sources]
+            for what, started in [*self.running.values(), *filter(None, busy)]:
                 if now - started > self.timeout:
                     self.abort(f"{what} did not complete within {self.timeout:g} s (the "
                                "group's timeout): another rank has failed, exited, or is "
@@ -83,7 +100,8 @@ class Watchdog:
 
 class MPITransport(Transport):
     """A `Transport` over an mpi4py communicator (collectives on ``comm``; user messages
-    on a duplicate of it, so that they never match a collective's internal ones)."""
+    and the agreement's messages each on a duplicate of it, so that they never match a
+    collective's internal ones, nor each other)."""
 
     kind = "mpi"
 
@@ -92,6 +110,7 @@ class MPITransport(Transport):
         self.MPI = load_mpi()
         self.comm = comm
         self.p2p = comm.Dup()  # collective: every rank constructs its transport together
+        self.exchange = Exchange(comm.Dup(), self.MPI)
         self.timeout: float | None = None
         self.watchdog: Watchdog | None = None
         self.set_timeout(timeout)
@@ -110,6 +129,8 @@ class MPITransport(Transport):
             self.watchdog = Watchdog(seconds, self._timed_out)
         else:
             self.watchdog.timeout = seconds
+        if self.watchdog is not None:
+            self.watchdog.watch(self.exchange)
 
     # -- helpers ----------------------------------------------------------------------------
     def _timed_out(self, message: str) -> None:
@@ -133,6 +154,20 @@ class MPITransport(Transport):
         if np.dtype(dtype) == np.bool_ and op in ("sum", "prod", "max", "min"):
             return self._ops["max" if op in ("sum", "max") else "min"]  # or / and on 0/1
         return self._ops[op]
+
+    # -- agreement -----------------------------------------------------------------------------
+    def _agreed(self, sig: Signature) -> bool:
+        return self.exchange.run(self.exchange.plan(sig), None) is not None
+
+    def _agreed_allreduce(self, x: Any, op: str, sig: Signature) -> Any:
+        plan = self.exchange.plans.get(sig) or self.exchange.plan(sig)
+        if plan.message is None:  # too large to ride along: agree, then MPI's all-reduce
+            return super()._agreed_allreduce(x, op, sig)
+        if type(x) is np.ndarray:
+            return self.exchange.run(plan, x)
+        buf, back = _host(x)
+        out = self.exchange.run(plan, buf)
+        return None if out is None else back(out)
 
     # -- collectives -------------------------------------------------------------------------
     def _allreduce(self, x: Any, op: str) -> Any:

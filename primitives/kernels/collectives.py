@@ -17,13 +17,18 @@ that are bound and how to bind one.
 `Transport` is the whole interface a communication library must offer: blocking
 collectives on contiguous arrays, point-to-point messages, a barrier, `start` for
 non-blocking work and `split` for sub-groups. MPI (``funcgrad.distributed.mpi``) is the one
-this package ships; NCCL through cupy fits the same methods. Before each collective the
-ranks agree on what they are about to do (operation, dtype, shape, root): every rank
-contributes a short signature to one small all-reduce, and a disagreement raises
-`CollectiveMismatchError` on every rank, listing what each rank called, instead of hanging
-or mixing up buffers (MPI's own behaviour for mismatched counts). ``checks=False`` on a
-transport (or ``FUNCGRAD_DISTRIBUTED_CHECKS=0``) skips the agreement, saving one small
-message per collective.
+this package ships; NCCL through cupy fits the same methods.
+
+Before each collective the ranks agree on what they are about to do (operation, dtype,
+shape, root): a disagreement raises `CollectiveMismatchError` on every rank, listing what
+each rank called, instead of hanging or mixing up buffers (MPI's own behaviour for
+mismatched counts). Each call's `Signature` is built once and remembered. The agreement is
+a transport's hook, `Transport._agreed`; this module's default is one small all-reduce of
+the signature before the operation. A transport may fold the agreement into the data
+(`Transport._agreed_allreduce`): the MPI transport sends an all-reduce's operand in the
+same point-to-point messages as the signatures, so a small all-reduce costs one exchange,
+not two (see ``funcgrad.distributed.agreement``). ``checks=False`` on a transport (or
+``FUNCGRAD_DISTRIBUTED_CHECKS=0``, on every rank alike) skips the agreement.
 """
 from __future__ import annotations
 
@@ -36,8 +41,9 @@ from typing import Any, Callable, Hashable, Iterator, Sequence
 import numpy as np
 
 __all__ = ["Transport", "SelfTransport", "Pending", "UnboundAxisError",
-           "CollectiveMismatchError", "REDUCE_OPS", "register_axis", "unregister_axis",
-           "axis_transport", "bound_axis_names", "axis_size", "bind_axis"]
+           "CollectiveMismatchError", "Signature", "signature", "REDUCE_OPS",
+           "register_axis", "unregister_axis", "axis_transport", "bound_axis_names",
+           "axis_size", "bind_axis"]
 
 REDUCE_OPS = ("sum", "prod", "max", "min", "band", "bor", "bxor")
 _OPERATIONS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "gather", "scatter",
@@ -46,7 +52,8 @@ _DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64
                                   np.uint16, np.uint32, np.uint64, np.float16, np.float32,
                                   np.float64, np.complex64, np.complex128)]
 _MAX_DIMS = 8
-_SIGNATURE = 4 + _MAX_DIMS  # operation, dtype, extra, ndim, dims
+SIGNATURE_LENGTH = 16  # int64s: operation, dtype, extra, ndim, nbytes, dims, padding
+SIGNATURE_BYTES = 8 * SIGNATURE_LENGTH
 
 
 class UnboundAxisError(NameError):
@@ -103,38 +110,73 @@ def _dtype_code(dtype: np.dtype) -> int:
 
 
 def _signature(operation: str, shape: tuple, dtype: Any, extra: int) -> np.ndarray:
-    sig = np.full(_SIGNATURE, -1, np.int64)
-    sig[:4] = (_OPERATIONS.index(operation), _dtype_code(np.dtype(dtype)), extra, len(shape))
+    """What a rank is about to call, as int64s: equal signatures mean the same operation,
+    dtype, extra (op code, root), shape and byte count (so equal operand sizes)."""
+    dtype = np.dtype(dtype)
+    sig = np.full(SIGNATURE_LENGTH, -1, np.int64)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    sig[:5] = (_OPERATIONS.index(operation), _dtype_code(dtype), extra, len(shape), nbytes)
     if len(shape) <= _MAX_DIMS:
-        sig[4:4 + len(shape)] = shape
+        sig[5:5 + len(shape)] = shape
     else:  # a long shape: its dims as one checksum in the first slot
-        sig[4] = zlib.crc32(np.asarray(shape, np.int64).tobytes())
+        sig[5] = zlib.crc32(np.asarray(shape, np.int64).tobytes())
     return sig
 
 
-_PAIRS: dict[tuple, tuple[np.ndarray, bytes]] = {}
+class Signature:
+    """One call's signature (``array``, and as ``bytes``), with what the default agreement
+    sends (``pair``: the signature and its negation) and whether the call is a valid
+    reduction. Built once per distinct call and remembered (`signature`): a training loop
+    calls the same few collectives over and over."""
+
+    __slots__ = ("operation", "shape", "dtype", "array", "bytes", "pair", "pair_bytes",
+                 "reducible")
+
+    def __init__(self, operation: str, shape: tuple, dtype: np.dtype, extra: int):
+        self.operation, self.shape, self.dtype = operation, shape, dtype
+        self.array = _signature(operation, shape, dtype, extra)
+        self.bytes = self.array.tobytes()
+        self.pair = np.concatenate([self.array, -self.array])
+        self.pair_bytes = self.pair.tobytes()
+        self.reducible = (operation not in ("allreduce", "reduce_scatter", "reduce")
+                          or _reduction_problem(REDUCE_OPS[extra % len(REDUCE_OPS)],
+                                                dtype) is None)
+
+    def __repr__(self) -> str:
+        return f"<Signature {_describe(self.array)}>"
 
 
-def _signature_pair(operation: str, shape: tuple, dtype: Any, extra: int
-                    ) -> tuple[np.ndarray, bytes]:
-    """(the signature and its negation, concatenated; their bytes), remembered: a training
-    loop calls the same few collectives over and over."""
-    key = (operation, tuple(shape), np.dtype(dtype), extra)
-    pair = _PAIRS.get(key)
-    if pair is None:
-        if len(_PAIRS) > 4096:  # a program with ever-new shapes: start afresh
-            _PAIRS.clear()
-        sig = _signature(*key)
-        both = np.concatenate([sig, -sig])
-        pair = _PAIRS[key] = (both, both.tobytes())
-    return pair
+_SIGNATURES: dict[tuple, Signature] = {}
+
+
+def signature(operation: str, shape: tuple, dtype: Any, extra: int = 0) -> Signature:
+    """The remembered `Signature` of ``operation`` on ``shape``/``dtype`` (a dict look-up
+    for a call seen before)."""
+    key = (operation, shape, dtype, extra)
+    sig = _SIGNATURES.get(key)
+    if sig is None:
+        if len(_SIGNATURES) > 4096:  # a program with ever-new shapes: start afresh
+            _SIGNATURES.clear()
+        sig = _SIGNATURES[key] = Signature(operation, tuple(shape), np.dtype(dtype), extra)
+    return sig
+
+
+_ALLREDUCES: dict[tuple, Signature] = {}  # by (shape, dtype, op): no op code to look up
+
+
+def _allreduce_signature(x: Any, op: str) -> Signature:
+    if len(_ALLREDUCES) > 4096:
+        _ALLREDUCES.clear()
+    sig = _ALLREDUCES[x.shape, x.dtype, op] = signature("allreduce", x.shape, x.dtype,
+                                                        _op_code(op))
+    return sig
 
 
 def _describe(sig: np.ndarray) -> str:
     operation = _OPERATIONS[int(sig[0])]
     code, extra, ndim = (int(v) for v in sig[1:4])
     dtype = _DTYPES[code].name if code < len(_DTYPES) else f"dtype#{code}"
-    dims = "..." if ndim > _MAX_DIMS else ", ".join(str(int(d)) for d in sig[4:4 + ndim])
+    dims = "..." if ndim > _MAX_DIMS else ", ".join(str(int(d)) for d in sig[5:5 + ndim])
     return f"{operation}({_extra_name(operation, extra)}) on {dtype}[{dims}]"
 
 
@@ -178,24 +220,49 @@ class Transport(ABC):
         the same ``operation`` on the same shape and dtype (``extra``: op code, root)."""
         if not self.checks or self.size == 1:
             return
-        mine, expected = _signature_pair(operation, shape, dtype, extra)
-        # max over ranks of (sig, -sig) is this rank's own pair iff every rank's sig is
-        # this one (any difference makes some max exceed it, or some min fall below it)
-        if self._allreduce(mine, "max").tobytes() == expected:
-            return
-        every = self._allgather(mine[:_SIGNATURE])  # every rank saw it: all come here
-        lines = "\n".join(f"  rank {r}: {_describe(s)}"
-                          for r, s in enumerate(every))
+        sig = signature(operation, shape, dtype, extra)
+        if not self._agreed(sig):
+            self._disagreement(sig)
+
+    def _agreed(self, sig: Signature) -> bool:
+        """Whether every rank of the group contributed ``sig`` (the same answer on every
+        rank). This default is one small all-reduce: the maximum over ranks of (sig, -sig)
+        is this rank's own pair iff every rank's sig is this one (any difference makes
+        some maximum exceed it, or some minimum fall below it)."""
+        return self._allreduce(sig.pair, "max").tobytes() == sig.pair_bytes
+
+    def _agreed_allreduce(self, x: Any, op: str, sig: Signature) -> Any:
+        """The all-reduce of ``x``, or None if the ranks' signatures differ (then None on
+        every rank, and nothing was reduced). This default agrees, then reduces; a
+        transport that can carry the signature with the data overrides it."""
+        return self._allreduce(x, op) if self._agreed(sig) else None
+
+    def _disagreement(self, sig: Signature) -> None:
+        """Raise the mismatch error, listing what each rank called (every rank learnt of
+        the disagreement together, so all of them gather the signatures)."""
+        every = self._allgather(sig.array)
+        lines = "\n".join(f"  rank {r}: {_describe(s)}" for r, s in enumerate(every))
+        alike = ("\nThe calls look alike: some ranks started it without blocking "
+                 "(block=False, async_op=True) and others blocking; start it the same way "
+                 "on every rank." if (every == sig.array).all() else "")
         raise CollectiveMismatchError(
             f"mismatched collective (this is rank {self.rank} of {self.size}); the ranks "
             f"called:\n{lines}\nEvery rank of a group must call the same collectives in the "
-            "same order, on operands of the same shape and dtype.")
+            f"same order, on operands of the same shape and dtype.{alike}")
 
     # -- the public operations -----------------------------------------------------------
     # With ``block=False`` each returns a `Pending` instead of the result (the transport
     # starts the operation and returns at once where it can).
     def allreduce(self, x: Any, op: str = "sum", *, block: bool = True) -> Any:
-        self.agree("allreduce", x.shape, x.dtype, _op_code(op))
+        if block and self.checks and self.size > 1:  # the common case: agreed and reduced
+            sig = _ALLREDUCES.get((x.shape, x.dtype, op)) or _allreduce_signature(x, op)
+            if sig.reducible:
+                out = self._agreed_allreduce(x, op, sig)
+                if out is None:
+                    self._disagreement(sig)
+                return out
+        code = _op_code(op)
+        self.agree("allreduce", x.shape, x.dtype, code)
         _check_reduction(op, x.dtype)
         return self._run(block, "allreduce", x, op)
 
@@ -325,14 +392,21 @@ def _op_code(op: str) -> int:
                          ) from None
 
 
+def _reduction_problem(op: str, dtype: Any) -> str | None:
+    """Why reduction ``op`` is not defined on ``dtype`` (None: it is)."""
+    dtype = np.dtype(dtype)
+    if op.startswith("b") and dtype.kind not in "biu":
+        return f"the bitwise reduction {op} needs an integer or bool dtype, got {dtype.name}"
+    if op in ("max", "min") and dtype.kind == "c":
+        return (f"a {op} reduction is not defined on complex values (got {dtype.name}); "
+                "reduce the real and imaginary parts or the absolute values instead")
+    return None
+
+
 def _check_reduction(op: str, dtype: Any) -> None:
-    if op.startswith("b") and np.dtype(dtype).kind not in "biu":
-        raise TypeError(f"the bitwise reduction {op} needs an integer or bool dtype, got "
-                        f"{np.dtype(dtype).name}")
-    if op in ("max", "min") and np.dtype(dtype).kind == "c":
-        raise TypeError(f"a {op} reduction is not defined on complex values (got "
-                        f"{np.dtype(dtype).name}); reduce the real and imaginary parts or "
-                        "the absolute values instead")
+    problem = _reduction_problem(op, dtype)
+    if problem is not None:
+        raise TypeError(problem)
 
 
 class SelfTransport(Transport):

@@ -6,9 +6,11 @@
    OUT.npz by rank 0 for comparison with jax.pmap.
 2. Checks that assert here: shard_map derivatives of a few cases against finite
    differences (forward and reverse, to second order), pmax/pmin and their tie sharing, bucketed gradient averaging and parameter
-   broadcast, data-parallel gradients equal to one process's, pmap, pytrees, and the
-   errors (mismatched collectives, unbound axes, unreplicated outputs), which every rank
-   raises and survives.
+   broadcast, data-parallel gradients equal to one process's, pmap, pytrees, all-reduces
+   on both agreement paths (operands riding along, operands too large to), and the
+   errors (mismatched collectives: shapes, dtypes, ops, operations, a small operand
+   against a large one, one rank alone differing; unbound axes, unreplicated outputs),
+   which every rank raises and survives.
 """
 import sys
 import types
@@ -129,6 +131,23 @@ def check_pmap_and_trees(n, r):
     np.testing.assert_allclose(pending.wait(), np.full(3, n))
 
 
+def check_both_agreement_paths(n, r):
+    """All-reduces whose operand rides along with the agreement and ones too large to
+    (they agree first, then run MPI's): the reduction of every rank's operand, bitwise the
+    same on every rank, for floats, ints and bools."""
+    world = dist.world()
+    for count in (5, world.exchange.capacity // 8 + 1):
+        every = [np.random.RandomState(k).randn(count) for k in range(n)]
+        total = world.allreduce(every[r], "sum")
+        np.testing.assert_allclose(total, np.sum(every, 0), rtol=1e-12)
+        assert all(g.tobytes() == total.tobytes() for g in world.allgather(total))
+        ints = np.arange(count, dtype=np.int32) * (r + 1)
+        np.testing.assert_array_equal(world.allreduce(ints, "max"), np.arange(count) * n)
+        flags = np.arange(count) == r
+        np.testing.assert_array_equal(world.allreduce(flags, "sum"), np.arange(count) < n)
+        np.testing.assert_array_equal(world.allreduce(~flags, "prod"), np.arange(count) >= n)
+
+
 def expect_error(kind, words, fn):
     try:
         fn()
@@ -149,7 +168,24 @@ def check_errors(n, r):
     expect_error(dist.CollectiveMismatchError, ["allgather", "allreduce"],
                  lambda: (dist.psum(fnp.ones(2), W) if r == 0 else
                           dist.all_gather(fnp.ones(2), W)))
+    last = r == n - 1  # only the last rank differs: every rank still learns of it
+    expect_error(dist.CollectiveMismatchError, ["allreduce(max) on float64[3]",
+                                                "allreduce(sum) on float64[3]"],
+                 lambda: (dist.pmax if last else dist.psum)(fnp.ones(3), W))
+    big = dist.world().exchange.capacity // 8 + 1  # too large to ride with the agreement
+    expect_error(dist.CollectiveMismatchError, [f"rank {n - 1}: allreduce(sum) on "
+                                                f"float64[{big}]", "rank 0: allreduce(sum) "
+                                                "on float64[3]"],
+                 lambda: dist.psum(fnp.ones(big if last else 3), W))
+    expect_error(dist.CollectiveMismatchError, ["allreduce(sum) on float64[3, 1]"],
+                 lambda: dist.psum(fnp.ones((3, 1) if last else 3), W))
+    expect_error(dist.CollectiveMismatchError, ["broadcast(root=0)", "allreduce(sum)"],
+                 lambda: (dist.broadcast(fnp.ones(big), W, 0) if last else
+                          dist.psum(fnp.ones(big), W)))
+    expect_error(dist.CollectiveMismatchError, ["The calls look alike", "without blocking"],
+                 lambda: dist.world().allreduce(np.ones(3), block=not last))
     np.testing.assert_allclose(dist.psum(fnp.ones(2), W), np.full(2, n))  # still in step
+    np.testing.assert_allclose(dist.psum(fnp.ones(big), W), np.full(big, n))
     expect_error(NameError, ["unbound axis name: nope", "'world'"],
                  lambda: dist.psum(fnp.ones(2), "nope"))
     not_replicated = dist.shard_map(lambda x: x * 2, in_specs=(dist.P(W),),
@@ -173,6 +209,7 @@ def main():
     check_extrema(n, r)
     check_data_parallel(n, r)
     check_pmap_and_trees(n, r)
+    check_both_agreement_paths(n, r)
     check_errors(n, r)
     every = MPI.COMM_WORLD.gather(results, root=0)
     if r == 0:
