@@ -385,21 +385,24 @@ NO_PARAMS: dict = {}  # shared by every call without params; never written to
 
 def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
     """The one path of every primitive call: to the trace of the highest level among the
-    tracers in ``args`` (`find_top_trace`, written out: this runs for every operation), or,
-    with no tracer, to the backend implementation, its result wrapped in an Array."""
+    tracers in ``args`` (`find_top_trace`), or, with no tracer, to the backend
+    implementation, its result wrapped in an Array. One pass over ``args`` does both the
+    search and the unwrapping of Arrays (this runs for every operation)."""
     top = None
+    raws = []
     for a in args:
-        if isinstance(a, Tracer):
+        if type(a) is Array:
+            raws.append(a._value)
+        elif isinstance(a, Tracer):
             t = a._trace
             if top is None or t.level > top.level:
                 top = t
+        else:  # a number, a backend array, a nested list
+            raws.append(to_raw(a))
     if top is not None:
         if not top.alive:
             raise escaped_error(top, prim)
         return top.process(prim, args, params)
-    raws = []
-    for a in args:
-        raws.append(a._value if type(a) is Array else to_raw(a))
     try:
         out = prim.impl(*raws, **params) if params else prim.impl(*raws)
     except Exception:
