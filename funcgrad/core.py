@@ -195,7 +195,9 @@ class Primitive:
         self.jvp_rules: list = []
         self.batch_rule: Callable | None = None
         self.stage_rule: Callable | None = None  # how jit records a call (control flow)
-        self._needs: dict[tuple, tuple] = {}
+        # `needs(mask, n)` by ``mask | 1 << n`` (one int for both: mask < 2**n), filled by
+        # `needs` and read first by the tape's record builder (a lookup costs less than a call)
+        self.needs_cache: dict[int, tuple] = {}
         self.__name__ = name
         self.__doc__ = doc or getattr(impl, "__doc__", None)
         _PRIMITIVES[name] = self
@@ -261,7 +263,7 @@ class Primitive:
         return self
 
     def _rules_changed(self) -> None:
-        self._needs = {}
+        self.needs_cache = {}
         self.reads_avals = any(isinstance(r, Rule) and r.reads_avals for r in self.vjp_rules)
 
     def defjvp(self, *rules: Callable | None) -> "Primitive":
@@ -324,10 +326,10 @@ class Primitive:
         return rules[0] if self.inputs is None else rules[argnum]
 
     def needs(self, mask: int, n: int) -> tuple:
-        """(input positions whose values the VJP rules of the inputs in ``mask`` read,
-        whether they read the output), for a call with ``n`` inputs."""
-        key = (mask, n)  # variadic primitives are called with varying numbers of inputs
-        got = self._needs.get(key)
+        """(the input positions, ascending, whose values the VJP rules of the inputs in
+        ``mask`` read, whether they read the output), for a call with ``n`` inputs."""
+        key = mask | 1 << n  # variadic primitives are called with varying numbers of inputs
+        got = self.needs_cache.get(key)
         if got is None:
             ins: set = set()
             reads_out = False
@@ -336,7 +338,7 @@ class Primitive:
                 if isinstance(rule, Rule):
                     ins.update(range(n) if "all" in rule.inputs_read else rule.inputs_read)
                     reads_out = reads_out or rule.reads_out
-            got = self._needs[key] = (frozenset(ins), reads_out)
+            got = self.needs_cache[key] = (tuple(sorted(i for i in ins if i < n)), reads_out)
         return got
 
     # -- calling -------------------------------------------------------------------------

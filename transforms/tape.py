@@ -98,11 +98,11 @@ def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequ
     referenced, never copied: funcgrad Arrays are immutable, and a numpy array the user
     passes must not change while a transform holds it (as with any zero-copy view)."""
     n = len(primals)
-    ins, reads_out = prim.needs(mask, n)
-    saved = [None] * n
-    for i in range(n):
-        if i in ins or (keep_consts and in_vars[i] < 0):
-            saved[i] = primals[i]
+    ins, reads_out = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
+    saved = ([p if v < 0 else None for p, v in zip(primals, in_vars)] if keep_consts
+             else [None] * n)
+    for i in ins:
+        saved[i] = primals[i]
     rec = _new(Record)
     rec.prim = prim
     rec.params = params
