@@ -45,9 +45,11 @@ _phase = _Phase()
 
 
 class RevTracer(Tracer):
-    """A value recorded on a tape: its primal and its variable number on that tape."""
+    """A value recorded on a tape: its primal, its variable number on that tape, and
+    whether it carries a derivative (its dtype is inexact; known once, read by every call
+    that takes it)."""
 
-    __slots__ = ("_var",)
+    __slots__ = ("_var", "_diff")
 
 
 class Record:
@@ -152,15 +154,19 @@ class RevTrace(Trace):
         self.records: list[Record] = []
         self.var_avals: list[tuple] = []
 
-    def new_var(self, primal: Any) -> RevTracer:
+    def new_var(self, primal: Any, diff: bool | None = None) -> RevTracer:
+        """A tracer of ``primal``, the tape's next variable; ``diff``: whether it carries a
+        derivative (found from the dtype if not given)."""
+        var_avals = self.var_avals
         t = _new(self.tracer_type)
         t._trace = self
         t._primal = primal
         t.dtype = dtype = primal.dtype
-        t.shape = shape = tuple(primal.shape)
-        t.ndim = len(shape)
-        t._var = len(self.var_avals)
-        self.var_avals.append((shape, dtype))
+        t.shape = shape = primal.shape  # a tuple already (an Array's, a backend array's)
+        t.ndim = primal.ndim
+        t._diff = (dtype.kind in "fc" or dtype in EXTENDED_FLOATS) if diff is None else diff
+        t._var = len(var_avals)
+        var_avals.append((shape, dtype))
         return t
 
     def var_of(self, x: Any) -> int:
@@ -181,8 +187,7 @@ class RevTrace(Trace):
             if type(a) is own and a._trace is self:
                 primals.append(a._primal)
                 in_vars.append(a._var)
-                d = a.dtype
-                if d.kind in "fc" or d in EXTENDED_FLOATS:  # bfloat16's kind is "V"
+                if a._diff:
                     mask |= bit
             else:
                 primals.append(a)
@@ -200,9 +205,8 @@ class RevTrace(Trace):
     def _traced(self, out: Any) -> Any:
         """A tracer for an output that can carry a derivative (every output: keep_all)."""
         d = out.dtype
-        if self.keep_all or d.kind in "fc" or d in EXTENDED_FLOATS:
-            return self.new_var(out)
-        return out
+        diff = d.kind in "fc" or d in EXTENDED_FLOATS  # bfloat16's kind is "V"
+        return self.new_var(out, diff) if diff or self.keep_all else out
 
     def record(self, prim: Primitive, params: dict, primals: Sequence, in_vars: Sequence,
                mask: int, out: Any) -> Any:
@@ -210,11 +214,14 @@ class RevTrace(Trace):
         if prim.multiple_results:
             result: Any = tuple([self._traced(o) for o in out])
             out_vars = tuple([self.var_of(r) for r in result])
-        elif self.keep_all or out.dtype.kind in "fc" or out.dtype in EXTENDED_FLOATS:
-            result = self.new_var(out)
-            out_vars = (result._var,)
         else:
-            result, out_vars = out, (-1,)
+            d = out.dtype
+            diff = d.kind in "fc" or d in EXTENDED_FLOATS
+            if diff or self.keep_all:
+                result = self.new_var(out, diff)
+                out_vars = (result._var,)
+            else:
+                result, out_vars = out, (-1,)
         rec = build_record(prim, params, primals, in_vars, mask, out_vars, out,
                            self.keep_consts, _user_source() if self.sources else None)
         if self.policy is not None:
