@@ -212,8 +212,9 @@ class RevTrace(Trace):
                mask: int, out: Any) -> Any:
         """Append a record of ``prim`` having produced ``out``; return its tracers."""
         if prim.multiple_results:
-            result: Any = tuple([self._traced(o) for o in out])
-            out_vars = tuple([self.var_of(r) for r in result])
+            # map, not a comprehension: one would make ``self`` a cell in every call
+            result: Any = tuple(map(self._traced, out))
+            out_vars = tuple(map(self.var_of, result))
         else:
             d = out.dtype
             diff = d.kind in "fc" or d in EXTENDED_FLOATS
