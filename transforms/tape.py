@@ -299,10 +299,13 @@ def _accumulate_input_cotangents(rec: Record, g: Any, cts: list, var_avals: list
     rules = prim.vjp_rules
     if not rules:
         raise _missing_rule(prim, 0)
-    saved, out, in_avals, params = rec.saved, rec.out, rec.in_avals, rec.params
+    saved = rec.saved
+    out = rec.out
+    in_avals = rec.in_avals
+    params = rec.params
     every = (None if prim.vjp_all is None else
              prim.vjp_all.apply(g, -1, saved, out, in_avals, params))
-    one_rule = len(rules) == 1 and len(rec.in_vars) > 1  # variadic
+    variadic = prim.inputs is None  # one rule for every input
     i = -1
     for v in rec.in_vars:
         i += 1
@@ -316,13 +319,14 @@ def _accumulate_input_cotangents(rec: Record, g: Any, cts: list, var_avals: list
             if gi is None:
                 continue
         else:
-            rule = rules[0] if one_rule else rules[i]
+            rule = rules[0] if variadic else rules[i]
             if rule is ZERO:
                 continue
             if rule is None:
                 raise _missing_rule(prim, i)
             gi = rule.apply(g, i, saved, out, in_avals, params)
-        if not isinstance(gi, Array) or gi.shape != shape or gi.dtype != dtype:
+        if not isinstance(gi, Array) or gi.shape != shape or (gi.dtype is not dtype
+                                                              and gi.dtype != dtype):
             gi = fit_cotangent(gi, shape, dtype)
         old = cts[v]
         cts[v] = gi if old is None else old + gi
