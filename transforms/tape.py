@@ -149,6 +149,8 @@ class RevTrace(Trace):
         self.sources = sources
         self.policy = policy
         self.keep_consts = keep_all or policy is not None
+        # read on every traced call, and an instance attribute is read faster than a class's
+        self.tracer_type = type(self).tracer_type
         self.kept_vars: set = set()
         self.records: list[Record] = []
         self.var_avals: list[tuple] = []
@@ -197,9 +199,9 @@ class RevTrace(Trace):
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
         primals, in_vars, mask = self.lower(args)
         out = bind(prim, primals, params)
-        if not self.keep_all and (mask == 0 or not prim.differentiable):
-            return out
-        return self.record(prim, params, primals, in_vars, mask, out)
+        if mask and prim.differentiable or self.keep_all:
+            return self.record(prim, params, primals, in_vars, mask, out)
+        return out
 
     def _traced(self, out: Any) -> Any:
         """A tracer for an output that can carry a derivative (every output: keep_all)."""
