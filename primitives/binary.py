@@ -61,8 +61,8 @@ def _max_share_impl(g: Any, a: Any, b: Any) -> Any:
     """The part of g that goes to ``a`` in maximum(a, b): all where a > b, half at ties
     (JAX's convention). A kernel may look at the data: ties are rare, and without them the
     share is one select."""
-    ties = a == b
-    if np.any(ties):
+    ties = a == b  # an array (a numpy bool for 0-d operands)
+    if ties.any():
         return np.where(a > b, g, np.where(ties, g * 0.5, 0 * g))
     return kernels.where(a > b, g, 0)
 

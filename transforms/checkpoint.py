@@ -327,7 +327,7 @@ class _CheckpointCall(TraceCall):
         return [cts[v] if v >= 0 else None for v in self.in_vars]
 
 
-def _reads(rec: Record) -> tuple[frozenset, bool]:
+def _reads(rec: Record) -> tuple[tuple, bool]:
     mask = sum(1 << i for i, v in enumerate(rec.in_vars) if v >= 0)
     return rec.prim.needs(mask, len(rec.in_vars))
 

@@ -122,8 +122,8 @@ class JitTrace(RevTrace):
         self._values: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._numbers: dict = {}  # the values of weak (Python number) variables
 
-    def new_var(self, primal: Any) -> JitTracer:
-        t = super().new_var(primal)
+    def new_var(self, primal: Any, diff: bool | None = None) -> JitTracer:
+        t = super().new_var(primal, diff)
         if isinstance(primal, Array):
             self._values[t._var] = primal
         return t

@@ -16,8 +16,8 @@ checkpoint, linearize, jit, the torch facade) uses this API:
 """
 from __future__ import annotations
 
+import contextvars
 import sys
-import threading
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
@@ -36,18 +36,19 @@ __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "
            "record_primitive", "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of"]
 
 
-class _Phase(threading.local):
-    def __init__(self) -> None:
-        self.backward_depth = 0
-
-
-_phase = _Phase()
+# how many backward passes are running in this thread (a context variable: per thread, and
+# per asyncio task; read faster than a threading.local): records made meanwhile are marked
+# as the backward phase
+_backward_depth: contextvars.ContextVar[int] = contextvars.ContextVar(
+    "funcgrad_backward_depth", default=0)
 
 
 class RevTracer(Tracer):
-    """A value recorded on a tape: its primal and its variable number on that tape."""
+    """A value recorded on a tape: its primal, its variable number on that tape, and
+    whether it carries a derivative (its dtype is inexact; known once, read by every call
+    that takes it)."""
 
-    __slots__ = ("_var",)
+    __slots__ = ("_var", "_diff")
 
 
 class Record:
@@ -114,7 +115,7 @@ def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequ
     # a multi-output record keeps its outputs when one is not traced: the zero cotangent
     # of that output is shaped after it
     rec.out = out if reads_out or (prim.multiple_results and -1 in out_vars) else None
-    rec.phase = "backward" if _phase.backward_depth else "forward"
+    rec.phase = "backward" if _backward_depth.get() else "forward"
     rec.source = source
     rec.sub = None
     return rec
@@ -148,19 +149,25 @@ class RevTrace(Trace):
         self.sources = sources
         self.policy = policy
         self.keep_consts = keep_all or policy is not None
+        # read on every traced call, and an instance attribute is read faster than a class's
+        self.tracer_type = type(self).tracer_type
         self.kept_vars: set = set()
         self.records: list[Record] = []
         self.var_avals: list[tuple] = []
 
-    def new_var(self, primal: Any) -> RevTracer:
+    def new_var(self, primal: Any, diff: bool | None = None) -> RevTracer:
+        """A tracer of ``primal``, the tape's next variable; ``diff``: whether it carries a
+        derivative (found from the dtype if not given)."""
+        var_avals = self.var_avals
         t = _new(self.tracer_type)
         t._trace = self
         t._primal = primal
         t.dtype = dtype = primal.dtype
-        t.shape = shape = tuple(primal.shape)
-        t.ndim = len(shape)
-        t._var = len(self.var_avals)
-        self.var_avals.append((shape, dtype))
+        t.shape = shape = primal.shape  # a tuple already (an Array's, a backend array's)
+        t.ndim = primal.ndim
+        t._diff = (dtype.kind in "fc" or dtype in EXTENDED_FLOATS) if diff is None else diff
+        t._var = len(var_avals)
+        var_avals.append((shape, dtype))
         return t
 
     def var_of(self, x: Any) -> int:
@@ -181,8 +188,7 @@ class RevTrace(Trace):
             if type(a) is own and a._trace is self:
                 primals.append(a._primal)
                 in_vars.append(a._var)
-                d = a.dtype
-                if d.kind in "fc" or d in EXTENDED_FLOATS:  # bfloat16's kind is "V"
+                if a._diff:
                     mask |= bit
             else:
                 primals.append(a)
@@ -193,28 +199,31 @@ class RevTrace(Trace):
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
         primals, in_vars, mask = self.lower(args)
         out = bind(prim, primals, params)
-        if not self.keep_all and (mask == 0 or not prim.differentiable):
-            return out
-        return self.record(prim, params, primals, in_vars, mask, out)
+        if mask and prim.differentiable or self.keep_all:
+            return self.record(prim, params, primals, in_vars, mask, out)
+        return out
 
     def _traced(self, out: Any) -> Any:
         """A tracer for an output that can carry a derivative (every output: keep_all)."""
         d = out.dtype
-        if self.keep_all or d.kind in "fc" or d in EXTENDED_FLOATS:
-            return self.new_var(out)
-        return out
+        diff = d.kind in "fc" or d in EXTENDED_FLOATS  # bfloat16's kind is "V"
+        return self.new_var(out, diff) if diff or self.keep_all else out
 
     def record(self, prim: Primitive, params: dict, primals: Sequence, in_vars: Sequence,
                mask: int, out: Any) -> Any:
         """Append a record of ``prim`` having produced ``out``; return its tracers."""
         if prim.multiple_results:
-            result: Any = tuple([self._traced(o) for o in out])
-            out_vars = tuple([self.var_of(r) for r in result])
-        elif self.keep_all or out.dtype.kind in "fc" or out.dtype in EXTENDED_FLOATS:
-            result = self.new_var(out)
-            out_vars = (result._var,)
+            # map, not a comprehension: one would make ``self`` a cell in every call
+            result: Any = tuple(map(self._traced, out))
+            out_vars = tuple(map(self.var_of, result))
         else:
-            result, out_vars = out, (-1,)
+            d = out.dtype
+            diff = d.kind in "fc" or d in EXTENDED_FLOATS
+            if diff or self.keep_all:
+                result = self.new_var(out, diff)
+                out_vars = (result._var,)
+            else:
+                result, out_vars = out, (-1,)
         rec = build_record(prim, params, primals, in_vars, mask, out_vars, out,
                            self.keep_consts, _user_source() if self.sources else None)
         if self.policy is not None:
@@ -292,10 +301,13 @@ def _accumulate_input_cotangents(rec: Record, g: Any, cts: list, var_avals: list
     rules = prim.vjp_rules
     if not rules:
         raise _missing_rule(prim, 0)
-    saved, out, in_avals, params = rec.saved, rec.out, rec.in_avals, rec.params
+    saved = rec.saved
+    out = rec.out
+    in_avals = rec.in_avals
+    params = rec.params
     every = (None if prim.vjp_all is None else
              prim.vjp_all.apply(g, -1, saved, out, in_avals, params))
-    one_rule = len(rules) == 1 and len(rec.in_vars) > 1  # variadic
+    variadic = prim.inputs is None  # one rule for every input
     i = -1
     for v in rec.in_vars:
         i += 1
@@ -309,13 +321,14 @@ def _accumulate_input_cotangents(rec: Record, g: Any, cts: list, var_avals: list
             if gi is None:
                 continue
         else:
-            rule = rules[0] if one_rule else rules[i]
+            rule = rules[0] if variadic else rules[i]
             if rule is ZERO:
                 continue
             if rule is None:
                 raise _missing_rule(prim, i)
             gi = rule.apply(g, i, saved, out, in_avals, params)
-        if not isinstance(gi, Array) or gi.shape != shape or gi.dtype != dtype:
+        if not isinstance(gi, Array) or gi.shape != shape or (gi.dtype is not dtype
+                                                              and gi.dtype != dtype):
             gi = fit_cotangent(gi, shape, dtype)
         old = cts[v]
         cts[v] = gi if old is None else old + gi
@@ -334,7 +347,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             cts[var] = ct if cts[var] is None else cts[var] + ct
     if consume and isinstance(seeds, list):
         seeds.clear()  # consumed: each cotangent can go once the pass is done with it
-    _phase.backward_depth += 1
+    depth = _backward_depth.set(_backward_depth.get() + 1)
     try:
         for rec in reversed(records):
             if rec.prim.multiple_results:
@@ -350,7 +363,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             if consume:
                 rec.saved = rec.out = None
     finally:
-        _phase.backward_depth -= 1
+        _backward_depth.reset(depth)
     return cts
 
 

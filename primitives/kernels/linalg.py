@@ -30,7 +30,10 @@ def low_precision_dtype(*xs: Any) -> np.dtype | None:
     ml_dtypes' bfloat16 matmul answers in float32 (its einsum refuses), so such products
     are computed by `in_float32`, as PyTorch's CPU kernels accumulate them too. On cupy
     (cuBLAS handles float16 itself) this is None."""
-    if not any(type(x) is np.ndarray and x.dtype in LOW_FLOATS for x in xs):
+    for x in xs:  # a loop testing the item size first: this runs before every product
+        if type(x) is np.ndarray and x.itemsize == 2 and x.dtype in LOW_FLOATS:
+            break
+    else:
         return None
     dtype = np.result_type(*[x.dtype for x in xs])
     return dtype if dtype in LOW_FLOATS else None
@@ -79,7 +82,7 @@ def matmul_tn(a: Any, b: Any, like: Any) -> Any:
         return in_float32(matmul_tn, low, a, b, like=like)
     if _column_major(like):
         return np.matmul(b.T, a).T
-    return np.matmul(np.swapaxes(a, -1, -2), b)
+    return np.matmul(a.swapaxes(-1, -2), b)
 
 
 def addmm(c: Any, x: Any, y: Any) -> Any:
