@@ -166,6 +166,8 @@ class Array:
 def new_array(raw: Any) -> Array:
     """Wrap a backend array (or numpy scalar) that no one else holds, without copying."""
     if type(raw) is not np.ndarray and not hasattr(raw, "__cuda_array_interface__"):
+        if isinstance(raw, Array):  # an implementation's result on the meta device
+            return raw
         raw = np.asarray(raw)
     a = object.__new__(Array)
     a._value = raw

@@ -77,12 +77,15 @@ def devices() -> list[str]:
 
 
 def check_device(device: str) -> str:
-    """The canonical name ('cpu' or 'gpu:N') of a device given as 'cpu', 'gpu' or 'gpu:N',
-    or a clear error when there is no such device."""
+    """The canonical name ('cpu', 'gpu:N' or 'meta') of a device given as 'cpu', 'gpu',
+    'gpu:N' or 'meta' (shapes without values: `funcgrad.meta`), or a clear error when there
+    is no such device."""
     kind, _, index = str(device).partition(":")
+    if kind == "meta" and not index:
+        return "meta"
     if kind not in ("cpu", "gpu"):
-        raise ValueError(f"unknown device {device!r}; use 'cpu', 'gpu' or 'gpu:N' "
-                         f"(available: {', '.join(devices())})")
+        raise ValueError(f"unknown device {device!r}; use 'cpu', 'gpu', 'gpu:N' or 'meta' "
+                         f"(available: {', '.join(devices())}, meta)")
     if kind == "gpu" and _cupy() is None:
         raise RuntimeError("device 'gpu' requested but cupy with a visible GPU is not "
                            "available; install funcgrad[cuda] on a machine with a GPU")
@@ -99,8 +102,9 @@ def to_device(raw: Any, device: str) -> Any:
 
 
 def on_device_of(raw: Any, device: str) -> Any:
-    """A host constant ``raw`` placed on ``device`` (itself on the CPU, no copy)."""
-    return raw if device == "cpu" else to_device(raw, device)
+    """A host constant ``raw`` placed on ``device`` (itself on the CPU, no copy; also for
+    the meta device, whose arrays combine with host constants into meta arrays)."""
+    return raw if device == "cpu" or device == "meta" else to_device(raw, device)
 
 
 def synchronize(raw: Any) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 from funcgrad import tree_util
 from funcgrad.backend import check_device, device_of, to_device
 from funcgrad.core import Primitive
+from funcgrad.meta import to_meta
 from . import sampling
 from .batching import passthrough
 
@@ -46,6 +47,8 @@ convert_element_type.defjvp(lambda t, new_dtype: convert_element_type(t, new_dty
 
 
 def _device_put(x: Any, device: str) -> Any:
+    if device == "meta":  # the shape and dtype alone (off the meta device: MetaTrace refuses)
+        return to_meta(x)
     return x if device_of(x) == device else to_device(x, device)
 
 
@@ -54,13 +57,14 @@ device_put_p = Primitive(
     sample=sampling.custom(lambda rng, draw: [sampling.Case(
         lambda x: device_put_p(x, device="cpu"),
         (sampling.values(rng, sampling.draw_shape(draw)),), "cpu -> cpu")]),
-    doc="x copied to device ('cpu' or 'gpu:N').")
+    doc="x copied to device ('cpu', 'gpu:N' or 'meta').")
 device_put_p.defvjp(lambda g, x: device_put_p(g, device=x.device))
 device_put_p.defjvp(lambda t, device: device_put_p(t, device=device))
 
 
 def device_put(x: Any, device: str = "cpu") -> Any:
-    """Copy an Array (or pytree of arrays) to ``device``: 'cpu', 'gpu' or 'gpu:N'.
+    """Copy an Array (or pytree of arrays) to ``device``: 'cpu', 'gpu', 'gpu:N', or 'meta'
+    (its shape and dtype only, see `funcgrad.meta`; nothing can be copied off it).
 
     Differentiable: the cotangent is moved back to the input's device."""
     target = check_device(device)

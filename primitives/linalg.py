@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core import ZERO, Primitive
+from funcgrad.meta import ShapeDtypeStruct, def_meta_impl, stand_in
 from .constants import constant, ones_like, zeros_like
 from .elementwise import conj as conj_p, real as real_p
 from .kernels import linalg as kernels
@@ -135,6 +136,26 @@ matmul.defvjp(_matmul_x, _matmul_y)
 matmul.defjvp(lambda t, y: matmul(t, y), lambda t, x: matmul(x, t))
 
 
+def _matmul_on_meta(x: Any, y: Any) -> ShapeDtypeStruct:
+    """matmul's result on meta arrays from the shapes alone: a product of stand-ins would
+    cost a real product. Operands that do not fit raise the kernel's own error (numpy
+    checks the shapes before multiplying, so that call costs nothing)."""
+    xs, ys = tuple(x.shape), tuple(y.shape)
+    fits = bool(xs and ys) and xs[-1] == ys[-2 if len(ys) > 1 else 0]
+    try:
+        batch = np.broadcast_shapes(xs[:-2], ys[:-2]) if fits else None
+    except ValueError:
+        batch = None
+    if batch is None:
+        kernels.matmul(stand_in(x), stand_in(y))
+    dtype = kernels.matmul(np.zeros((1, 1), x.dtype), np.zeros((1, 1), y.dtype)).dtype
+    return ShapeDtypeStruct(batch + xs[-2:-1] + ys[-1:] if len(ys) > 1 else
+                            batch + xs[-2:-1], dtype)
+
+
+def_meta_impl(matmul, _matmul_on_meta)
+
+
 # x^T @ y for matrices, laid out as ``like`` (matmul's y-cotangent; see the kernel): linear
 # in x and y, constant in like
 matmul_tn = Primitive("matmul_tn", kernels.matmul_tn, ("x", "y", "like"),
@@ -150,6 +171,17 @@ addmm = Primitive("addmm", kernels.addmm, ("c", "x", "y"), sample=samplers.addmm
                   doc="c + x @ y, for matrices x and y and c broadcasting to their product.")
 addmm.defvjp(lambda g: g, lambda g, y: matmul(g, mT(y)), _matmul_y)
 addmm.defjvp(lambda t: t, lambda t, y: matmul(t, y), lambda t, x: matmul(x, t))
+
+
+def _addmm_on_meta(c: Any, x: Any, y: Any) -> ShapeDtypeStruct:
+    product = _matmul_on_meta(x, y)
+    return ShapeDtypeStruct(np.broadcast_shapes(c.shape, product.shape),
+                            np.result_type(product.dtype, c.dtype))
+
+
+def_meta_impl(matmul_tn, lambda x, y, like: _matmul_on_meta(
+    ShapeDtypeStruct(x.shape[::-1], x.dtype), y))
+def_meta_impl(addmm, _addmm_on_meta)
 
 # ---------------------------------------------------------------------------------------
 # einsum (explicit subscripts "ab,bc->ac": the namespace resolves '...' and implicit mode)

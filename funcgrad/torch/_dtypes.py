@@ -228,9 +228,9 @@ class device:
         if type not in _TORCH_DEVICE_TYPES:
             raise RuntimeError(f"Expected one of {', '.join(_TORCH_DEVICE_TYPES)} device type "
                                f"at start of device string: {type}")
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"funcgrad.torch has no {type!r} device: use 'cpu' or 'cuda' "
-                               "(cupy)")
+        if type not in ("cpu", "cuda", "meta"):
+            raise RuntimeError(f"funcgrad.torch has no {type!r} device: use 'cpu', 'cuda' "
+                               "(cupy) or 'meta' (shapes without values)")
         self.type = type
         self.index = index
 
@@ -252,12 +252,14 @@ class device:
 
     @property
     def funcgrad(self) -> str:
-        """The funcgrad device name: 'cpu' or 'gpu:N'."""
-        return "cpu" if self.type == "cpu" else f"gpu:{self.index or 0}"
+        """The funcgrad device name: 'cpu', 'gpu:N' or 'meta'."""
+        return self.type if self.type in ("cpu", "meta") else f"gpu:{self.index or 0}"
 
     @staticmethod
     def of_funcgrad(name: str) -> "device":
-        return device("cpu") if name == "cpu" else device("cuda", builtin_int(name.split(":")[1]))
+        if name in ("cpu", "meta"):
+            return device(name)
+        return device("cuda", builtin_int(name.split(":")[1]))
 
     def __enter__(self) -> "device":
         """``with torch.device('cuda'):`` makes this the default device inside the block."""

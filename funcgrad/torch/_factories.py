@@ -15,6 +15,7 @@ import numpy as np
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import new_array
+from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._dispatch import apply, const_like
 from funcgrad.torch._tensor import Tensor, _size_args, make
@@ -121,10 +122,36 @@ def _rng(generator: Generator | None) -> np.random.Generator:
     return (generator or default_generator).rng
 
 
-def _finish(raw: np.ndarray, dtype: D.dtype, device: Any, requires_grad: bool) -> Tensor:
-    data = new_array(np.array(raw, dtype=dtype.np, order="C"))
+class _MetaDraws:
+    """What random factories draw from for the meta device: zeros of the requested shape
+    with no memory of their own, and no generator state used (PyTorch's meta tensors leave
+    the generator alone). ``size`` is numpy's keyword or the last positional argument;
+    ``permutation(n)`` draws n."""
+
+    def __getattr__(self, method: str) -> Any:
+        def draw(*args: Any, size: Any = None, **kwargs: Any) -> np.ndarray:
+            if method == "permutation":
+                size = args[0] if isinstance(args[0], (builtins.int, np.integer)) else len(
+                    args[0])
+            elif size is None:
+                size = args[-1] if args else ()
+            return np.broadcast_to(np.zeros(()), size)
+        return draw
+
+
+def _draws(generator: Generator | None, device: Any) -> Any:
+    """The stream a random factory for ``device`` (None: the default device) draws from."""
     device = D.get_default_device() if device is None else D.device(device)
-    if device.type != "cpu":
+    return _MetaDraws() if device.type == "meta" else _rng(generator)
+
+
+def _finish(raw: np.ndarray, dtype: D.dtype, device: Any, requires_grad: bool) -> Tensor:
+    device = D.get_default_device() if device is None else D.device(device)
+    if device.type == "meta":  # the shape and dtype alone: no values are made or kept
+        data = to_meta(ShapeDtypeStruct(np.shape(raw), dtype.np))
+    else:
+        data = new_array(np.array(raw, dtype=dtype.np, order="C"))
+    if device.type not in ("cpu", "meta"):
         if not funcgrad.backend.cupy_available():
             raise AssertionError("Torch not compiled with CUDA enabled")
         data = funcgrad.device_put(data, device.funcgrad)
@@ -222,18 +249,24 @@ def scalar_tensor(s: Any, dtype: Any = None, device: Any = None,
                 requires_grad=requires_grad)
 
 
+def _constant(shape: Any, value: Any) -> np.ndarray:
+    """``value`` everywhere in ``shape``, with no memory of its own until `_finish` makes
+    the tensor's (so a meta tensor of any size costs nothing)."""
+    return np.broadcast_to(np.asarray(value), shape)
+
+
 def _dt(dtype: Any) -> D.dtype:
     return D.get_default_dtype() if dtype is None else D.to_torch_dtype(dtype)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    return _finish(np.zeros(_size_args(size)), _dt(dtype), device, requires_grad)
+    return _finish(_constant(_size_args(size), 0.0), _dt(dtype), device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    return _finish(np.ones(_size_args(size)), _dt(dtype), device, requires_grad)
+    return _finish(_constant(_size_args(size), 1.0), _dt(dtype), device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -258,7 +291,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     dt = D.to_torch_dtype(dtype) if dtype is not None else _fill_dtype(fill_value)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    return _finish(np.full(_size_args((size,)), value), dt, device, requires_grad)
+    return _finish(_constant(_size_args((size,)), value), dt, device, requires_grad)
 
 
 def _like(input: Tensor, dtype: Any, device: Any) -> tuple:
@@ -269,13 +302,13 @@ def _like(input: Tensor, dtype: Any, device: Any) -> tuple:
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     shape, dt, dev = _like(input, dtype, device)
-    return _finish(np.zeros(shape), dt, dev, requires_grad)
+    return _finish(_constant(shape, 0.0), dt, dev, requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     shape, dt, dev = _like(input, dtype, device)
-    return _finish(np.ones(shape), dt, dev, requires_grad)
+    return _finish(_constant(shape, 1.0), dt, dev, requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
@@ -286,7 +319,7 @@ def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     shape, dt, dev = _like(input, dtype, device)
-    return _finish(np.full(shape, fill_value), dt, dev, requires_grad)
+    return _finish(_constant(shape, fill_value), dt, dev, requires_grad)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
@@ -325,14 +358,14 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
          device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     dt = _dt(dtype)
-    raw = _rng(generator).random(_size_args(size), dtype=np.float64)
+    raw = _draws(generator, device).random(_size_args(size), dtype=np.float64)
     return _finish(raw, dt, device, requires_grad)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
           device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    raw = _rng(generator).standard_normal(_size_args(size))
+    raw = _draws(generator, device).standard_normal(_size_args(size))
     return _finish(raw, _dt(dtype), device, requires_grad)
 
 
@@ -345,7 +378,7 @@ def randint(low: int = 0, high: int | None = None, size: Sequence[int] = (), *,
         if high is not None:
             size = high
         low, high = 0, low
-    raw = _rng(generator).integers(low, high, size=tuple(size))
+    raw = _draws(generator, device).integers(low, high, size=tuple(size))
     return _finish(raw, D.int64 if dtype is None else D.to_torch_dtype(dtype), device,
                    requires_grad)
 
@@ -370,7 +403,7 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
-    raw = _rng(generator).permutation(n)
+    raw = _draws(generator, device).permutation(n)
     return _finish(raw, D.int64 if dtype is None else D.to_torch_dtype(dtype), device,
                    requires_grad)
 
@@ -387,7 +420,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
           else _dt(dtype))
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if not tensors:
-        return _finish(_rng(generator).normal(m, s, size=shape), dt, device, requires_grad)
+        return _finish(_draws(generator, device).normal(m, s, size=shape), dt, device,
+                       requires_grad)
     # mean + std * eps: differentiable in the tensor arguments (PyTorch's NormalBackward1/2/3
     # for a tensor mean, std, or both)
     eps = const_like(_rng(generator).standard_normal(shape).astype(dt.np), tensors[0])

@@ -12,8 +12,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
+from funcgrad.meta import ShapeDtypeStruct, is_meta, to_meta
 from funcgrad.primitives import elementwise as elementwise_prims
 from funcgrad.torch import _dtypes as D, _storage
 from funcgrad.torch._dispatch import apply, const_like
@@ -48,8 +50,11 @@ def inplace(target: Tensor, name: str, f: Callable, others: Sequence = (), *,
     recording = grad_mode.state.enabled and (target.requires_grad or any(
         isinstance(o, Tensor) and o.requires_grad for o in others))
     target._own()
-    if recording and target._view is not None and type(target._a) is Array:
+    if recording and target._view is not None and (type(target._a) is Array or
+                                                   is_meta(target._a)):
         return _inplace_on_view(target, f_cast, others, overlap_ok or region is not None)
+    if is_meta(target._a):
+        return _inplace_on_meta(target, name, f_cast, others)
     result = apply(name, f_cast, [target, *others], target=target)
     if type(target._a) is not Array or type(result._a) is not Array:
         # a traced value on either side: no memory to write, the tensor is rebound
@@ -60,6 +65,16 @@ def inplace(target: Tensor, name: str, f: Callable, others: Sequence = (), *,
     target._vc.v += 1
     target._take_graph(result)
     return target
+
+
+def _inplace_on_meta(target: Tensor, name: str, f: Callable, others: Sequence) -> Tensor:
+    """An in-place op on a meta tensor: there are no values to write, so the tensor holds
+    the op's (meta) result, recorded under autograd, and the version counter it shares
+    with its views counts the write, as PyTorch's meta tensors count it. Through a view
+    nothing reaches the base: the base has no values to change."""
+    result = apply(name, lambda *a: funcgrad.device_put(f(*a), "meta"), [target, *others],
+                   target=target)
+    return target._rebind(result)
 
 
 _TRACED_VIEW_ERROR = (
@@ -76,7 +91,8 @@ def _inplace_on_view(view: Tensor, f: Callable, others: Sequence, overlap_ok: bo
     the op's result) and the view an ``AsStridedBackward0`` node reading it off the new
     base. The elements are found by running the view's ops on positions (`_positions`)."""
     base, fn = view._view.base, view._view.fn
-    if not overlap_ok and _storage.overlapping(view._a):
+    meta = is_meta(base._a)  # no memory: the base is rebound to the op's result
+    if not (overlap_ok or meta) and _storage.overlapping(view._a):
         raise RuntimeError(_storage.OVERLAP_ERROR)
     positions = _positions(base, fn)
 
@@ -87,9 +103,13 @@ def _inplace_on_view(view: Tensor, f: Callable, others: Sequence, overlap_ok: bo
         return out if out.dtype == b.dtype else elementwise_prims.view_as_complex(out)
 
     # the op reads the base's old value: give it a snapshot, the write below changes it
-    old = make(_storage.snapshot(base._a), False, base._grad_fn, base._output_nr)
+    old = make(base._a if meta else _storage.snapshot(base._a), False, base._grad_fn,
+               base._output_nr)
     new = apply("CopySlices", through_view, [old, *others])
-    _storage.write(base._a, new._a)
+    if meta:
+        base._a = new._a
+    else:
+        _storage.write(base._a, new._a)
     base._vc.v += 1
     base._take_graph(new)
     view._take_graph(apply(view._view.node, fn, [base]))
@@ -106,6 +126,8 @@ def _positions(base: Tensor, fn: Callable) -> Any:
     """Where the elements of view ``fn(base)`` are among the base's reals (a complex base
     counted as (..., 2) reals, so that ``.real``, ``.imag`` and ``view_as_real`` views
     are index views too): ``fn`` run on the reals' positions."""
+    if is_meta(base._a):  # no values to place: the positions' shape is all a meta scatter reads
+        return to_meta(ShapeDtypeStruct((_as_reals(fn(base._a)).size,), np.intp))
     n = base.numel()
     if base.is_complex():
         grid = elementwise_prims.view_as_complex(fnp.asarray(

@@ -485,6 +485,8 @@ def _legacy_type(name: str) -> tuple:
 def _fill(self: Tensor, name: str, values: Any, overlap_ok: bool = False) -> Tensor:
     """Overwrite ``self`` with constant ``values`` (an array of its shape), in place
     (``overlap_ok``: one value everywhere, so an expanded tensor may be filled)."""
+    if self.is_meta:  # no values to fill: the shape and dtype are the result
+        return _inplace(self, name, lambda x: x, overlap_ok=overlap_ok)
     raw = np.asarray(values, dtype=self._a.dtype)
     const = new_array(np.array(np.broadcast_to(raw, tuple(self.shape)), order="C"))
     if self.device.type != "cpu":
@@ -518,8 +520,9 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
 
 def _random_fill(name: str, draw: Callable) -> Callable:
     def method(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
-        from funcgrad.torch._factories import _rng
-        return _fill(self, name, draw(_rng(generator), tuple(self.shape), *args, **kwargs))
+        from funcgrad.torch._factories import _draws  # the factories import these ops
+        return _fill(self, name, draw(_draws(generator, self.device), tuple(self.shape),
+                                      *args, **kwargs))
     method.__name__ = name
     return method
 

@@ -300,8 +300,11 @@ def _where_spec(input: Any, condition: Tensor, other: Any) -> Spec:
     a, b = operand(input), operand(other)
     dt = result_type(a, b).np
     cond = condition._a
-    return Spec("WhereBackward0", lambda x, y: fnp.where(cond, cast(x, dt), cast(y, dt)),
-                [a, b])
+
+    def f(x: Any, y: Any) -> Any:  # two Python numbers give the default dtype, not numpy's
+        r = fnp.where(cond, cast(x, dt), cast(y, dt))
+        return r if r.dtype == dt else fnp.astype(r, dt)
+    return Spec("WhereBackward0", f, [a, b])
 
 
 METHODS["where"] = lambda self, condition, other: apply(*_where_spec(self, condition,

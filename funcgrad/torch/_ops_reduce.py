@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.meta import dynamic_shape_error
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.primitives import reductions as reduction_prims
 from funcgrad.torch._dispatch import PrimCall, apply
@@ -360,6 +361,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """Indices of the non-zero elements: an (n, ndim) int64 tensor, or a tuple per dim."""
     from funcgrad.torch._factories import tensor
+    if input.is_meta:
+        raise dynamic_shape_error("nonzero")
     idx = np.nonzero(input._host())
     if as_tuple:
         return tuple(tensor(i, dtype=D.int64, device=input.device) for i in idx)

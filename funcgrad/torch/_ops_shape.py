@@ -454,6 +454,8 @@ def _checked_index(fn: str, index: Tensor, size: int, axis: int) -> None:
     """An index tensor of gather/scatter: integers within ``size`` (PyTorch's errors)."""
     if index.dtype.np.kind not in "iu":
         raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index")
+    if index.is_meta:  # no values to check
+        return
     raw = index.detach().numpy(force=True)
     bad = raw[(raw < -size) | (raw >= size)] if raw.size else raw
     if bad.size:

@@ -163,14 +163,15 @@ def _writable(raw: np.ndarray) -> np.ndarray:
 class UntypedStorage:
     """What ``Tensor.untyped_storage()`` returns: the memory block a tensor views."""
 
-    def __init__(self, raw: Any):
-        self._raw = raw
+    def __init__(self, raw: Any, meta_nbytes: int = 0):
+        self._raw = raw  # None: the storage of a meta tensor, at 0, of meta_nbytes bytes
+        self._meta_nbytes = meta_nbytes
 
     def data_ptr(self) -> int:
-        return storage_address(self._raw)
+        return 0 if self._raw is None else storage_address(self._raw)
 
     def nbytes(self) -> int:
-        return storage_nbytes(self._raw)
+        return self._meta_nbytes if self._raw is None else storage_nbytes(self._raw)
 
     def size(self) -> int:
         return self.nbytes()
@@ -182,6 +183,8 @@ class UntypedStorage:
 
     @property
     def device(self) -> D.device:
+        if self._raw is None:
+            return D.device("meta")
         return D.device("cpu") if type(self._raw) is np.ndarray else D.device("cuda", 0)
 
     def __repr__(self) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 
 from funcgrad.array import Array
 from funcgrad.core import Tracer
+from funcgrad.meta import is_meta
 from funcgrad.torch import _dtypes as D, _storage
 from funcgrad.torch.autograd import forward_ad, grad_mode
 from funcgrad.torch.autograd.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
@@ -167,6 +168,11 @@ class Tensor:
         return self.device.type == "cuda"
 
     @property
+    def is_meta(self) -> bool:
+        """Whether this tensor is on the 'meta' device: a shape and a dtype, no values."""
+        return is_meta(self._a)
+
+    @property
     def ndim(self) -> int:
         return self._a.ndim
 
@@ -221,6 +227,9 @@ class Tensor:
 
     def untyped_storage(self) -> _storage.UntypedStorage:
         raw = self._raw()
+        if raw is None and self.is_meta:  # as PyTorch's: at 0, the size of the base's elements
+            base = self if self._view is None else self._view.base
+            return _storage.UntypedStorage(None, base.numel() * base.element_size())
         if raw is None:
             raise RuntimeError("Cannot access storage of a tensor traced by a funcgrad "
                                "transform (torch.func, torch.compile): it has no memory")
@@ -228,7 +237,9 @@ class Tensor:
 
     def data_ptr(self) -> int:
         raw = self._raw()
-        return id(self._a) if raw is None else _storage.address(raw)
+        if raw is None:
+            return 0 if self.is_meta else id(self._a)  # a meta tensor's memory is at 0
+        return _storage.address(raw)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         raw = self._raw()
@@ -268,7 +279,7 @@ class Tensor:
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        if self.is_cuda and not force:
+        if self.device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         self._own()

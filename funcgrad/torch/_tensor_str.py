@@ -182,7 +182,8 @@ def tensor_repr(t: Any) -> str:
     from funcgrad.torch.nn.parameter import Parameter
     data = t._a
     tangent = forward_ad.tangent_of(t) if isinstance(data, Tracer) else None
-    if isinstance(data, Tracer) and tangent is None:
+    meta = t.is_meta
+    if isinstance(data, Tracer) and tangent is None and not meta:
         return (f"tensor(<traced {data._trace.name}: {D.Size(data.shape)}, "
                 f"dtype={t.dtype}>)")
     prefix = "tensor("
@@ -193,8 +194,13 @@ def tensor_repr(t: Any) -> str:
         suffixes.append(f"device='{dev}'")
     dtype = t.dtype
     default = D.get_default_dtype()
-    values = t._host()
-    if values.size == 0:
+    values = None if meta else t._host()
+    if values is None:  # no values: PyTorch prints the size, and a dtype but the default
+        suffixes.append(f"size={tuple(t.shape)}")
+        if dtype is not default:
+            suffixes.append(f"dtype={dtype}")
+        body = "..."
+    elif values.size == 0:
         if values.ndim != 1:
             suffixes.append(f"size={tuple(values.shape)}")
         if dtype is not default:

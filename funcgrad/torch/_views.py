@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from funcgrad.array import Array, buffer_of
+from funcgrad.meta import MetaTracer
 from funcgrad.torch import _storage
 from funcgrad.torch._tensor import Tensor, ViewOf, make
 from funcgrad.torch.autograd import grad_mode
@@ -45,6 +46,28 @@ def output(out: Any, name: str, f: Callable, inputs: Sequence, datas: list,
                 if a is out or (base is not None and type(a) is Array
                                 and _storage.owner(buffer_of(a)) is base):
                     return _alias(out, name, f, x, i, datas, grad_fn, output_nr, k)
+    elif type(out) is MetaTracer:
+        return _meta_output(out, name, f, inputs, datas, grad_fn, output_nr, k)
+    return make(out, False, grad_fn, output_nr)
+
+
+_DEVICE_MOVES = frozenset(("ToCopyBackward0", "CopyBackwards"))  # ops that take any device
+
+
+def _meta_output(out: MetaTracer, name: str, f: Callable, inputs: Sequence, datas: list,
+                 grad_fn: Any, output_nr: int, k: int | None) -> Tensor:
+    """`output` on the meta device: PyTorch's device check (a meta op takes no CPU tensor
+    but a 0-dim one), and a view of the first input for PyTorch's views (there is no
+    memory to compare)."""
+    first = None
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            if not x.is_meta and x.ndim and name not in _DEVICE_MOVES:
+                raise RuntimeError(f"Tensor on device {x.device} is not on the expected "
+                                   "device meta!")
+            first = (i, x) if first is None else first
+    if name in VIEW_NODES and first is not None and first[1].is_meta:
+        return _alias(out, name, f, first[1], first[0], datas, grad_fn, output_nr, k)
     return make(out, False, grad_fn, output_nr)
 
 

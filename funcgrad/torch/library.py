@@ -28,8 +28,9 @@ op ("mylib::numpy_sin", in `funcgrad.core.registry()`):
 Not supported: ops that mutate their inputs (``mutates_args`` other than ``()``: a clear
 NotImplementedError; the facade's tensor storage is being redesigned), explicit
 ``schema=`` strings (the schema is inferred from the type hints), ``torch.compile``, and
-FakeTensor/meta tensors: funcgrad.torch has no meta device, so ``register_fake`` is checked
-by `opcheck` (shapes, dtypes and devices of the fake outputs against the real ones).
+FakeTensor. On meta tensors an op runs its ``register_fake`` function (without one it
+refuses, as PyTorch's); `opcheck` checks the fake's shapes, dtypes and devices against the
+kernels'.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.array import Array, as_array, to_raw
 from funcgrad.core import Primitive, is_inexact, wrap_raw
+from funcgrad.meta import def_meta_impl
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._library_schema import Schema, Slot, infer_schema
@@ -87,6 +89,7 @@ class CustomOpDef:
                          doc=fn.__doc__ or f"the custom op {self._qualname}")
         for device, backend in _DEVICES.items():
             prim.def_impl(backend, self._backend_impl(device))
+        def_meta_impl(prim, self._meta_impl)
         prim.defvjp_all(self._vjp_rule())
         prim.defbatch(self._fallback_batch_rule)
         self.primitive = prim
@@ -183,6 +186,21 @@ class CustomOpDef:
             return self._raw_outputs(out, tensors)
         impl.__name__ = f"{self._name}_{device}"
         return impl
+
+    def _meta_impl(self, *metas: Any, args: tuple) -> Any:
+        """On meta tensors the op runs its fake (`register_fake`), as PyTorch's does; an op
+        without one refuses with PyTorch's error."""
+        if self._fake is None:
+            raise RuntimeError(
+                f"There was no fake impl registered for {self!r}. This is necessary for "
+                "torch.compile/export/fx tracing to work. Please use "
+                f"`{self._name}.register_fake` to add an fake impl.")
+        tensors = [make(m) for m in metas]
+        with grad_mode.no_grad():
+            out = self._schema.call(self._fake, self._schema.unflatten(args, tensors))
+        outs = list(out) if self._multi and isinstance(out, (tuple, list)) else [out]
+        arrays = [o._a for o in outs]
+        return arrays if self._multi else arrays[0]
 
     def _raw_outputs(self, out: Any, inputs: list) -> Any:
         """The backend arrays of a kernel's results, checked against the schema."""

@@ -293,7 +293,9 @@ def _checked_labels(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
 
 def _values_unknown(t: Tensor) -> bool:
     """Whether a tensor's values cannot be read here (it holds one value per example of
-    a vmap, or is abstract under jit)."""
+    a vmap, is abstract under jit, or is on the meta device)."""
+    if t.is_meta:
+        return True
     try:
         array_of(t).concrete()
     except ConcretizationTypeError:

@@ -55,6 +55,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if sparse:
         raise NotImplementedError("embedding: sparse=True (sparse gradients) is not "
                                   "supported by funcgrad.torch; use sparse=False")
+    if input.is_meta:  # no indices to check or to mask with: the shapes are the result
+        return apply("EmbeddingBackward0", lambda w: fnp.take(w, array_of(input), axis=0),
+                     [weight])
     raw = host(input)
     if raw.size and (raw.min() < 0 or raw.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")

@@ -6,6 +6,7 @@ b = 1 / sqrt(fan_in).
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any, Callable
@@ -61,6 +62,19 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _host_values(init: Callable) -> Callable:
+    """An initialiser that computes its values on the host (a QR, a rejection loop): on a
+    meta tensor, which has no values, it only counts the write, without drawing or
+    computing anything (PyTorch's initialisers leave the generator alone there too)."""
+    @functools.wraps(init)
+    def initialise(tensor: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if tensor.is_meta:
+            with grad_mode.no_grad():
+                return tensor.zero_()
+        return init(tensor, *args, **kwargs)
+    return initialise
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     with grad_mode.no_grad():
         return tensor.uniform_(a, b, generator=generator)
@@ -72,6 +86,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
         return tensor.normal_(mean, std, generator=generator)
 
 
+@_host_values
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator: Any = None) -> Tensor:
     """Normal(mean, std) samples redrawn until they fall in [a, b]."""
@@ -99,6 +114,7 @@ def zeros_(tensor: Tensor) -> Tensor:
         return tensor.zero_()
 
 
+@_host_values
 def eye_(tensor: Tensor) -> Tensor:
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
@@ -134,6 +150,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator)
 
 
+@_host_values
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """The identity convolution kernel (a 1 at the centre of channel d -> d), per group."""
     dims = tensor.ndim
@@ -152,6 +169,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         return tensor.copy_(values)
 
 
+@_host_values
 def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tensor:
     """A (semi-)orthogonal matrix (trailing dims flattened): Q of the QR decomposition of
     a Gaussian matrix, its columns' signs made uniform (Saxe et al., 2013)."""
@@ -172,6 +190,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
         return tensor.copy_((gain * q).reshape(tuple(tensor.shape)).astype(tensor.dtype.np))
 
 
+@_host_values
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
             generator: Any = None) -> Tensor:
     """N(0, std) entries with ``ceil(sparsity * rows)`` zeros in every column."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
+from funcgrad.meta import NO_DATA_ERROR
+from funcgrad.torch import _factories
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import add_hook
@@ -54,6 +56,10 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool = True) -> None:
         else:
             p.grad.detach_()
             p.grad.zero_()
+
+
+_META_TO_ERROR = (NO_DATA_ERROR + " Please use torch.nn.Module.to_empty() instead of "
+                  "torch.nn.Module.to() when moving module from meta to a different device.")
 
 
 class Module:
@@ -274,6 +280,10 @@ class Module:
     def _apply(self, fn: Callable) -> "Module":
         for m in self.children():
             m._apply(fn)
+        return self._apply_own(fn)
+
+    def _apply_own(self, fn: Callable) -> "Module":
+        """``fn`` applied to this module's own parameters (and their grads) and buffers."""
         with grad_mode.no_grad():
             for name, p in self._parameters.items():
                 if p is None:
@@ -288,11 +298,27 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         def convert(t: Tensor) -> Tensor:
-            out = t.to(*args, **kwargs)
+            try:
+                out = t.to(*args, **kwargs)
+            except NotImplementedError as e:
+                if t.is_meta and str(e) == NO_DATA_ERROR:
+                    raise NotImplementedError(_META_TO_ERROR) from None
+                raise
             if not t.is_floating_point() and out.dtype != t.dtype:
                 out = out.to(t.dtype)
             return out
         return self._apply(convert)
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> "Module":
+        """Move the parameters and buffers to ``device`` without copying their values: each
+        becomes an uninitialised tensor of its shape there (the way off the meta device;
+        initialise them afterwards, e.g. with ``reset_parameters()``). ``recurse=False``:
+        this module's own tensors only."""
+        def fresh(t: Tensor) -> Tensor:
+            return _factories.empty_like(t, device=device)
+        if recurse:
+            return self._apply(fresh)
+        return self._apply_own(fresh)
 
     def cuda(self, device: Any = None) -> "Module":
         return self._apply(lambda t: t.cuda(device))
