@@ -157,3 +157,23 @@ def test_a_product_on_meta_arrays_computes_nothing():
     big = ShapeDtypeStruct((4096, 4096), "float32")
     out = eval_shape(lambda a, b: fnp.tanh(a @ b) @ a, big, big)
     assert out == big
+
+
+def test_control_flow_on_meta_values():
+    """A meta predicate or index picks no branch: every branch runs for its shapes (and
+    they must agree, as JAX requires); a loop on a meta condition has its body's shapes."""
+    lax = funcgrad.lax
+    x = funcgrad.device_put(fnp.ones((2, 3)), "meta")
+    out = lax.cond(fnp.sum(x) > 0, lambda a: fnp.sin(a), lambda a: a * 2, x)
+    assert is_meta(out) and out.shape == (2, 3)
+    out = lax.switch(fnp.astype(fnp.sum(x), "int32"), [fnp.cos, fnp.exp, fnp.tanh], x)
+    assert is_meta(out) and out.shape == (2, 3)
+    with pytest.raises(TypeError, match="branch outputs must have identical types"):
+        lax.cond(fnp.sum(x) > 0, lambda a: a, lambda a: a[0], x)
+    carry = lax.while_loop(lambda c: fnp.sum(c[1]) < 10, lambda c: (c[0] + 1, c[1] * 2),
+                           (0, x))
+    assert is_meta(carry[1]) and carry[1].shape == (2, 3)
+    with pytest.raises(TypeError, match="body_fun output and input"):
+        lax.while_loop(lambda c: fnp.sum(c) < 10, lambda c: fnp.sum(c), x)
+    total = lax.fori_loop(0, 3, lambda i, c: c + x, fnp.zeros((2, 3)))
+    assert is_meta(total) and total.shape == (2, 3)

@@ -27,7 +27,7 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
-from funcgrad.meta import is_meta
+from funcgrad.meta import every_branch, is_meta, same_types
 from funcgrad.primitives import sampling
 from . import compile as compiler
 from .grad import vjp
@@ -307,7 +307,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     if is_batched(index):  # one index per example (vmap): every branch, selected
         return vmap_calls.batched_select(index, branches, operands)
     if is_meta(index):
-        return _every_branch_on_meta(branches, operands)
+        return every_branch(branches, operands)
     if not is_abstract(index):
         return branches[_clamp(index, len(branches))](*operands)
     leaves, in_tree = tree_util.tree_flatten(operands)
@@ -318,28 +318,6 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
         raise TypeError("branch outputs must have the same type structure, got "
                         f"{' and '.join(str(t) for t in out_trees)}.")
     return out_trees[0].unflatten(list(outs))
-
-
-def _every_branch_on_meta(branches: Sequence[Callable], operands: tuple) -> Any:
-    """Branches chosen by a meta array (`funcgrad.meta`): no value picks one, so each runs
-    on the operands, and their results must agree in structure, shapes and dtypes, as JAX
-    requires of branches; the first one's are the result."""
-    outs = [branch(*operands) for branch in branches]
-    for out in outs[1:]:
-        _same_types(outs[0], out, "branch outputs")
-    return outs[0]
-
-
-def _same_types(expected: Any, got: Any, what: str) -> Any:
-    """``got``, checked to have ``expected``'s tree structure, shapes and dtypes."""
-    def types(tree: Any) -> tuple:
-        leaves, treedef = tree_util.tree_flatten(tree)
-        return treedef, [(tuple(x.shape), np.dtype(x.dtype)) if hasattr(x, "dtype") else
-                         ((), np.result_type(x)) for x in leaves]
-    if types(expected) != types(got):
-        raise TypeError(f"{what} must have identical types, got {types(expected)} and "
-                        f"{types(got)}.")
-    return got
 
 
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
@@ -354,7 +332,7 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
         return vmap_calls.batched_select(fnp.not_equal(pred, 0), (false_fun, true_fun),
                                          operands)
     if is_meta(pred):
-        return _every_branch_on_meta((true_fun, false_fun), operands)
+        return every_branch((true_fun, false_fun), operands)
     if not is_abstract(pred):
         return (true_fun if bool(pred) else false_fun)(*operands)
     index = fnp.astype(fnp.not_equal(pred, 0), np.int32)
@@ -462,7 +440,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     # run so far are peeled off, the rest is staged
     while not (is_abstract(first) or is_batched(first)):
         if is_meta(first):  # no value decides: the body's shapes are the loop's
-            return _same_types(val, body_fun(val), "body_fun output and input")
+            return same_types(val, body_fun(val), "body_fun output and input")
         if not bool(_as_arrays([first])[0]):
             return val
         val = body_fun(val)
