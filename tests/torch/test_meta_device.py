@@ -215,3 +215,14 @@ def test_example_meta_device_plans_as_pytorch_and_trains():
     trained = example.materialise_and_train(ftorch)
     assert trained["device"] == "cpu"
     assert trained["losses"][-1] < 0.9 * trained["losses"][0]
+
+
+def test_skip_init_as_pytorch():
+    for T in (torch, ftorch):
+        m = T.nn.utils.skip_init(T.nn.Linear, 5, 1)
+        assert (type(m.weight).__name__, m.weight.device, tuple(m.weight.shape)) == \
+            ("Parameter", T.device("cpu"), (1, 5))
+    cases = {"not a module": lambda T: T.nn.utils.skip_init(int),
+             "no device arg": lambda T: T.nn.utils.skip_init(T.nn.ReLU)}
+    for fn in cases.values():
+        assert outcome(ftorch, fn) == outcome(torch, fn)
