@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from funcgrad.array import Array
+from funcgrad.array import Array, buffer_of, new_array
 from funcgrad.core import Tracer
 from funcgrad.meta import is_meta
 from funcgrad.torch import _dtypes as D, _storage
@@ -203,9 +203,26 @@ class Tensor:
         """The backend ndarray (None while a funcgrad transform traces this tensor)."""
         return _storage.raw_of(self._a)
 
+    def _layout(self) -> Any:
+        """The ndarray whose strides and offset are this tensor's: its memory; for a view of
+        a meta tensor, which has none, the same view of a zero buffer of the base's shape
+        (its pages are never touched: views only move strides); None for a traced value."""
+        raw = self._raw()
+        view = self._view
+        if raw is not None or view is None or not self.is_meta:
+            return raw
+        try:
+            probe = new_array(np.zeros(view.base._a.shape, view.base._a.dtype))
+        except MemoryError:
+            raise RuntimeError("the layout of this view of a meta tensor is not known: its "
+                               "base is too large to lay out on this machine") from None
+        out = _storage.raw_of(view.fn(probe))
+        shares = out is not None and _storage.owner(out) is _storage.owner(buffer_of(probe))
+        return out if shares else None
+
     def stride(self, dim: int | None = None) -> Any:
         """Elements to step in memory per index of each dimension."""
-        raw = self._raw()
+        raw = self._layout()
         if raw is None:  # a traced value: the layout of a new contiguous tensor
             strides, step = [], 1
             for n in reversed(self._a.shape):
@@ -220,7 +237,7 @@ class Tensor:
         return tuple(strides) if dim is None else strides[dim]
 
     def storage_offset(self) -> int:
-        raw = self._raw()
+        raw = self._layout()
         if raw is None:
             return 0
         return (_storage.address(raw) - _storage.storage_address(raw)) // raw.itemsize
@@ -242,7 +259,7 @@ class Tensor:
         return _storage.address(raw)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        raw = self._raw()
+        raw = self._layout()
         return raw is None or bool(raw.flags.c_contiguous)
 
     def _is_view(self) -> bool:

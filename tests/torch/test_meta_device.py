@@ -4,8 +4,9 @@ it raises (type and text) must agree.
 
 Meta tensors have shapes and dtypes and no values: factories, modules built on the meta
 device (or inside ``with torch.device('meta')``), forward and backward through them, views
-and in-place ops (versions counted, CopySlices recorded), `to_empty`, loading a state dict,
-and the refusals to read values.
+(with PyTorch's strides and offsets) and in-place ops (versions counted, CopySlices
+recorded), `to_empty`, `skip_init`, loading a state dict, custom ops' fakes, and the
+refusals to read values.
 """
 import warnings
 
@@ -170,12 +171,21 @@ def test_value_shaped_ops_refuse_on_meta():
         ftorch.nonzero(empty(ftorch, 3))
 
 
-@pytest.mark.xfail(strict=True, reason="meta tensors report the strides of a contiguous "
-                   "tensor of their shape: funcgrad computes a meta view on a stand-in "
-                   "whose strides are all 0, so a view's own strides are not known")
-def test_meta_views_have_pytorch_strides():
-    assert outcome(ftorch, lambda T: empty(T, 2, 3).t().stride()) == \
-        outcome(torch, lambda T: empty(T, 2, 3).t().stride())
+META_VIEWS = {
+    "t": lambda x: x.t(), "slice": lambda x: x[1:, ::2], "select": lambda x: x[1],
+    "expand": lambda x: x[:, :1].expand(4, 3, 2), "unsqueeze": lambda x: x.unsqueeze(1),
+    "diagonal": lambda x: x[0].diagonal(), "permute": lambda x: x.permute(2, 0, 1),
+    "view of a view": lambda x: x.transpose(0, 2)[1:].narrow(1, 1, 2),
+    "unfold": lambda x: x[0, 0].unfold(0, 2, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(META_VIEWS))
+def test_meta_views_have_pytorch_layouts(name):
+    def layout(T):
+        v = META_VIEWS[name](empty(T, 4, 3, 2))
+        return v.shape, v.stride(), v.storage_offset(), v.is_contiguous(), v._is_view()
+    assert outcome(ftorch, layout) == outcome(torch, layout)
 
 
 def custom_op_on_meta(T):
