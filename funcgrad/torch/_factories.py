@@ -438,6 +438,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
 def bernoulli(input: Tensor, p: float | None = None, *,
               generator: Generator | None = None) -> Tensor:
     """1 with probability ``input`` (or ``p``), elementwise; same dtype as input."""
+    if input.is_meta:  # no probabilities to draw with: the shape and dtype are the result
+        return zeros_like(input)
     probs = input._host() if p is None else np.full(tuple(input.shape), p)
     raw = _rng(generator).random(probs.shape) < probs
     if p is not None or not input.requires_grad:
@@ -463,6 +465,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
+    if input.is_meta:  # no weights to check or draw with
+        return empty(*input.shape[:-1], num_samples, dtype=D.int64, device="meta")
     weights = np.asarray(input._host(), dtype=np.float64).reshape(-1, input.shape[-1])
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")

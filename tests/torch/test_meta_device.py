@@ -140,6 +140,8 @@ CASES = {
     "attention": lambda T: T.nn.functional.scaled_dot_product_attention(
         *[empty(T, 2, 4, 5, 8)] * 3, is_causal=True).shape,
     "dropout": lambda T: T.nn.functional.dropout(empty(T, 4, 4), 0.5).shape,
+    "bernoulli": lambda T: T.bernoulli(empty(T, 2, 3)),
+    "multinomial": lambda T: T.multinomial(empty(T, 2, 5), 3),
     "cnn step": cnn_step,
     "encoder layer": encoder_layer,
     "adam step": adam_step,
