@@ -84,6 +84,35 @@ def _raw(x: Any) -> Any:
     return np.asarray(x) if isinstance(x, np.generic) else x
 
 
+def _array_call(args: tuple) -> tuple[list, tuple] | None:
+    """(raw values, signature) of positional arguments that are each a CPU `Array` or a
+    list or tuple of them: the common call, whose signature is read here without the
+    general flattening (its tree follows from the argument types and lengths). None for
+    any other call."""
+    leaves: list = []
+    structure = []
+    for a in args:
+        t = type(a)
+        if t is Array:
+            leaves.append(a)
+            structure.append(t)
+        elif t is list or t is tuple:
+            leaves += a
+            structure.append((t, len(a)))
+        else:
+            return None
+    raws = []
+    for x in leaves:
+        if type(x) is not Array:
+            return None
+        raw = x._value
+        if type(raw) is not np.ndarray:
+            return None
+        raws.append(raw)
+    return raws, (tuple(structure), tuple([x.shape for x in leaves]),
+                  tuple([x.dtype for x in leaves]))
+
+
 class _Entry:
     """One compiled program: the function, its output structure and what it was traced
     from (for `Lowered`)."""
@@ -116,6 +145,8 @@ class Jitted:
         self.static_argnames = frozenset(_as_tuple(static_argnames))
         self.donate_argnums = frozenset(_as_tuple(donate_argnums))
         self._cache: dict = {}
+        self._array_calls: dict = {}  # `_array_call` signature -> the same calls' _Entry
+        self._plain = not (self.static_argnums or self.static_argnames or self.donate_argnums)
         self._flats: dict = {}    # (static, tree) -> the flat function of those calls
         self._derived: dict = {}  # (static, tree, kind) -> a Jitted derived function
         self.uncompilable: set = set()  # derived functions that run as traced instead
@@ -157,6 +188,27 @@ class Jitted:
         return [k for k, x in enumerate(leaves) if id(x) in ids and type(x) is Array]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._plain and not kwargs:  # a cache hit of the common call costs this
+            found = _array_call(args)
+            if found is not None:
+                entry = self._array_calls.get(found[1])
+                if entry is not None:
+                    return entry.run(found[0])
+                return self._first_array_call(args, found[1])
+        return self._call(args, kwargs)
+
+    def _first_array_call(self, args: tuple, signature: tuple) -> Any:
+        """An array call of a new `_array_call` signature: the general call, whose entry
+        later calls of this signature then find directly."""
+        out = self._call(args, {})
+        leaves, tree = tree_util.tree_flatten((args, {}))
+        key = ((), tree, tuple((x.shape, x.dtype, "cpu") for x in leaves), ())
+        entry = self._cache.get(key)
+        if entry is not None:
+            self._array_calls[signature] = entry
+        return out
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
         static, leaves, tree, donated = self._split(args, kwargs)
         signature, raws = [], []
         for x in leaves:  # the signature and the program's inputs, in one pass
@@ -260,6 +312,7 @@ class Jitted:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._array_calls.clear()
 
     # -- inspection ----------------------------------------------------------------------
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
