@@ -68,3 +68,53 @@ def test_a_cached_program_is_not_reused_for_another_dtype_in_a_list():
     assert f([a64, b64]).dtype == np.float64
     assert f([a32, a32]).dtype == np.float32
     assert f([a64, b64]).dtype == np.float64
+
+
+def _f(x, y):
+    return fnp.sum(fnp.tanh(x * y) * fnp.exp(y))
+
+
+def _xy():
+    return fnp.asarray(np.linspace(0.0, 1.0, 5)), fnp.asarray(np.linspace(1.0, 2.0, 5))
+
+
+def test_grad_of_jit_runs_the_saved_residuals_through_a_compiled_backward():
+    jf = funcgrad.jit(_f)
+    x, y = _xy()
+    g, ge = funcgrad.grad(jf, argnums=(0, 1)), funcgrad.grad(_f, argnums=(0, 1))
+    for _ in range(2):
+        _same(g(x, y), ge(x, y))
+    kinds = sorted(kind for (_, _, kind) in jf._derived)
+    # one forward program returning the residuals, one backward program on them: the
+    # function's VJP (which would run the forward pass again) is never compiled
+    assert kinds == ["forward_saving[0, 1]", "vjp_saved0"]
+    _same(funcgrad.grad(jf)(x, y), funcgrad.grad(_f)(x, y))  # another wanted set
+    assert len(jf._derived) == 4
+
+
+def test_grad_of_jit_differentiated_again_or_checkpointed_equals_eager():
+    jf = funcgrad.jit(_f)
+    x, y = _xy()
+    np.testing.assert_allclose(np.asarray(funcgrad.hessian(jf)(x, y)),
+                               np.asarray(funcgrad.hessian(_f)(x, y)), rtol=1e-12)
+    inner, inner_e = funcgrad.grad(jf), funcgrad.grad(_f)
+    np.testing.assert_allclose(
+        np.asarray(funcgrad.grad(lambda x: fnp.sum(inner(x, y) ** 2))(x)),
+        np.asarray(funcgrad.grad(lambda x: fnp.sum(inner_e(x, y) ** 2))(x)), rtol=1e-12)
+    ck = funcgrad.checkpoint(lambda x: jf(x, y) * 2.0)
+    _same(funcgrad.grad(ck)(x), funcgrad.grad(lambda x: _f(x, y) * 2.0)(x))
+    # a vjp function called twice reuses the saved residuals
+    out, pullback = funcgrad.vjp(jf, x, y)
+    first = pullback(fnp.asarray(1.0))
+    _same(pullback(fnp.asarray(1.0)), first)
+    _same(first, funcgrad.vjp(_f, x, y)[1](fnp.asarray(1.0)))
+
+
+def test_grad_of_jit_with_integer_and_number_inputs():
+    def f(x, n, s):
+        return fnp.sum(x ** 2 * n) * s
+    jf = funcgrad.jit(f)
+    x, n = _xy()[0], fnp.asarray(np.arange(5))
+    for s in (3.0, 2.5):
+        _same(funcgrad.grad(jf)(x, n, s), funcgrad.grad(f)(x, n, s))
+        _same(funcgrad.grad(jf, argnums=2)(x, n, s), funcgrad.grad(f, argnums=2)(x, n, s))

@@ -10,9 +10,12 @@ types, static values) run that function: the cost of a cache hit is flattening t
 arguments and looking up the signature.
 
 A jitted function called with tracers of other transforms is one `TraceCall`: under
-``grad`` it records one node whose backward is the jitted VJP of the function (a compiled
-program that recomputes the forward pass, as a checkpoint would); under ``jvp`` it runs the
-jitted JVP; inside another jit it is traced inline.
+``grad`` it records one node, run by a compiled forward program that also returns the
+residuals of its VJP, and whose backward is a compiled program of that VJP on the saved
+residuals (nothing recomputed; where the call is itself differentiated again, or replayed
+by a checkpoint, the backward is the jitted VJP of the function, which recomputes the
+forward pass as a checkpoint would); under ``jvp`` it runs the jitted JVP; inside another
+jit it is traced inline.
 """
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ from .grad import float0, vjp
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
     SCALAR_TYPES, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
 from .jvp import jvp
-from .tape import RevTrace, Tape
+from .tape import RevTrace, Tape, trace_flat
 from .tape_text import tape_text
 from . import vmap_calls
 
@@ -149,6 +152,9 @@ class Jitted:
         self._plain = not (self.static_argnums or self.static_argnames or self.donate_argnums)
         self._flats: dict = {}    # (static, tree) -> the flat function of those calls
         self._derived: dict = {}  # (static, tree, kind) -> a Jitted derived function
+        self._vjp_tapes: dict = {}  # (static, tree, wanted, inputs' key) -> a call's tape
+        self._backward_keys: dict = {}  # those keys -> numbers naming their backward
+        self._unsaving: set = set()  # (static, tree, kind) of calls that cannot save
         self.uncompilable: set = set()  # derived functions that run as traced instead
         self._warned = False
         self._params = _positional_names(fun)
@@ -264,6 +270,10 @@ class Jitted:
             flat.__name__ = f"{kind}_{self.__name__}"
             found = self._derived[(static, tree, kind)] = Jitted(flat)
         return found
+
+    def _backward_index(self, key: tuple) -> int:
+        """A number for a traced call's tape key (names its backward program)."""
+        return self._backward_keys.setdefault(key, len(self._backward_keys))
 
     def _trace(self, static: tuple, leaves: list, tree: Any) -> tuple:
         flat = self._flat_fun(static, tree)
@@ -459,6 +469,51 @@ def _sample_jit_call(rng: Any, draw: Callable) -> list:
 jit_call_p.sample = sampling.custom(_sample_jit_call)
 
 
+class _Saved:
+    """What a jitted call's forward program left for its backward: the inputs it ran on,
+    the key of its tape, the residuals and the outputs' avals."""
+
+    __slots__ = ("primals", "key", "residuals", "out_avals")
+
+    def __init__(self, primals: list, key: tuple, residuals: list, out_avals: list):
+        self.primals = primals
+        self.key = key
+        self.residuals = residuals
+        self.out_avals = out_avals
+
+
+def _inputs_key(leaves: Sequence) -> tuple:
+    """What a traced call's tape depends on about its inputs, the same outside the program
+    (values) as inside it (tracers): Python numbers by type, arrays by shape, dtype and
+    device."""
+    key = []
+    for x in leaves:
+        weak = x.weak_type if isinstance(x, JitTracer) else (
+            type(x) if type(x) in SCALAR_TYPES else None)
+        key.append(weak if weak is not None else (tuple(x.shape), x.dtype, x.device))
+    return tuple(key)
+
+
+class _NestedResiduals(Exception):
+    """Raised while tracing a jitted call's forward-saving program whose tape keeps values
+    inside records (custom rules, control flow, nested tapes), which `Tape.residuals` does
+    not list: such a call's backward recomputes instead."""
+
+
+def _flat_tape(tape: Tape) -> bool:
+    """Whether every value a tape's backward pass reads is one of its `residuals`: no
+    record carries a nested tape or a call object with state of its own."""
+    return all(rec.sub is None and not (rec.params and ("call" in rec.params
+                                                        or "programs" in rec.params))
+               for rec in tape.records)
+
+
+def _traced(residual: Any) -> bool:
+    """Whether a residual depends on the inputs (a traced value of the program), rather
+    than a constant the tape keeps."""
+    return isinstance(residual.value, Tracer)
+
+
 class JitCall(TraceCall):
     """A jitted function called with tracers of outer transforms: each transform gets a
     jitted program of its own (the function's VJP, JVP...), compiled and cached by the
@@ -496,12 +551,77 @@ class JitCall(TraceCall):
 
     def process_rev(self, trace: RevTrace, leaves: Sequence) -> list:
         primals, in_vars, mask = trace.lower(leaves)
-        outs = [o if isinstance(o, Array) else fnp.asarray(o) for o in self.forward(*primals)]
+        if mask and not trace.keep_consts and not any(isinstance(p, Tracer) for p in primals):
+            outs = self._forward_saving(primals, mask)
+        else:  # replayed (make_tape, checkpoint) or seen by outer transforms: no residuals
+            outs = self.forward(*primals)
+        outs = [o if isinstance(o, Array) else fnp.asarray(o) for o in outs]
         return list(trace.record(jit_call_p, {"call": self}, primals, in_vars, mask,
                                  tuple(outs)))
 
+    def _forward_saving(self, primals: list, mask: int) -> list:
+        """The outputs, by a compiled program that also returns the residuals of their VJP
+        with respect to the inputs in ``mask`` (kept on this call for `vjp`)."""
+        wanted = tuple(i for i in range(len(primals)) if mask >> i & 1)
+        kind = f"forward_saving{list(wanted)}"
+        unsaving = self.jitted._unsaving
+        if (self.static, self.tree, kind) in unsaving:
+            return self.forward(*primals)
+        fun, tapes = self.fun, self.jitted._vjp_tapes
+        prefix = (self.static, self.tree)
+
+        def saving(*flat: Any) -> list:
+            def of_wanted(*xs: Any) -> Any:
+                full = list(flat)
+                for i, x in zip(wanted, xs):
+                    full[i] = x
+                return fun(*full)
+            tape, outs = trace_flat(of_wanted, [flat[i] for i in wanted], "jit_vjp")
+            if not _flat_tape(tape):
+                raise _NestedResiduals
+            tapes[(*prefix, wanted, _inputs_key(flat))] = tape
+            return list(outs) + [r.value for r in tape.residuals() if _traced(r)]
+
+        try:
+            both = self._jitted(kind, saving)(*primals)
+        except _NestedResiduals:
+            unsaving.add((self.static, self.tree, kind))
+            return self.forward(*primals)
+        n_out = self.fun.out_trees[-1].num_leaves
+        self.saved = _Saved(primals, (*prefix, wanted, _inputs_key(primals)),
+                            both[n_out:], [(o.shape, o.dtype) for o in both[:n_out]])
+        return both[:n_out]
+
+    def _vjp_saved(self, g: Sequence) -> list:
+        """The inputs' cotangents by a compiled program of the recorded VJP on the saved
+        residuals."""
+        saved = self.saved
+        key = saved.key
+        tapes = self.jitted._vjp_tapes
+
+        def backward(*flat: Any) -> list:
+            tape = tapes[key]
+            values = iter(flat[:len(saved.residuals)])
+            with_values = tape.with_residuals(
+                lambda r: next(values) if _traced(r) else r.value)
+            return with_values.backward(list(flat[len(saved.residuals):]))
+        kind = f"vjp_saved{self.jitted._backward_index(key)}"
+        cts = [fnp.zeros(*aval) if c is None else c for c, aval in zip(g, saved.out_avals)]
+        got = self._jitted(kind, backward)(*saved.residuals, *cts)
+        out: list = [None] * len(saved.primals)
+        for i, c in zip(key[2], got):
+            out[i] = c
+        return out
+
     def vjp(self, xs: Sequence, g: Sequence) -> list:
-        """The inputs' cotangents: a jitted program computing the function's VJP."""
+        """The inputs' cotangents: from the residuals the forward program saved, when the
+        record's inputs are still those it ran on and nothing differentiates this
+        backward pass; else a jitted program computing the function's VJP."""
+        saved = getattr(self, "saved", None)
+        if (saved is not None and len(xs) == len(saved.primals)
+                and all(a is b for a, b in zip(xs, saved.primals))
+                and not any(isinstance(c, Tracer) for c in g)):
+            return self._vjp_saved(g)
         fun = self.fun
         n = len(xs)
 
