@@ -118,3 +118,34 @@ def test_grad_of_jit_with_integer_and_number_inputs():
     for s in (3.0, 2.5):
         _same(funcgrad.grad(jf)(x, n, s), funcgrad.grad(f)(x, n, s))
         _same(funcgrad.grad(jf, argnums=2)(x, n, s), funcgrad.grad(f, argnums=2)(x, n, s))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.complex128])
+@pytest.mark.parametrize("shapes", [((5,), (5,)), ((5000,), (5000,)), ((1,), (5000,)),
+                                    ((), (5000,)), ((5000,), (1,)), ((3, 5000), (5000,))])
+def test_inlined_tanh_derivative_is_the_kernels_bit_for_bit(shapes, dtype):
+    from funcgrad.primitives.elementwise import tanh_backward
+    rng = np.random.RandomState(0)
+    g = fnp.asarray(np.asarray(rng.randn(*shapes[0])).astype(dtype))
+    y = fnp.asarray(np.tanh(rng.randn(*shapes[1])).astype(dtype))
+    for fun, args in ((lambda a, b: tanh_backward(a, b), (g, y)),
+                      (lambda b: tanh_backward(2.0, b), (y,)),   # a Python number
+                      (lambda b: tanh_backward(g, b), (y,))):    # a constant array
+        jitted = funcgrad.jit(fun)
+        jitted(*args)
+        _same(jitted(*args), fun(*args))
+        assert "tanh_backward" not in jitted.lower(*args).compile().as_text()
+
+
+def test_array_calls_with_static_arguments():
+    f = funcgrad.jit(lambda n, x, ys, flag: x * n + ys[0] if flag else x - n,
+                     static_argnums=(0,), static_argnames=("flag",))
+    x, y = fnp.asarray([1.0, 2.0]), fnp.asarray([3.0, 4.0])
+    for _ in range(2):
+        _same(f(2, x, [y], True), x * 2 + y)
+        _same(f(3, x, [y], True), x * 3 + y)
+        _same(f(3, x, [y], False), x - 3)
+        _same(f(3, x, [y], flag=False), x - 3)
+    assert f._cache_size() == 4  # the keyword call is a tree of its own
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        f([2], x, [y], True)

@@ -22,7 +22,10 @@ The passes, in order:
 - constants were folded while tracing: an operation on known values runs then, and enters
   the program as a constant.
 Primitives that communicate (``effectful``) are never dropped or merged. Records with
-sub-programs (control flow) are written by their `EMITTERS`.
+sub-programs (control flow) are written by their `EMITTERS`; a few small kernels are
+written out inline by `INLINE` (the same ufunc calls in the same order, with the
+choices the kernel makes at run time made once from the avals), saving a Python call and
+its checks per record: tanh's derivative, one per tanh in every backward pass.
 """
 from __future__ import annotations
 
@@ -34,12 +37,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.array import Array
-from .tape import Record, Tape
+from .tape import Record, Tape, aval_of
 
 __all__ = ["compile_tape", "Program", "EMITTERS", "Writer"]
 
 # prim name -> emitter(writer, record, input names, output names): records with sub-programs
 EMITTERS: dict[str, Callable] = {}
+# prim name -> inliner(writer, step, input names, output name, var avals, indent): kernels
+# written out as ufunc calls (checked bit for bit against the kernel by the registry tests)
+INLINE: dict[str, Callable] = {}
 
 
 class Program:
@@ -326,6 +332,35 @@ def _reuse_target(step: _Step, k: int, var_avals: list, last: dict,
     return None
 
 
+def _aval(ref: tuple, var_avals: list) -> tuple:
+    """(shape, dtype) of a step's input, a variable or a constant."""
+    if ref[0] == "v":
+        return var_avals[ref[1]]
+    return aval_of(ref[1])
+
+
+def _inline_tanh_backward(w: Writer, step: _Step, ins: list, out: str, var_avals: list,
+                          indent: str) -> None:
+    """``g * (1 - y*y)`` as `kernels.tanh_backward` computes it: from `REUSE_MIN_SIZE`
+    elements in one fresh buffer (``1 - d`` and the product written into ``d``), below it
+    in fresh arrays; ``1`` as a float for inexact values (the same value in every float
+    and complex dtype, converted faster than an int)."""
+    g, y = ins
+    g_aval, y_aval = (_aval(r, var_avals) for r in step.ins)
+    mul, sub = w.name_of(np.multiply, "multiply"), w.name_of(np.subtract, "subtract")
+    one = "1.0" if y_aval[1].kind in "fc" else "1"
+    w.emit(indent, f"{out} = {mul}({y}, {y})")
+    if math.prod(y_aval[0]) < REUSE_MIN_SIZE:
+        w.emit(indent, f"{out} = {mul}({g}, {sub}({one}, {out}))")
+        return
+    w.emit(indent, f"{sub}({one}, {out}, out={out})")
+    in_place = g_aval == y_aval
+    w.emit(indent, f"{out} = {mul}({g}, {out}{', out=' + out if in_place else ''})")
+
+
+INLINE["tanh_backward"] = _inline_tanh_backward
+
+
 def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
                 owned: set, outer: set, indent: str) -> None:
     """The lines of ``steps``, then ``return`` of ``outputs``. ``owned``: input variables
@@ -342,8 +377,11 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
         outs = [f"v{v}" for v in step.outs]
         emitter = EMITTERS.get(step.rec.prim.name) if programs_of(step.rec) else None
         target = None
+        inliner = INLINE.get(step.rec.prim.name)
         if emitter is not None:
             emitter(w, step, ins, outs, indent)
+        elif inliner is not None and var_avals[step.outs[0]][0]:  # 0-d: numpy scalars
+            inliner(w, step, ins, outs[0], var_avals, indent)
         else:
             target = _reuse_target(step, k, var_avals, last, buffers)
             call = f"{w.impl(step.rec)}({', '.join(ins)}"

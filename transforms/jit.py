@@ -87,16 +87,18 @@ def _raw(x: Any) -> Any:
     return np.asarray(x) if isinstance(x, np.generic) else x
 
 
-def _array_call(args: tuple) -> tuple[list, tuple] | None:
-    """(raw values, signature) of positional arguments that are each a CPU `Array` or a
-    list or tuple of them: the common call, whose signature is read here without the
-    general flattening (its tree follows from the argument types and lengths). None for
-    any other call."""
+def _array_call(args: tuple, static: frozenset) -> tuple[list, tuple] | None:
+    """(raw values, signature) of positional arguments that are each static (at the
+    positions ``static``), a CPU `Array` or a list or tuple of them: the common call, whose
+    signature is read here without the general flattening (its tree follows from the
+    argument types and lengths). None for any other call."""
     leaves: list = []
     structure = []
-    for a in args:
+    for i, a in enumerate(args):
         t = type(a)
-        if t is Array:
+        if i in static:
+            structure.append((i, a))
+        elif t is Array:
             leaves.append(a)
             structure.append(t)
         elif t is list or t is tuple:
@@ -149,7 +151,10 @@ class Jitted:
         self.donate_argnums = frozenset(_as_tuple(donate_argnums))
         self._cache: dict = {}
         self._array_calls: dict = {}  # `_array_call` signature -> the same calls' _Entry
-        self._plain = not (self.static_argnums or self.static_argnames or self.donate_argnums)
+        self._params = _positional_names(fun)
+        self._static_positions = self.static_argnums | {
+            i for i, name in self._params.items() if name in self.static_argnames}
+        self._plain = not self.donate_argnums  # calls `_array_call` may read
         self._flats: dict = {}    # (static, tree) -> the flat function of those calls
         self._derived: dict = {}  # (static, tree, kind) -> a Jitted derived function
         self._vjp_tapes: dict = {}  # (static, tree, wanted, inputs' key) -> a call's tape
@@ -157,7 +162,6 @@ class Jitted:
         self._unsaving: set = set()  # (static, tree, kind) of calls that cannot save
         self.uncompilable: set = set()  # derived functions that run as traced instead
         self._warned = False
-        self._params = _positional_names(fun)
 
     # -- the call ------------------------------------------------------------------------
     def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, list, Any, tuple]:
@@ -195,9 +199,12 @@ class Jitted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._plain and not kwargs:  # a cache hit of the common call costs this
-            found = _array_call(args)
+            found = _array_call(args, self._static_positions)
             if found is not None:
-                entry = self._array_calls.get(found[1])
+                try:
+                    entry = self._array_calls.get(found[1])
+                except TypeError:  # an unhashable static argument: the general path says so
+                    return self._call(args, kwargs)
                 if entry is not None:
                     return entry.run(found[0])
                 return self._first_array_call(args, found[1])
@@ -207,8 +214,8 @@ class Jitted:
         """An array call of a new `_array_call` signature: the general call, whose entry
         later calls of this signature then find directly."""
         out = self._call(args, {})
-        leaves, tree = tree_util.tree_flatten((args, {}))
-        key = ((), tree, tuple((x.shape, x.dtype, "cpu") for x in leaves), ())
+        static, leaves, tree, donated = self._split(args, {})
+        key = (static, tree, tuple((x.shape, x.dtype, "cpu") for x in leaves), donated)
         entry = self._cache.get(key)
         if entry is not None:
             self._array_calls[signature] = entry
