@@ -149,3 +149,21 @@ def test_array_calls_with_static_arguments():
     assert f._cache_size() == 4  # the keyword call is a tree of its own
     with pytest.raises(ValueError, match="Non-hashable static arguments"):
         f([2], x, [y], True)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # eager's overflow warnings too
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.complex64])
+def test_python_number_constants_keep_numpys_weak_typing(dtype):
+    x = fnp.asarray(np.linspace(-2.0, 2.0, 7).astype(dtype))
+    funs = [lambda x: x * 0.1 + 3, lambda x: fnp.maximum(x.real, -0.0) * x,
+            lambda x: 1e300 * x.real / 7, lambda x: x - True, lambda x: 2 ** 40 * x,
+            lambda x: fnp.sum(x) / 128 - 0.5]
+    for fun in funs:
+        jitted = funcgrad.jit(fun)
+        jitted(x)
+        _same(jitted(x), fun(x))
+    ints = fnp.asarray(np.arange(5))
+    for fun in (lambda n: n * 0.5, lambda n: n + 3, lambda n: n / 2):  # int operands
+        jitted = funcgrad.jit(fun)
+        jitted(ints)
+        _same(jitted(ints), fun(ints))
