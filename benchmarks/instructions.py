@@ -8,7 +8,8 @@ is the count per call: set-up, imports and interpreter start cancel out.
 
 Workloads: the small-op chain's gradient (functional and through the facade), and the
 small MLP training step (functional and facade). They are the paths whose eager speed the
-core must not lose.
+core must not lose. Named on the command line: the jitted chain gradient, the jitted and the
+``torch.compile``d MLP steps, and the hand-written numpy of each (``JIT_WORKLOADS``).
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ import tempfile
 from . import chain, mlp
 
 WORKLOADS = ("chain", "chain_facade", "mlp", "mlp_facade")
+# the compiled paths of issue 17, beside the hand-written numpy they are measured against
+JIT_WORKLOADS = ("chain_numpy", "chain_jit", "mlp_numpy", "mlp_jit", "mlp_compile")
 
 
 def _chain_functional(x, ws, bs):
@@ -62,16 +65,35 @@ def _mlp_step(facade: bool):
                            fnp.asarray(p.onehot)).step
 
 
+def _chain_jit(x, ws, bs):
+    import funcgrad.numpy as fnp
+    jitted = chain.jit_grad()
+    fx, fws, fbs = fnp.asarray(x), [fnp.asarray(w) for w in ws], [fnp.asarray(b) for b in bs]
+    return lambda: jitted(fx, fws, fbs)
+
+
+def _mlp_jitted(kind: str):
+    """The small MLP's step by hand in numpy, jitted, or the facade's compiled model."""
+    p = mlp.make(mlp.QUICK_SIZES, mlp.QUICK_BATCH)
+    if kind == "mlp_numpy":
+        return mlp._numpy(p).step
+    if kind == "mlp_jit":
+        return mlp.jitted_step(p).step
+    import funcgrad.torch as torch
+    return mlp._torch_like(torch, p, compiled=True).step
+
+
 def build(name: str):
     """The zero-argument step of workload ``name``, set up and run once."""
     if name.startswith("chain"):
         x, ws, bs = chain.make(10, 100)
-        if name == "chain":
-            fn = _chain_functional(x, ws, bs)
-        else:
-            fn = _chain_facade(x, ws, bs)
-    else:
+        make = {"chain": _chain_functional, "chain_facade": _chain_facade,
+                "chain_jit": _chain_jit}.get(name)
+        fn = make(x, ws, bs) if make else lambda: chain.numpy_grad(x, ws, bs)
+    elif name in ("mlp", "mlp_facade"):
         fn = _mlp_step(name == "mlp_facade")
+    else:
+        fn = _mlp_jitted(name)
     fn()
     return fn
 
@@ -103,7 +125,8 @@ def per_call(name: str, calls: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.instructions")
-    parser.add_argument("names", nargs="*", default=list(WORKLOADS))
+    parser.add_argument("names", nargs="*", default=list(WORKLOADS),
+                        help=f"of {WORKLOADS + JIT_WORKLOADS}")
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--child")
     args = parser.parse_args()

@@ -22,7 +22,10 @@ The passes, in order:
 - constants were folded while tracing: an operation on known values runs then, and enters
   the program as a constant.
 Primitives that communicate (``effectful``) are never dropped or merged. Records with
-sub-programs (control flow) are written by their `EMITTERS`.
+sub-programs (control flow) are written by their `EMITTERS`; a few small kernels are
+written out inline by `INLINE` (the same ufunc calls in the same order, with the
+choices the kernel makes at run time made once from the avals), saving a Python call and
+its checks per record: tanh's derivative, one per tanh in every backward pass.
 """
 from __future__ import annotations
 
@@ -34,12 +37,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.array import Array
-from .tape import Record, Tape
+from .tape import Record, Tape, aval_of
 
 __all__ = ["compile_tape", "Program", "EMITTERS", "Writer"]
 
 # prim name -> emitter(writer, record, input names, output names): records with sub-programs
 EMITTERS: dict[str, Callable] = {}
+# prim name -> inliner(writer, step, input names, output name, var avals, indent): kernels
+# written out as ufunc calls (checked bit for bit against the kernel by the registry tests)
+INLINE: dict[str, Callable] = {}
 
 
 class Program:
@@ -195,6 +201,7 @@ class Writer:
         self.lines: list[str] = []
         self.globals: dict = {"np": np}
         self._names: dict = {}
+        self._typed: dict = {}
         self._locals = 0
 
     def name_of(self, obj: Any, prefix: str) -> str:
@@ -224,6 +231,17 @@ class Writer:
         if type(x) in (bool, int, float) and np.isfinite(x):
             return repr(x)
         return self.name_of(x._value if type(x) is Array else x, "c")
+
+    def typed_number(self, x: Any, dtype: np.dtype) -> str:
+        """The global name of Python number ``x`` as a 0-d array of ``dtype``: the value
+        numpy converts a weakly typed number to when it meets an array of that dtype,
+        converted once (a ufunc takes a 0-d array operand with a quarter less work than a
+        Python number, which it converts on every call)."""
+        key = (type(x), repr(x), dtype)  # repr: -0.0 and 0.0 are different constants
+        name = self._typed.get(key)
+        if name is None:
+            name = self._typed[key] = self.name_of(np.asarray(x, dtype), "n")
+        return name
 
     def emit(self, indent: str, line: str) -> None:
         self.lines.append(indent + line)
@@ -326,6 +344,60 @@ def _reuse_target(step: _Step, k: int, var_avals: list, last: dict,
     return None
 
 
+def _typed_numbers(w: Writer, step: _Step, ins: list, var_avals: list) -> list:
+    """``ins`` with a Python number operand of a binary ufunc made a 0-d array of the
+    other operand's dtype, where that is the result's dtype (inexact): the same
+    conversion numpy makes of the weakly typed number, so the same bits."""
+    prim = step.rec.prim
+    if (not isinstance(prim.impl, np.ufunc) or prim.impl.nin != 2 or step.rec.params
+            or prim.multiple_results):
+        return ins
+    kinds = [r[0] for r in step.ins]
+    if sorted(kinds) != ["c", "v"]:
+        return ins
+    k = kinds.index("c")
+    x, var = step.ins[k][1], step.ins[1 - k][1]
+    dtype = var_avals[var][1]
+    if (type(x) not in (bool, int, float) or not math.isfinite(x) or abs(x) >= 2**53
+            or dtype.kind not in "fc" or var_avals[step.outs[0]][1] != dtype):
+        return ins
+    with np.errstate(all="ignore"):
+        if not np.isfinite(np.asarray(x, dtype)):  # overflows: numpy warns on each call
+            return ins
+    typed = list(ins)
+    typed[k] = w.typed_number(x, dtype)
+    return typed
+
+
+def _aval(ref: tuple, var_avals: list) -> tuple:
+    """(shape, dtype) of a step's input, a variable or a constant."""
+    if ref[0] == "v":
+        return var_avals[ref[1]]
+    return aval_of(ref[1])
+
+
+def _inline_tanh_backward(w: Writer, step: _Step, ins: list, out: str, var_avals: list,
+                          indent: str) -> None:
+    """``g * (1 - y*y)`` as `kernels.tanh_backward` computes it: from `REUSE_MIN_SIZE`
+    elements in one fresh buffer (``1 - d`` and the product written into ``d``), below it
+    in fresh arrays; ``1`` converted once to the dtype of inexact values (see
+    `Writer.typed_number`)."""
+    g, y = ins
+    g_aval, y_aval = (_aval(r, var_avals) for r in step.ins)
+    mul, sub = w.name_of(np.multiply, "multiply"), w.name_of(np.subtract, "subtract")
+    one = w.typed_number(1, y_aval[1]) if y_aval[1].kind in "fc" else "1"
+    w.emit(indent, f"{out} = {mul}({y}, {y})")
+    if math.prod(y_aval[0]) < REUSE_MIN_SIZE:
+        w.emit(indent, f"{out} = {mul}({g}, {sub}({one}, {out}))")
+        return
+    w.emit(indent, f"{sub}({one}, {out}, out={out})")
+    in_place = g_aval == y_aval
+    w.emit(indent, f"{out} = {mul}({g}, {out}{', out=' + out if in_place else ''})")
+
+
+INLINE["tanh_backward"] = _inline_tanh_backward
+
+
 def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
                 owned: set, outer: set, indent: str) -> None:
     """The lines of ``steps``, then ``return`` of ``outputs``. ``owned``: input variables
@@ -338,12 +410,15 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
         return f"v{r[1]}" if r[0] == "v" else w.const(r[1])
 
     for k, step in enumerate(steps):
-        ins = [name(r) for r in step.ins]
+        ins = _typed_numbers(w, step, [name(r) for r in step.ins], var_avals)
         outs = [f"v{v}" for v in step.outs]
         emitter = EMITTERS.get(step.rec.prim.name) if programs_of(step.rec) else None
         target = None
+        inliner = INLINE.get(step.rec.prim.name)
         if emitter is not None:
             emitter(w, step, ins, outs, indent)
+        elif inliner is not None and var_avals[step.outs[0]][0]:  # 0-d: numpy scalars
+            inliner(w, step, ins, outs[0], var_avals, indent)
         else:
             target = _reuse_target(step, k, var_avals, last, buffers)
             call = f"{w.impl(step.rec)}({', '.join(ins)}"

@@ -9,10 +9,10 @@ work. Later calls with the same signature (pytree structure, shapes, dtypes, Pyt
 types, static values) run that function: the cost of a cache hit is flattening the
 arguments and looking up the signature.
 
-A jitted function called with tracers of other transforms is one `TraceCall`: under
-``grad`` it records one node whose backward is the jitted VJP of the function (a compiled
-program that recomputes the forward pass, as a checkpoint would); under ``jvp`` it runs the
-jitted JVP; inside another jit it is traced inline.
+A jitted function called with tracers of other transforms is one `JitCall`
+(`transforms.jit_call`): under ``grad`` one record whose forward and backward are compiled
+programs (the backward on the forward's saved residuals), under ``jvp`` the jitted JVP;
+inside another jit it is traced inline.
 """
 from __future__ import annotations
 
@@ -26,16 +26,14 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
-from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
+from funcgrad.core import Tracer
 from funcgrad.primitives import sampling
 from . import compile as compiler
-from .grad import float0, vjp
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
     SCALAR_TYPES, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
-from .jvp import jvp
-from .tape import RevTrace, Tape
+from .jit_call import JitCall, _raw, jit_call_p
+from .tape import Tape
 from .tape_text import tape_text
-from . import vmap_calls
 
 __all__ = ["jit", "JitTrace", "JitTracer", "Jitted", "Lowered", "make_jaxpr",
            "trace_to_tape", "StagedClosureError"]
@@ -75,13 +73,35 @@ def _hashable(value: Any, what: str) -> Any:
     return value
 
 
-def _raw(x: Any) -> Any:
-    """The backend value a compiled program takes for an argument leaf: a numpy scalar
-    becomes the 0-d array the tracing run saw (numpy's scalar loops may round differently
-    from its array loops: complex square, for one)."""
-    if type(x) is Array:
-        return x._value
-    return np.asarray(x) if isinstance(x, np.generic) else x
+def _array_call(args: tuple, static: frozenset) -> tuple[list, tuple] | None:
+    """(raw values, signature) of positional arguments that are each static (at the
+    positions ``static``), a CPU `Array` or a list or tuple of them: the common call, whose
+    signature is read here without the general flattening (its tree follows from the
+    argument types and lengths). None for any other call."""
+    leaves: list = []
+    structure = []
+    for i, a in enumerate(args):
+        t = type(a)
+        if i in static:
+            structure.append((i, a))
+        elif t is Array:
+            leaves.append(a)
+            structure.append(t)
+        elif t is list or t is tuple:
+            leaves += a
+            structure.append((t, len(a)))
+        else:
+            return None
+    raws = []
+    for x in leaves:
+        if type(x) is not Array:
+            return None
+        raw = x._value
+        if type(raw) is not np.ndarray:
+            return None
+        raws.append(raw)
+    return raws, (tuple(structure), tuple([x.shape for x in leaves]),
+                  tuple([x.dtype for x in leaves]))
 
 
 class _Entry:
@@ -116,11 +136,18 @@ class Jitted:
         self.static_argnames = frozenset(_as_tuple(static_argnames))
         self.donate_argnums = frozenset(_as_tuple(donate_argnums))
         self._cache: dict = {}
+        self._array_calls: dict = {}  # `_array_call` signature -> the same calls' _Entry
+        self._params = _positional_names(fun)
+        self._static_positions = self.static_argnums | {
+            i for i, name in self._params.items() if name in self.static_argnames}
+        self._plain = not self.donate_argnums  # calls `_array_call` may read
         self._flats: dict = {}    # (static, tree) -> the flat function of those calls
         self._derived: dict = {}  # (static, tree, kind) -> a Jitted derived function
+        self._vjp_tapes: dict = {}  # (static, tree, wanted, inputs' key) -> a call's tape
+        self._backward_keys: dict = {}  # those keys -> numbers naming their backward
+        self._unsaving: set = set()  # (static, tree, kind) of calls that cannot save
         self.uncompilable: set = set()  # derived functions that run as traced instead
         self._warned = False
-        self._params = _positional_names(fun)
 
     # -- the call ------------------------------------------------------------------------
     def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, list, Any, tuple]:
@@ -157,6 +184,30 @@ class Jitted:
         return [k for k, x in enumerate(leaves) if id(x) in ids and type(x) is Array]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._plain and not kwargs:  # a cache hit of the common call costs this
+            found = _array_call(args, self._static_positions)
+            if found is not None:
+                try:
+                    entry = self._array_calls.get(found[1])
+                except TypeError:  # an unhashable static argument: the general path says so
+                    return self._call(args, kwargs)
+                if entry is not None:
+                    return entry.run(found[0])
+                return self._first_array_call(args, found[1])
+        return self._call(args, kwargs)
+
+    def _first_array_call(self, args: tuple, signature: tuple) -> Any:
+        """An array call of a new `_array_call` signature: the general call, whose entry
+        later calls of this signature then find directly."""
+        out = self._call(args, {})
+        static, leaves, tree, donated = self._split(args, {})
+        key = (static, tree, tuple((x.shape, x.dtype, "cpu") for x in leaves), donated)
+        entry = self._cache.get(key)
+        if entry is not None:
+            self._array_calls[signature] = entry
+        return out
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
         static, leaves, tree, donated = self._split(args, kwargs)
         signature, raws = [], []
         for x in leaves:  # the signature and the program's inputs, in one pass
@@ -213,6 +264,10 @@ class Jitted:
             found = self._derived[(static, tree, kind)] = Jitted(flat)
         return found
 
+    def _backward_index(self, key: tuple) -> int:
+        """A number for a traced call's tape key (names its backward program)."""
+        return self._backward_keys.setdefault(key, len(self._backward_keys))
+
     def _trace(self, static: tuple, leaves: list, tree: Any) -> tuple:
         flat = self._flat_fun(static, tree)
         inputs = [x if type(x) in SCALAR_TYPES or isinstance(x, Array) else fnp.asarray(x)
@@ -260,6 +315,7 @@ class Jitted:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._array_calls.clear()
 
     # -- inspection ----------------------------------------------------------------------
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
@@ -377,21 +433,6 @@ def make_jaxpr(fun: Callable, static_argnums: Any = ()) -> Callable[..., Tape]:
     return jaxpr
 
 
-# ---------------------------------------------------------------------------------------
-# A jitted call under other transforms
-# ---------------------------------------------------------------------------------------
-
-def _jit_call_impl(*raws: Any, call: "JitCall") -> tuple:
-    """A recorded jitted call replayed without tracers: the compiled forward program."""
-    return tuple(_raw(o) for o in call.forward(*[new_array(r) for r in raws]))
-
-
-jit_call_p = Primitive("jit_call", _jit_call_impl, None, ("call",), multiple_results=True,
-                       doc="A jitted function applied under other transforms.")
-jit_call_p.defvjp_all(lambda g, xs, call: call.vjp(xs, g))
-jit_call_p.defbatch(vmap_calls.call_rule)
-
-
 def _sample_jit_call(rng: Any, draw: Callable) -> list:
     """Registry test cases: a jitted function (differentiated from outside: its VJP and
     JVP are jitted programs too)."""
@@ -404,82 +445,3 @@ def _sample_jit_call(rng: Any, draw: Callable) -> list:
 
 
 jit_call_p.sample = sampling.custom(_sample_jit_call)
-
-
-class JitCall(TraceCall):
-    """A jitted function called with tracers of outer transforms: each transform gets a
-    jitted program of its own (the function's VJP, JVP...), compiled and cached by the
-    same machinery as the function itself."""
-
-    def __init__(self, jitted: Jitted, flat: Callable, static: tuple, tree: Any):
-        super().__init__(flat, f"jit({getattr(jitted, '__name__', 'fun')})")
-        self.jitted = jitted
-        self.static = static
-        self.tree = tree
-
-    def _jitted(self, kind: str, fun: Callable) -> Callable:
-        """The jitted ``fun`` (the function's VJP, JVP...); or ``fun`` itself, run as
-        traced, when its staged control flow closes over values of the transform it
-        applies (``jvp`` of a ``while_loop`` whose body reads the differentiated value),
-        which cannot be compiled."""
-        jitted = self.jitted.derived(self.static, self.tree, kind, fun)
-        if jitted in self.jitted.uncompilable:
-            return fun
-
-        def call(*args: Any) -> Any:
-            try:
-                return jitted(*args)
-            except StagedClosureError:
-                self.jitted.uncompilable.add(jitted)
-                return fun(*args)
-        return call
-
-    def __repr__(self) -> str:
-        return self.name
-
-    def forward(self, *leaves: Any) -> list:
-        """The flat outputs, through a compiled program of the flat function."""
-        return list(self._jitted("forward", self.fun)(*leaves))
-
-    def process_rev(self, trace: RevTrace, leaves: Sequence) -> list:
-        primals, in_vars, mask = trace.lower(leaves)
-        outs = [o if isinstance(o, Array) else fnp.asarray(o) for o in self.forward(*primals)]
-        return list(trace.record(jit_call_p, {"call": self}, primals, in_vars, mask,
-                                 tuple(outs)))
-
-    def vjp(self, xs: Sequence, g: Sequence) -> list:
-        """The inputs' cotangents: a jitted program computing the function's VJP."""
-        fun = self.fun
-        n = len(xs)
-
-        def pullback(*flat: Any) -> list:
-            _, f_vjp = vjp(lambda *ins: fun(*ins), *flat[:n])
-            return list(f_vjp(list(flat[n:])))
-        return list(self._jitted("vjp", pullback)(*xs, *g))
-
-    def process_jvp(self, trace: Any, leaves: Sequence) -> list:
-        primals, tangents = trace.split(leaves)
-        floats = [i for i, p in enumerate(primals) if is_inexact(np.result_type(p))]
-        tangents = [fnp.zeros_like(primals[i]) if tangents[i] is None else tangents[i]
-                    for i in floats]
-        fun = self.fun
-        n = len(primals)
-
-        def pushforward(*flat: Any) -> list:
-            """Outputs, then the tangents of the float outputs (integer inputs and
-            outputs have float0 tangents, which stay outside the program)."""
-            ins = list(flat[:n])
-            ts = [np.zeros(np.shape(x), float0) for x in ins]
-            for i, t in zip(floats, flat[n:]):
-                ts[i] = t
-            out, t_out = jvp(lambda *xs: fun(*xs), tuple(ins), tuple(ts))
-            return list(out) + [t for o, t in zip(out, t_out) if is_inexact(o.dtype)]
-        both = self._jitted("jvp", pushforward)(*primals, *tangents)
-        k = self.fun.out_trees[-1].num_leaves
-        t_out = iter(both[k:])
-        return [trace.wrap(o, next(t_out) if is_inexact(o.dtype) else None)
-                for o in both[:k]]
-
-    def process_batch(self, trace: Any, leaves: Sequence) -> list:
-        """Under vmap: a jitted program of the batched function (cached per batching)."""
-        return vmap_calls.batch_jit_call(self, trace, leaves)

@@ -85,6 +85,11 @@ class JitTracer(RevTracer):
 
     # a Python number argument's tracer keeps the number as its primal (weak typing)
     @property
+    def weak_type(self) -> type | None:
+        """The Python number type of a weakly typed input's tracer, else None."""
+        return type(self._primal) if type(self._primal) in SCALAR_TYPES else None
+
+    @property
     def device(self) -> str:
         return self._primal.device if isinstance(self._primal, Array) else "cpu"
 
