@@ -35,7 +35,7 @@ from funcgrad.dtypes import EXTENDED_FLOATS
 
 __all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry", "bind",
            "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
-           "is_inexact", "wrap_raw"]
+           "is_inexact", "wrap_raw", "layout_of"]
 
 
 class EscapedTracerError(RuntimeError):
@@ -82,12 +82,16 @@ class Rule:
 
     The parameter names of the function (after the first, which receives the cotangent or
     tangent) say what the rule needs: an input by its declared name, ``out`` for the
-    output, a static param by name, ``<input>_shape`` / ``<input>_dtype``, or for variadic
-    primitives ``xs``, ``shapes``, ``dtypes`` and ``argnum``. Knowing this, the tape keeps
-    exactly the residuals the backward pass will read and nothing else.
+    output, a static param by name, ``<input>_shape`` / ``<input>_dtype``,
+    ``<input>_layout`` (`layout_of`: a token a rule hands on to a kernel, unread), or for
+    variadic primitives ``xs``, ``shapes``, ``dtypes`` and ``argnum``. Knowing this, the
+    tape keeps exactly the residuals the backward pass will read and nothing else: a rule
+    that needs an input's layout only (to lay its result out alike) keeps a token, not the
+    array.
     """
 
-    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals", "apply")
+    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals", "reads_layout",
+                 "apply")
 
     def __init__(self, prim: "Primitive", fn: Callable, kind: str):
         names = list(inspect.signature(fn).parameters)[1:]
@@ -96,8 +100,9 @@ class Rule:
         self.inputs_read = frozenset(s[1] for s in self.sources if s[0] == "in") | (
             frozenset(["all"]) if ("xs",) in self.sources else frozenset())
         self.reads_out = ("out",) in self.sources
-        self.reads_avals = any(s[0] in ("shape", "dtype", "shapes", "dtypes")
+        self.reads_avals = any(s[0] in ("shape", "dtype", "layout", "shapes", "dtypes")
                                for s in self.sources)
+        self.reads_layout = any(s[0] == "layout" for s in self.sources)
         self.apply = self._specialized()
 
     def _specialized(self) -> Callable:
@@ -138,6 +143,8 @@ def _aval_source(source: tuple, argnum: int, ins: Sequence, avals: Sequence) -> 
         return avals[source[1]][0]
     if kind == "dtype":
         return avals[source[1]][1]
+    if kind == "layout":
+        return avals[source[1]][2]
     if kind == "xs":
         return tuple(ins)
     if kind == "shapes":
@@ -191,7 +198,8 @@ class Primitive:
         self.sample = sample
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None
-        self.reads_avals = False  # whether a VJP rule reads input shapes or dtypes
+        self.reads_avals = False  # whether a VJP rule reads input shapes, dtypes or layouts
+        self.reads_layouts = False  # whether a rule (VJP or JVP) reads an input's layout
         self.jvp_rules: list = []
         self.batch_rule: Callable | None = None
         self.stage_rule: Callable | None = None  # how jit records a call (control flow)
@@ -221,13 +229,16 @@ class Primitive:
             return ("shape", self.inputs.index(name[:-6]))
         elif name.endswith("_dtype") and name[:-6] in self.inputs:
             return ("dtype", self.inputs.index(name[:-6]))
+        elif name.endswith("_layout") and name[:-7] in self.inputs:
+            return ("layout", self.inputs.index(name[:-7]))
         if name == "out":
             return ("out",)
         if name in self.params:
             return ("param", name)
         allowed = (["xs", "shapes", "dtypes", "argnum"] if self.inputs is None else
                    [*self.inputs, *(f"{i}_shape" for i in self.inputs),
-                    *(f"{i}_dtype" for i in self.inputs)]) + ["out", *self.params]
+                    *(f"{i}_dtype" for i in self.inputs),
+                    *(f"{i}_layout" for i in self.inputs)]) + ["out", *self.params]
         raise TypeError(f"{kind} rule {getattr(fn, '__name__', fn)!r} of primitive "
                         f"{self.name!r} asks for {name!r}, which it does not have; a rule "
                         f"may ask for: {', '.join(allowed)}")
@@ -265,12 +276,15 @@ class Primitive:
     def _rules_changed(self) -> None:
         self.needs_cache = {}
         self.reads_avals = any(isinstance(r, Rule) and r.reads_avals for r in self.vjp_rules)
+        self.reads_layouts = any(isinstance(r, Rule) and r.reads_layout
+                                 for r in [*self.vjp_rules, *self.jvp_rules])
 
     def defjvp(self, *rules: Callable | None) -> "Primitive":
         """Declare one JVP rule per input: ``rule(t, <what it reads>...) -> tangent``,
         linear in ``t``; the output tangent is the sum over inputs. A primitive without
         JVP rules gets forward mode from its VJP rules (see `transforms.jvp`)."""
         self.jvp_rules = self._rules(rules, "JVP")
+        self._rules_changed()
         return self
 
     def def_impl(self, backend: str, impl: Callable | None = None) -> Callable:
@@ -433,6 +447,19 @@ def wrap_raw(out: Any) -> Array:
         result.ndim = out.ndim
         return result
     return new_array(out)
+
+
+def layout_of(x: Any) -> str:
+    """The memory layout of array ``x`` as a token: "F" for a matrix stored column by
+    column (as the transpose ``w.T`` of a row-major ``w`` is), "C" for anything else. Rules
+    may ask for an input's (``<input>_layout``) only to hand it to a kernel that lays its
+    result out alike: the token is metadata, like the shape, and keeps the array free."""
+    while isinstance(x, Tracer):
+        x = x._primal
+    if getattr(x, "ndim", 0) != 2:  # (a Python number has none)
+        return "C"
+    flags = getattr(x._value if isinstance(x, Array) else x, "flags", None)
+    return "F" if flags is not None and flags.f_contiguous and not flags.c_contiguous else "C"
 
 
 def check_same_device(prim: Primitive, raw: Sequence) -> None:

@@ -118,12 +118,15 @@ def _matmul_x(g: Any, y: Any, x_shape: tuple) -> Any:
     return squeeze(matmul(y, expand(g, -1)), -1)
 
 
-def _matmul_y(g: Any, x: Any, y: Any) -> Any:
-    if y.ndim > 1:
+def _matmul_y(g: Any, x: Any, y_shape: tuple, y_layout: str) -> Any:
+    """x^T g, summed over batch dimensions; it needs x, and of y only its shape and its
+    layout token (what PyTorch keeps of mat2: its sizes and strides), so that the tape
+    saves x alone, and writing y in place between two backward passes does not matter."""
+    if len(y_shape) > 1:
         if x.ndim == 1:
             return expand(x, -1) * expand(g, -2)
-        if g.ndim == 2 and x.ndim == 2 and y.ndim == 2:
-            return matmul_tn(x, g, y)  # x^T g, laid out as y is (a kernel's choice)
+        if g.ndim == 2 and x.ndim == 2 and len(y_shape) == 2:
+            return matmul_tn(x, g, layout=y_layout)  # laid out as y is (the kernel's job)
         return matmul(mT(x), g)
     if x.ndim == 1:
         return g * x
@@ -156,13 +159,14 @@ def _matmul_on_meta(x: Any, y: Any) -> ShapeDtypeStruct:
 def_meta_impl(matmul, _matmul_on_meta)
 
 
-# x^T @ y for matrices, laid out as ``like`` (matmul's y-cotangent; see the kernel): linear
-# in x and y, constant in like
-matmul_tn = Primitive("matmul_tn", kernels.matmul_tn, ("x", "y", "like"),
+# x^T @ y for matrices, stored in the layout ``layout`` names ("C" or "F", a `layout_of`
+# token: matmul's y-cotangent is laid out as y is; see the kernel): linear in x and y
+matmul_tn = Primitive("matmul_tn", kernels.matmul_tn, ("x", "y"), ("layout",),
                       sample=samplers.matmul_tn, fresh=True,
-                      doc="x^T @ y for matrices, stored in the memory layout of like.")
-matmul_tn.defvjp(lambda g, y: matmul(y, mT(g)), lambda g, x: matmul(x, g), ZERO)
-matmul_tn.defjvp(lambda t, y: matmul(mT(t), y), lambda t, x: matmul(mT(x), t), ZERO)
+                      doc="x^T @ y for matrices, stored row-major (layout='C') or column-major "
+                          "(layout='F').")
+matmul_tn.defvjp(lambda g, y: matmul(y, mT(g)), lambda g, x: matmul(x, g))
+matmul_tn.defjvp(lambda t, y: matmul(mT(t), y), lambda t, x: matmul(mT(x), t))
 
 
 # c + x @ y for matrices x, y (PyTorch's addmm, what every linear layer computes): one
@@ -179,7 +183,7 @@ def _addmm_on_meta(c: Any, x: Any, y: Any) -> ShapeDtypeStruct:
                             np.result_type(product.dtype, c.dtype))
 
 
-def_meta_impl(matmul_tn, lambda x, y, like: _matmul_on_meta(
+def_meta_impl(matmul_tn, lambda x, y, layout: _matmul_on_meta(
     ShapeDtypeStruct(x.shape[::-1], x.dtype), y))
 def_meta_impl(addmm, _addmm_on_meta)
 
@@ -403,12 +407,10 @@ def _batch_diagonal_embed(args: tuple, dims: tuple, shape: tuple, offset: int, a
                           axis1=axis1 + 1, axis2=axis2 + 1), 0
 
 
-def _batch_matmul_tn(args: tuple, dims: tuple) -> tuple:
-    """x^T @ y of each example (the layout hint ``like`` does not change the values)."""
-    if dims[0] is None and dims[1] is None:  # only the layout hint is batched
-        return matmul(mT(args[0]), args[1]), None
-    x, y = (B.to_front(a, d) if d is not None else a for a, d in zip(args[:2], dims[:2]))
-    return _batch_matmul((mT(x), y), tuple(None if d is None else 0 for d in dims[:2]))
+def _batch_matmul_tn(args: tuple, dims: tuple, layout: str) -> tuple:
+    """x^T @ y of each example (the layout token does not change the values)."""
+    x, y = (B.to_front(a, d) if d is not None else a for a, d in zip(args, dims))
+    return _batch_matmul((mT(x), y), tuple(None if d is None else 0 for d in dims))
 
 
 def _batch_addmm(args: tuple, dims: tuple) -> tuple:

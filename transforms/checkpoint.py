@@ -87,7 +87,7 @@ class Policy:
     def saves(self, record: Record) -> bool:
         """The decision for one record of a checkpoint's sub-tape (which keeps its input
         avals, since the sub-tape is replayed)."""
-        avals = [Aval(tuple(shape), dtype) for shape, dtype in record.in_avals]
+        avals = [Aval(tuple(a[0]), a[1]) for a in record.in_avals]  # a layout may follow
         return bool(self.decide(record.prim, *avals, **record.params))
 
     def __repr__(self) -> str:

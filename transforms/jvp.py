@@ -20,7 +20,7 @@ from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.core import ZERO, Primitive, Trace, Tracer, is_inexact, new_trace
 from .grad import float0, vjp
-from .tape import Tape, aval_of, fit_cotangent, trace_flat
+from .tape import Tape, avals_of, fit_cotangent, trace_flat
 from .tape_text import short_dtype
 
 __all__ = ["jvp", "linearize", "JVPTrace", "JVPTracer", "fit_tangent", "primitive_jvp"]
@@ -55,7 +55,7 @@ def _derived_jvp(prim: Primitive, primals: list, tangents: list, out: Any,
         every = (prim.vjp_all.apply(g, -1, primals, out, avals, params)
                  if prim.vjp_all is not None else None)
         for i in traced:
-            shape, dtype = avals[i]
+            shape, dtype = avals[i][:2]
             rule = prim.vjp_rule(i)
             if every is not None:
                 ct = every[i]
@@ -80,7 +80,7 @@ def _derived_jvp(prim: Primitive, primals: list, tangents: list, out: Any,
 def primitive_jvp(prim: Primitive, primals: list, tangents: list, out: Any,
                   params: dict) -> Any:
     """The output tangent(s) of ``prim`` (None where zero)."""
-    avals = [aval_of(p) for p in primals]
+    avals = avals_of(prim, primals)
     if not prim.jvp_rules:
         return _derived_jvp(prim, primals, tangents, out, avals, params)
     total = None

@@ -24,7 +24,7 @@ import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array, as_array, zeros_on
-from funcgrad.core import ZERO, Primitive, Trace, Tracer, bind, new_trace
+from funcgrad.core import ZERO, Primitive, Trace, Tracer, bind, layout_of, new_trace
 from funcgrad.dtypes import EXTENDED_FLOATS
 from funcgrad.primitives.elementwise import real
 from funcgrad.primitives.reductions import reduce_sum
@@ -33,7 +33,8 @@ from funcgrad.primitives.control import convert_element_type
 from .tape_text import tape_text
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "trace_flat",
-           "record_primitive", "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of"]
+           "record_primitive", "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of",
+           "avals_of"]
 
 
 # how many backward passes are running in this thread (a context variable: per thread, and
@@ -90,6 +91,14 @@ def aval_of(x: Any) -> tuple:
         return ((), np.asarray(x).dtype)
 
 
+def avals_of(prim: Primitive, primals: Sequence) -> tuple:
+    """Each input's (shape, dtype), and its layout token (`layout_of`) third where a rule of
+    ``prim`` asks for one: what rules reading ``<input>_shape`` and the like are handed."""
+    if prim.reads_layouts:
+        return tuple([(*aval_of(p), layout_of(p)) for p in primals])
+    return tuple([aval_of(p) for p in primals])
+
+
 def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequence[int],
                  mask: int, out_vars: tuple, out: Any, keep_consts: bool = False,
                  source: str | None = None) -> Record:
@@ -108,8 +117,7 @@ def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequ
     rec.prim = prim
     rec.params = params
     rec.in_vars = tuple(in_vars)
-    rec.in_avals = (tuple([aval_of(p) for p in primals])
-                    if prim.reads_avals or keep_consts else None)
+    rec.in_avals = avals_of(prim, primals) if prim.reads_avals or keep_consts else None
     rec.out_vars = out_vars
     rec.saved = tuple(saved)
     # a multi-output record keeps its outputs when one is not traced: the zero cotangent

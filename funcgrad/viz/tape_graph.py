@@ -37,7 +37,7 @@ def draw(tape: Tape, *, show_consts: bool = True, edge_labels: bool = True,
 
 
 def _shape(aval: tuple) -> str:
-    shape, dtype = aval
+    shape, dtype = aval[:2]  # (shape, dtype), a layout token after them for some records
     return f"{short_dtype(dtype)}{list(shape)}".replace(" ", "")
 
 

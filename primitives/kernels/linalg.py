@@ -63,24 +63,16 @@ def matmul(x: Any, y: Any) -> Any:
         raise ValueError(f"matmul: shapes {xs} and {ys} do not match: {hint}") from None
 
 
-def _column_major(x: Any) -> bool:
-    """Whether ``x`` is a matrix stored column by column, as the transpose ``w.T`` of a
-    row-major ``w`` is."""
-    if type(x) is not np.ndarray or x.ndim != 2:
-        return False
-    flags = x.flags
-    return flags.f_contiguous and not flags.c_contiguous
-
-
-def matmul_tn(a: Any, b: Any, like: Any) -> Any:
-    """``a^T @ b`` for matrices, stored in the layout of ``like``: for ``like = w.T``
-    (column-major) the product comes out column-major, so that the transpose's VJP hands
-    ``w`` a row-major gradient and an update ``w - lr * grad`` runs on matching layouts
-    (mixed ones are ~10x slower). PyTorch keeps this layout contract too."""
+def matmul_tn(a: Any, b: Any, layout: str = "C") -> Any:
+    """``a^T @ b`` for matrices, stored column-major for ``layout = "F"``: matmul's VJP asks
+    for the layout of its ``y``, so that for ``y = w.T`` (column-major) the product comes
+    out column-major, the transpose's VJP hands ``w`` a row-major gradient and an update
+    ``w - lr * grad`` runs on matching layouts (mixed ones are ~10x slower). PyTorch keeps
+    this layout contract too (from mat2's strides)."""
     low = low_precision_dtype(a, b)
     if low is not None:
-        return in_float32(matmul_tn, low, a, b, like=like)
-    if _column_major(like):
+        return in_float32(matmul_tn, low, a, b, layout=layout)
+    if layout == "F":
         return np.matmul(b.T, a).T
     return np.matmul(a.swapaxes(-1, -2), b)
 

@@ -72,11 +72,10 @@ addmm = sampling.sampler(_addmm)
 
 def _matmul_tn(prim: Any, rng: np.random.RandomState, draw: Callable) -> list:
     n, k, m = (draw_int(draw, 0, 3) for _ in range(3))
-    like = sampling.values(rng, (m, n))
-    like = like.T if draw_bool(draw) else like.T.copy()  # column- or row-major
-    return [Case(lambda a, b: prim(a, b, like), (sampling.values(rng, (k, n)),
-                                                 sampling.values(rng, (k, m))),
-                 f"{(k, n)}^T @ {(k, m)}")]
+    layout = "F" if draw_bool(draw) else "C"  # column- or row-major result
+    return [Case(lambda a, b: prim(a, b, layout=layout), (sampling.values(rng, (k, n)),
+                                                          sampling.values(rng, (k, m))),
+                 f"{(k, n)}^T @ {(k, m)}, {layout}")]
 
 
 matmul_tn = sampling.sampler(_matmul_tn)

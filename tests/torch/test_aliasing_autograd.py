@@ -139,12 +139,7 @@ def linear_step_between_backwards(T, x_requires_grad):
             "second": loss.backward, "weight._version": lambda: lin.weight._version}
 
 
-@pytest.mark.parametrize("x_requires_grad", [True, pytest.param(False, marks=pytest.mark.xfail(
-    strict=True, reason="known difference: matmul's VJP for the weight reads the transposed "
-    "weight for its memory layout (to lay the gradient out as the weight is), so the record "
-    "saves it and the facade version-checks it; PyTorch saves only the input here and does "
-    "not raise. Fix: let rules declare layout-only residuals (a layout token, not the "
-    "array)"))], ids=["x-needs-grad", "x-plain"])
+@pytest.mark.parametrize("x_requires_grad", [True, False], ids=["x-needs-grad", "x-plain"])
 def test_optimizer_step_between_backwards(aliasing, x_requires_grad):
     facts = aliasing.same(linear_step_between_backwards, x_requires_grad)
     assert (type(facts["second"]).__name__ == "Raised") == x_requires_grad
