@@ -279,9 +279,11 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     saved_in, reads_out = prim.needs(mask, len(args)) if prim.differentiable else ((), False)
     if saved_in or reads_out:
         n = len(inputs)
-        node._keep_saved(inputs, [result], None,
-                         [i for i in saved_in if i < n and isinstance(inputs[i], Tensor)],
-                         (0,) if reads_out else (), True)
+        tensors = []
+        for i in saved_in:
+            if i < n and isinstance(inputs[i], Tensor):
+                tensors.append(i)
+        node._keep_saved(inputs, [result], None, tensors, (0,) if reads_out else (), True)
     else:
         node._has_saved = False
     return result
@@ -501,16 +503,9 @@ class OpNode(Node):
         if create_graph:
             for i, r in zip(self._diff, self._apply_graph(grads)):
                 out[i] = r
-        else:
-            for i, r in zip(self._diff, self._cotangents(grads)):
-                out[i] = make(r)
-        return out
-
-    def _cotangents(self, grads: list) -> list:
-        """The cotangents (funcgrad arrays) of the differentiated inputs, from the tape's
-        rules on the saved values."""
-        cts = []
-        for g, meta in zip(grads, self._meta):  # as funcgrad arrays of the outputs' dtypes
+            return out
+        cts = []  # the tape's rules on the saved values, from the gradients as funcgrad
+        for g, meta in zip(grads, self._meta):  # arrays of the outputs' dtypes
             if g is None:
                 cts.append(zeros_of(meta))
             else:
@@ -519,8 +514,12 @@ class OpNode(Node):
                 cts.append(c if c.dtype is dtype or c.dtype == dtype else fnp.astype(c, dtype))
         tape = self._tape if self._packed is None else self.unpacked_tape()
         if self._complex:  # PyTorch's gradients are the conjugates of funcgrad's cotangents
-            return [_conj(r) for r in pull_back(tape, [_conj(c) for c in cts])]
-        return pull_back(tape, cts)
+            for i, r in zip(self._diff, pull_back(tape, [_conj(c) for c in cts])):
+                out[i] = make(_conj(r))
+        else:
+            for i, r in zip(self._diff, pull_back(tape, cts)):
+                out[i] = make(r)
+        return out
 
     def _apply_graph(self, grads: list) -> Sequence:
         """The backward of this node as a recorded facade op (for create_graph)."""

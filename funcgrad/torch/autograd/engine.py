@@ -260,7 +260,7 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     captured: list = [None] * len(inputs)
     buffers: dict = {}
     tie = itertools.count()
-    heap: list = [(float("-inf"), next(tie), root)]
+    heap: list = []  # the ready nodes but the next one (`node`), by descending sequence
     prev = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
     watched = anomaly.is_anomaly_enabled() or profiler.is_profiling()  # through `_call`
@@ -268,9 +268,9 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     # next: leaves go first); one with hooks, or a targeted or checked run, takes the heap
     inline_leaves = needed is None and not captures and not watched
     pop, push = heapq.heappop, heapq.heappush
+    node: Node | None = root
     try:
-        while heap:
-            node = pop(heap)[2]
+        while node is not None:
             if node is root:
                 outputs = root.apply([], create_graph)
             else:
@@ -284,6 +284,7 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                         captured[k] = grads[nr]
                 if needed is not None and not needed[node] and not (
                         accumulate and node in targets):
+                    node = pop(heap)[2] if heap else None
                     continue
                 if node._pre_hooks or node._post_hooks or watched:
                     outputs = _call(node, grads, create_graph)
@@ -291,6 +292,7 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                     outputs = node.apply(grads, create_graph)
             if not keep_graph:
                 node.release()
+            held = None  # the one node this one made ready while no other is: it runs next
             for (nxt, nr), g in zip(node._next, outputs):
                 if nxt is None:
                     continue
@@ -307,7 +309,14 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                 if inline_leaves and type(nxt) is AccumulateGrad and _plain(nxt):
                     nxt.apply(buffers.pop(nxt), create_graph)
                 elif needed is None or needed[nxt] or nxt in targets:
+                    if held is None and not heap:  # (the heap would give it next)
+                        held = nxt
+                        continue
+                    if held is not None:
+                        push(heap, (-held._seq, next(tie), held))
+                        held = None
                     push(heap, (-nxt._seq, next(tie), nxt))
+            node = held if held is not None else pop(heap)[2] if heap else None
     finally:
         grad_mode.state.enabled = prev
     if accumulate:
