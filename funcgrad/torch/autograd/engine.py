@@ -123,18 +123,21 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
 
 
 def _dependencies(root: Node) -> dict:
+    """node -> how many edges lead to it from the nodes reachable from ``root`` (each
+    node is walked from once: when it is first reached)."""
     deps: dict = {}
-    seen = {id(root)}
     stack = [root]
     while stack:
         node = stack.pop()
         for nxt, _ in node._next:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if id(nxt) not in seen:
-                seen.add(id(nxt))
+            n = deps.get(nxt)
+            if n is None:
+                deps[nxt] = 1
                 stack.append(nxt)
+            else:
+                deps[nxt] = n + 1
     return deps
 
 
@@ -298,7 +301,8 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                     continue
                 buf = buffers.get(nxt)
                 if buf is None:  # one slot per output of nxt (a leaf's node has one)
-                    buf = buffers[nxt] = [None] * max(len(nxt._meta), nr + 1)
+                    n = len(nxt._meta)
+                    buf = buffers[nxt] = [None] * (n if n > nr else nr + 1)
                 if g is not None:
                     old = buf[nr]
                     buf[nr] = g if old is None else old + g
