@@ -115,10 +115,11 @@ def overlapping(a: Array) -> bool:
     raw = buffer_of(a)
     if raw.size < 2:
         return False
+    flags = raw.flags
+    if flags.c_contiguous or flags.f_contiguous:  # (no stride 0 along an axis of size > 1)
+        return False
     if any(s == 0 and n > 1 for n, s in zip(raw.shape, raw.strides)):
         return True
-    if raw.flags.c_contiguous or raw.flags.f_contiguous:
-        return False
     offsets = np.zeros((), np.int64)  # every element's byte offset: are they distinct?
     for n, s in zip(raw.shape, raw.strides):
         offsets = offsets[..., None] + np.arange(n, dtype=np.int64) * s
