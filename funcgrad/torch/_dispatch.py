@@ -166,6 +166,12 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
     if _scopes.stack:
         datas = _in_scopes(inputs, datas)
     if diff and differentiable and grad_mode.state.enabled:
+        if type(f) is PrimCall and not multi:
+            for d in datas:
+                if isinstance(d, Tracer):  # under a funcgrad transform: trace it like the rest
+                    break
+            else:
+                return _record_primitive(name, f, inputs, datas, diff)
         return _record(name, f, inputs, datas, diff, multi, target)
     out = f(*datas)
     if multi:
@@ -178,7 +184,10 @@ def pull_back(tape: Tape, cotangents: Sequence) -> list:
     """The cotangents of a tape's inputs, with zeros (on the cotangents' device) for the
     inputs the outputs do not depend on."""
     cts = tape.backward(cotangents)
-    if None not in cts:
+    for c in cts:
+        if c is None:
+            break
+    else:  # (tested by identity: ``None in cts`` would call each array's __eq__)
         return cts
     device = next(c.device for c in cotangents if c is not None)
     return [zeros_on(*tape.var_avals[v], device) if c is None else c
@@ -193,12 +202,7 @@ def _trace_op(fn: Callable, primals: Sequence) -> tuple[Tape, tuple]:
 
 def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
             target: Tensor | None) -> Any:
-    if type(f) is PrimCall and not multi:
-        for d in datas:
-            if isinstance(d, Tracer):  # under a funcgrad transform: trace it like the rest
-                break
-        else:
-            return _record_primitive(name, f, inputs, datas, diff)
+    """Run ``f`` under a reverse-mode trace and give its outputs the node of that tape."""
     if multi or len(diff) < len(datas):
         side: list = []
 
@@ -254,17 +258,43 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     """`_record` of a `PrimCall` on concrete arrays: the one-record tape of the call
     (`record_primitive`; the differentiated inputs are its variables 0, 1, ...) held by a
     `PrimNode`. Most tensor ops come this way."""
+    prim = call.prim
     args = datas + list(call.consts) if call.consts else datas
-    out, tape = record_primitive(call.prim, call.params, args, diff)
+    out, tape = record_primitive(prim, call.params, args, diff)
     if tape.out_vars[0] < 0:  # not differentiable (an integer or boolean result)
         return output(out, name, call, inputs, datas)
-    is_complex = out.dtype.kind == "c" or any(
-        tape.var_avals[v][1].kind == "c" for v in tape.in_vars)
-    node = node_class(name, PrimNode)(_edges(inputs, diff), [meta_of(out)], is_complex, tape,
-                                      None, None, diff, False)
+    is_complex = out.dtype.kind == "c"
+    mask = 0
+    for i in diff:
+        mask |= 1 << i
+        if datas[i].dtype.kind == "c":
+            is_complex = True
+    cls = _PRIM_NODES.get(name) or _prim_node_class(name)
+    node = cls(_edges(inputs, diff), [(out.shape, out.dtype, out.device)], is_complex, tape,
+               None, None, diff, False)
     result = output(out, name, call, inputs, datas, node, 0)
-    node._keep_record_saved(inputs, result)
+    # what the record saved: the residuals its rules declare (`Primitive.needs`; the
+    # tensor inputs among them, not the constants after them); a primitive that is not
+    # differentiable gets no record and saves nothing
+    saved_in, reads_out = prim.needs(mask, len(args)) if prim.differentiable else ((), False)
+    if saved_in or reads_out:
+        n = len(inputs)
+        tensors = []
+        for i in saved_in:
+            if i < n and isinstance(inputs[i], Tensor):
+                tensors.append(i)
+        node._keep_saved(inputs, [result], None, tensors, (0,) if reads_out else (), True)
+    else:
+        node._has_saved = False
     return result
+
+
+_PRIM_NODES: dict = {}  # node name -> its PrimNode class (read once per recorded op)
+
+
+def _prim_node_class(name: str) -> type:
+    cls = _PRIM_NODES[name] = node_class(name, PrimNode)
+    return cls
 
 
 def _edges(inputs: Sequence, diff: list) -> tuple:
@@ -297,7 +327,7 @@ class OpNode(Node):
 
     def __init__(self, edges: tuple, meta: list, is_complex: bool, tape: Tape,
                  f: Callable | None, datas: list | None, diff: list, multi: bool):
-        super().__init__(edges, meta=meta)
+        Node.__init__(self, edges, None, meta)
         self._tape = tape
         self._fn = f
         self._datas = datas
@@ -469,27 +499,27 @@ class OpNode(Node):
                 break
         else:
             return [None] * len(self._next)
-        res = self._backward(grads, create_graph)
         out: list = [None] * len(self._next)
-        for i, r in zip(self._diff, res):
-            out[i] = r
-        return out
-
-    def _backward(self, grads: list, create_graph: bool) -> Sequence:
-        """The gradients of the differentiated inputs (the saved values are in place)."""
         if create_graph:
-            return self._apply_graph(grads)
-        cts = []
-        for g, meta in zip(grads, self._meta):  # as funcgrad arrays of the outputs' dtypes
+            for i, r in zip(self._diff, self._apply_graph(grads)):
+                out[i] = r
+            return out
+        cts = []  # the tape's rules on the saved values, from the gradients as funcgrad
+        for g, meta in zip(grads, self._meta):  # arrays of the outputs' dtypes
             if g is None:
                 cts.append(zeros_of(meta))
             else:
                 c = g._a
-                cts.append(c if c.dtype == meta[1] else fnp.astype(c, meta[1]))
-        tape = self.unpacked_tape()
+                dtype = meta[1]
+                cts.append(c if c.dtype is dtype or c.dtype == dtype else fnp.astype(c, dtype))
+        tape = self._tape if self._packed is None else self.unpacked_tape()
         if self._complex:  # PyTorch's gradients are the conjugates of funcgrad's cotangents
-            return [make(_conj(r)) for r in pull_back(tape, [_conj(c) for c in cts])]
-        return [make(r) for r in pull_back(tape, cts)]
+            for i, r in zip(self._diff, pull_back(tape, [_conj(c) for c in cts])):
+                out[i] = make(_conj(r))
+        else:
+            for i, r in zip(self._diff, pull_back(tape, cts)):
+                out[i] = make(r)
+        return out
 
     def _apply_graph(self, grads: list) -> Sequence:
         """The backward of this node as a recorded facade op (for create_graph)."""
@@ -568,17 +598,3 @@ class PrimNode(OpNode):
     them for double backward and says directly which tensors to version-check."""
 
     __slots__ = ()
-
-    def _keep_record_saved(self, inputs: Sequence, result: Tensor) -> None:
-        """`_keep_saved`, with what the rules read taken off the record: the tensor inputs
-        it saved (not the constants after them) and the output if it kept it."""
-        n = len(inputs)
-        saved_in, reads_out, has_saved = set(), False, False
-        for r in self._tape.residuals():
-            has_saved = True
-            if r.kind == "out":
-                reads_out = True
-            elif r.slot < n and isinstance(inputs[r.slot], Tensor):
-                saved_in.add(r.slot)
-        self._keep_saved(inputs, [result], None, sorted(saved_in), (0,) if reads_out else (),
-                         has_saved)

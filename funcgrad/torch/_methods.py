@@ -22,11 +22,11 @@ _OPERAND_TYPES = (Tensor, int, float, complex, bool)
 
 def _guard(fn: Callable) -> Callable:
     def method(self: Tensor, other: Any) -> Any:
+        if isinstance(other, _OPERAND_TYPES):
+            return fn(self, other)
         if isinstance(other, np.generic):
-            other = other.item()
-        if not isinstance(other, _OPERAND_TYPES):
-            return NotImplemented
-        return fn(self, other)
+            return fn(self, other.item())
+        return NotImplemented
     return method
 
 

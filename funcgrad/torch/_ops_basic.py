@@ -241,10 +241,13 @@ def _of_dtype(a: Any, dtype: np.dtype) -> bool:
 
 # -- arithmetic ----------------------------------------------------------------------------------
 
+_ADD, _SUBTRACT, _MULTIPLY, _TRUE_DIVIDE = (np_fn(n) for n in ("add", "subtract", "multiply",
+                                                              "true_divide"))
+
 @op("add", inplace=True)
 def _add(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
     if alpha == 1:
-        return _binary("AddBackward0", np_fn("add"), input, other)
+        return _binary("AddBackward0", _ADD, input, other)
     return _binary("AddBackward0", lambda x, y: fnp.add(x, fnp.multiply(y, alpha)),
                    input, other)
 
@@ -274,7 +277,7 @@ def _no_integer_zero_division(input: Any, other: Any) -> None:
 def _sub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
     _no_bool_subtraction(input, other)
     if alpha == 1:
-        return _binary("SubBackward0", np_fn("subtract"), input, other)
+        return _binary("SubBackward0", _SUBTRACT, input, other)
     return _binary("SubBackward0", lambda x, y: fnp.subtract(x, fnp.multiply(y, alpha)),
                    input, other)
 
@@ -293,13 +296,13 @@ def _rsub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
 
 @op("mul", "multiply", inplace=True)
 def _mul(input: Any, other: Any) -> Spec:
-    return _binary("MulBackward0", np_fn("multiply"), input, other)
+    return _binary("MulBackward0", _MULTIPLY, input, other)
 
 
 @op("div", "divide", "true_divide", inplace=True)
 def _div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Spec:
     if rounding_mode is None:
-        return _binary("DivBackward0", np_fn("true_divide"), input, other, floating=True)
+        return _binary("DivBackward0", _TRUE_DIVIDE, input, other, floating=True)
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found '{rounding_mode}'")

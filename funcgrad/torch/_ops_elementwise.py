@@ -76,7 +76,7 @@ def _unary_spec(name: str) -> Callable:
     fn, node, floating = UNARY[name]
 
     def spec(input: Tensor) -> Spec:
-        if floating and not is_inexact(input._a.dtype):
+        if floating and input._a.dtype.kind not in "fc" and not is_inexact(input._a.dtype):
             npdt = D.get_default_dtype().np
             return Spec(node, lambda x: fn(cast(x, npdt)), [input])
         return Spec(node, fn, [input])

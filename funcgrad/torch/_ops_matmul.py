@@ -37,7 +37,7 @@ _C_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 
 def _check_matmul_dtypes(name: str, input: Tensor, other: Tensor) -> None:
     """PyTorch's products do not promote: operands of different dtypes raise."""
-    if input.dtype is other.dtype:
+    if input._a.dtype == other._a.dtype:  # (compared as numpy dtypes: no torch dtype built)
         return
     words = _type_word(input.dtype), _type_word(other.dtype)
     if name in ("dot", "inner") or (name == "matmul" and input.ndim == other.ndim == 1):
@@ -124,7 +124,7 @@ def _inner(input: Tensor, other: Tensor) -> Spec:
 @op("addmm")
 def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Spec:
-    if input.dtype is not mat2.dtype:
+    if input._a.dtype != mat2._a.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{_type_word(input.dtype)} and {_type_word(mat2.dtype)}")
     _check_matmul("mm", mat1, mat2)

@@ -25,7 +25,7 @@ from funcgrad.backend import backend_of
 from funcgrad.torch import _dtypes as D
 
 __all__ = ["raw_of", "owner", "same_storage", "address", "storage_address",
-           "storage_nbytes", "write", "snapshot", "viewable", "overlapping", "strided", "OVERLAP_ERROR", "UntypedStorage"]
+           "storage_nbytes", "write", "add_scaled", "snapshot", "viewable", "overlapping", "strided", "OVERLAP_ERROR", "UntypedStorage"]
 
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
                  "refers to a single memory location. Please clone() the tensor before "
@@ -115,10 +115,11 @@ def overlapping(a: Array) -> bool:
     raw = buffer_of(a)
     if raw.size < 2:
         return False
+    flags = raw.flags
+    if flags.c_contiguous or flags.f_contiguous:  # (no stride 0 along an axis of size > 1)
+        return False
     if any(s == 0 and n > 1 for n, s in zip(raw.shape, raw.strides)):
         return True
-    if raw.flags.c_contiguous or raw.flags.f_contiguous:
-        return False
     offsets = np.zeros((), np.int64)  # every element's byte offset: are they distinct?
     for n, s in zip(raw.shape, raw.strides):
         offsets = offsets[..., None] + np.arange(n, dtype=np.int64) * s
@@ -143,6 +144,20 @@ def write(target: Array, value: Array, region: Any = None, overlap_ok: bool = Fa
             if isinstance(region, tuple) else buffer_of(region) if type(region) is Array \
             else region
         dst[where] = src[where]
+
+
+def add_scaled(target: Array, value: Array, alpha: Any) -> None:
+    """``target += alpha * value`` in ``target``'s memory (``value`` broadcasting to it):
+    the optimizers' update, one pass over the memory with at most one temporary, where
+    writing a new ``target + alpha * value`` would allocate it and then copy it."""
+    dst = buffer_of(target)
+    if overlapping(target):
+        raise RuntimeError(OVERLAP_ERROR)
+    if type(dst) is np.ndarray and not dst.flags.writeable:
+        dst = _writable(dst)
+    xp = backend_of(dst).xp
+    src = buffer_of(value)
+    xp.add(dst, src if alpha == 1 else xp.multiply(src, alpha), out=dst, casting="same_kind")
 
 
 def _writable(raw: np.ndarray) -> np.ndarray:

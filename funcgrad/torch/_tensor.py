@@ -659,6 +659,18 @@ class Tensor:
             self._a = a
         self._vc.v += 1
 
+    def _add_scaled(self, a: Any, alpha: Any) -> None:
+        """``self += alpha * a`` (funcgrad array ``a``) in this tensor's memory, recording
+        nothing, and bump the version: the optimizers' parameter update, written in place
+        as PyTorch's ``add_(a, alpha=alpha)`` (`_assign_array` for a traced value or
+        borrowed memory, which get a new array anyway)."""
+        if type(self._vc) is _Borrowed or type(self._a) is not Array or type(a) is not Array:
+            self._assign_array(self._a + alpha * a)
+            return
+        _storage.add_scaled(self._a, a, alpha)
+        self._vc.v += 1
+
+
 def _leaf_error(requires_grad: bool) -> str:
     msg = "you can only change requires_grad flags of leaf variables."
     if not requires_grad:

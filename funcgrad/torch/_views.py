@@ -37,15 +37,16 @@ def output(out: Any, name: str, f: Callable, inputs: Sequence, datas: list,
     a view of a tensor input whose memory it shares, if the op is a view in PyTorch; a
     copy if it is not (numpy made a view where PyTorch copies: flip, clone...)."""
     if type(out) is Array:
-        base = buffer_of(out).base
-        if base is not None:
-            base = _storage.owner(buffer_of(out))
-        for i, x in enumerate(inputs):
+        raw = buffer_of(out)
+        base = None if raw.base is None else _storage.owner(raw)
+        i = 0
+        for x in inputs:  # (memory of its own: an alias only if it is an input's array)
             if isinstance(x, Tensor):
                 a = x._a
                 if a is out or (base is not None and type(a) is Array
                                 and _storage.owner(buffer_of(a)) is base):
                     return _alias(out, name, f, x, i, datas, grad_fn, output_nr, k)
+            i += 1
     elif type(out) is MetaTracer:
         return _meta_output(out, name, f, inputs, datas, grad_fn, output_nr, k)
     return make(out, False, grad_fn, output_nr)

@@ -123,18 +123,21 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
 
 
 def _dependencies(root: Node) -> dict:
+    """node -> how many edges lead to it from the nodes reachable from ``root`` (each
+    node is walked from once: when it is first reached)."""
     deps: dict = {}
-    seen = {id(root)}
     stack = [root]
     while stack:
         node = stack.pop()
         for nxt, _ in node._next:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if id(nxt) not in seen:
-                seen.add(id(nxt))
+            n = deps.get(nxt)
+            if n is None:
+                deps[nxt] = 1
                 stack.append(nxt)
+            else:
+                deps[nxt] = n + 1
     return deps
 
 
@@ -260,7 +263,7 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     captured: list = [None] * len(inputs)
     buffers: dict = {}
     tie = itertools.count()
-    heap: list = [(float("-inf"), next(tie), root)]
+    heap: list = []  # the ready nodes but the next one (`node`), by descending sequence
     prev = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
     watched = anomaly.is_anomaly_enabled() or profiler.is_profiling()  # through `_call`
@@ -268,9 +271,9 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     # next: leaves go first); one with hooks, or a targeted or checked run, takes the heap
     inline_leaves = needed is None and not captures and not watched
     pop, push = heapq.heappop, heapq.heappush
+    node: Node | None = root
     try:
-        while heap:
-            node = pop(heap)[2]
+        while node is not None:
             if node is root:
                 outputs = root.apply([], create_graph)
             else:
@@ -284,6 +287,7 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                         captured[k] = grads[nr]
                 if needed is not None and not needed[node] and not (
                         accumulate and node in targets):
+                    node = pop(heap)[2] if heap else None
                     continue
                 if node._pre_hooks or node._post_hooks or watched:
                     outputs = _call(node, grads, create_graph)
@@ -291,12 +295,14 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                     outputs = node.apply(grads, create_graph)
             if not keep_graph:
                 node.release()
+            held = None  # the one node this one made ready while no other is: it runs next
             for (nxt, nr), g in zip(node._next, outputs):
                 if nxt is None:
                     continue
                 buf = buffers.get(nxt)
                 if buf is None:  # one slot per output of nxt (a leaf's node has one)
-                    buf = buffers[nxt] = [None] * max(len(nxt._meta), nr + 1)
+                    n = len(nxt._meta)
+                    buf = buffers[nxt] = [None] * (n if n > nr else nr + 1)
                 if g is not None:
                     old = buf[nr]
                     buf[nr] = g if old is None else old + g
@@ -307,7 +313,14 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                 if inline_leaves and type(nxt) is AccumulateGrad and _plain(nxt):
                     nxt.apply(buffers.pop(nxt), create_graph)
                 elif needed is None or needed[nxt] or nxt in targets:
+                    if held is None and not heap:  # (the heap would give it next)
+                        held = nxt
+                        continue
+                    if held is not None:
+                        push(heap, (-held._seq, next(tie), held))
+                        held = None
                     push(heap, (-nxt._seq, next(tie), nxt))
+            node = held if held is not None else pop(heap)[2] if heap else None
     finally:
         grad_mode.state.enabled = prev
     if accumulate:

@@ -244,7 +244,7 @@ _AS_STRIDED = _AsStrided()
 class SavedRef:
     """A saved tensor's version check (and, for saved outputs, how to rebuild it)."""
 
-    __slots__ = ("vc", "version", "tensor", "is_output", "output_nr", "position", "desc")
+    __slots__ = ("vc", "version", "tensor", "is_output", "output_nr", "position", "array")
 
     def __init__(self, tensor: Any, is_output: bool = False, output_nr: int = 0,
                  version: int | None = None, keep: bool = True, position: int = 0):
@@ -257,8 +257,7 @@ class SavedRef:
         # arrays alive until the garbage collector runs
         self.is_output = is_output
         self.output_nr = output_nr
-        shape, dtype, device = meta_of(tensor._a)  # for the error message
-        self.desc = (dtype, shape, device)
+        self.array = tensor._a  # the saved value (its shape and dtype: for the error message)
 
     def check(self, owner: Any) -> None:
         """Raise PyTorch's in-place error if the tensor changed since ``owner`` (the node
@@ -266,7 +265,7 @@ class SavedRef:
         if self.vc.v == self.version:
             return
         from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
-        dtype, shape, dev = self.desc
+        shape, dtype, dev = meta_of(self.array)
         dtype = to_torch_dtype(dtype)
         t = self.tensor() if isinstance(self.tensor, weakref.ref) else self.tensor
         if self.is_output:

@@ -49,10 +49,10 @@ def _addindent(s: str, spaces: int) -> str:
 def zero_grads(params: Iterable[Tensor], set_to_none: bool = True) -> None:
     """Reset the gradients of ``params``: to None, or to zeros in place (detached)."""
     for p in params:
-        if p.grad is None:
+        if p._grad is None:  # (the field: the property only adds a warning for user code)
             continue
         if set_to_none:
-            p.grad = None
+            p._grad = None
         else:
             p.grad.detach_()
             p.grad.zero_()

@@ -83,7 +83,7 @@ class SGD(Optimizer):
                                                     else buf)
                 else:
                     old._assign_array(buf)
-            p._assign_array(p._a - lr * direction)
+            p._add_scaled(direction, -lr)
 
     def _step_tensors(self, group: dict) -> None:
         """The update recorded by autograd (``differentiable=True``: grad mode is on)."""
