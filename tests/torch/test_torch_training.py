@@ -1,5 +1,5 @@
 """Training an MLP end to end: two moons, made with numpy, to 100% training accuracy with
-SGD (momentum) and with Adam, in well under ten seconds."""
+SGD (momentum) and with Adam."""
 
 import numpy as np
 import pytest
