@@ -7,8 +7,8 @@ It reads only PyTorch's public autograd interface, so it draws `funcgrad.torch` 
 attributes or, for custom Functions, ``saved_tensors``; ``_is_view()``/``_base`` for views.
 Nodes of `funcgrad.torch` ops that do not name their saved values that way show them
 through ``saved_refs()`` (each ref holds the tensor or a weak reference to it in
-``.tensor``, ``.is_output`` when it is the node's own output, and ``.desc``: dtype, shape,
-device) as "saved" inputs and "result" outputs.
+``.tensor``, ``.is_output`` when it is the node's own output, and ``.array``, the saved
+value) as "saved" inputs and "result" outputs.
 
 Conventions (torchviz's): backward nodes grey, leaves light blue with their name (from
 ``params``) and shape, saved tensors orange, outputs green, a view's base dark green.
@@ -82,8 +82,8 @@ def _saved_values(fn: Any) -> list[tuple[str, Any]]:
     for ref in refs():
         t = getattr(ref, "tensor", None)
         t = t() if isinstance(t, weakref.ref) else t
-        if t is None:  # no longer referenced elsewhere: only its description is left
-            t = SimpleNamespace(shape=getattr(ref, "desc", (None, ()))[1])
+        if t is None:  # no longer referenced elsewhere: the saved value's shape is left
+            t = SimpleNamespace(shape=tuple(ref.array.shape))
         out.append(("result" if getattr(ref, "is_output", False) else "saved", t))
     return out
 
