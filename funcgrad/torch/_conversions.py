@@ -31,40 +31,16 @@ def _type(self: Tensor, dtype: Any = None) -> Any:
     return self.to(dtype)
 
 
-def _float(self: Tensor) -> Tensor:
-    return self.to(D.float32)
+def _cast_to(dtype: D.dtype) -> Any:
+    """The method ``x.float()``, ``x.long()``...: ``x.to(dtype)``."""
+    def cast(self: Tensor) -> Tensor:
+        return self.to(dtype)
+    return cast
 
 
-def _double(self: Tensor) -> Tensor:
-    return self.to(D.float64)
-
-
-def _half(self: Tensor) -> Tensor:
-    return self.to(D.float16)
-
-
-def _bfloat16(self: Tensor) -> Tensor:
-    return self.to(D.bfloat16)
-
-
-def _long(self: Tensor) -> Tensor:
-    return self.to(D.int64)
-
-
-def _int(self: Tensor) -> Tensor:
-    return self.to(D.int32)
-
-
-def _bool(self: Tensor) -> Tensor:
-    return self.to(D.bool)
-
-
-def _cfloat(self: Tensor) -> Tensor:
-    return self.to(D.complex64)
-
-
-def _cdouble(self: Tensor) -> Tensor:
-    return self.to(D.complex128)
+_CASTS = {"float": D.float32, "double": D.float64, "half": D.float16,
+          "bfloat16": D.bfloat16, "long": D.int64, "int": D.int32, "bool": D.bool,
+          "cfloat": D.complex64, "cdouble": D.complex128}
 
 
 def _type_as(self: Tensor, other: Tensor) -> Tensor:
@@ -108,19 +84,11 @@ CONVERSIONS = {
     "cuda": _cuda,
     "cpu": _cpu,
     "type": _type,
-    "float": _float,
-    "double": _double,
-    "half": _half,
-    "bfloat16": _bfloat16,
-    "long": _long,
-    "int": _int,
-    "bool": _bool,
-    "cfloat": _cfloat,
-    "cdouble": _cdouble,
     "type_as": _type_as,
     "new_tensor": _new_tensor,
     "new_zeros": _new_zeros,
     "new_ones": _new_ones,
     "new_empty": _new_empty,
     "new_full": _new_full,
+    **{name: _cast_to(dtype) for name, dtype in _CASTS.items()},
 }
