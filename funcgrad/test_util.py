@@ -92,7 +92,7 @@ def numerical_jvp(f: Callable, args: Sequence, tangents: Sequence, eps: float) -
 def check_vjp(f: Callable, args: Sequence, atol: float, rtol: float, eps: float,
               rng: np.random.RandomState) -> None:
     """Dot-product test of ``vjp(f)`` against a numerical JVP."""
-    out, vjp_fn = vjp(f, *args)
+    out, vjp_fn = transforms.vjp(f, *args)
     _check_close(out, f(*args), atol, rtol, "vjp primal output")
     tangent = [_rand_like(rng, x) for x in args]
     tangent_out = numerical_jvp(f, args, tangent, eps)
