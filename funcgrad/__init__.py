@@ -7,6 +7,7 @@ from funcgrad.array import Array
 from funcgrad._config import config
 from funcgrad import tree_util
 from funcgrad import tree
+from funcgrad import flatten_util
 from funcgrad.backend import devices
 from funcgrad.primitives.control import device_put
 from funcgrad._host import block_until_ready, device_get

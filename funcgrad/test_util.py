@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from funcgrad import tree_util
+from funcgrad import transforms, tree_util
 from funcgrad.array import Array
 
 __all__ = ["check_grads", "check_vjp", "check_jvp", "numerical_jvp", "default_tolerance"]
@@ -92,8 +92,7 @@ def numerical_jvp(f: Callable, args: Sequence, tangents: Sequence, eps: float) -
 def check_vjp(f: Callable, args: Sequence, atol: float, rtol: float, eps: float,
               rng: np.random.RandomState) -> None:
     """Dot-product test of ``vjp(f)`` against a numerical JVP."""
-    from funcgrad.transforms import vjp
-    out, vjp_fn = vjp(f, *args)
+    out, vjp_fn = transforms.vjp(f, *args)
     _check_close(out, f(*args), atol, rtol, "vjp primal output")
     tangent = [_rand_like(rng, x) for x in args]
     tangent_out = numerical_jvp(f, args, tangent, eps)
@@ -111,7 +110,6 @@ def check_vjp(f: Callable, args: Sequence, atol: float, rtol: float, eps: float,
 def check_jvp(f: Callable, args: Sequence, atol: float, rtol: float, eps: float,
               rng: np.random.RandomState) -> None:
     """Forward mode against central differences."""
-    from funcgrad import transforms
     tangent = [_rand_like(rng, x) for x in args]
     out, t_out = transforms.jvp(f, tuple(args), tuple(tangent))
     _check_close(out, f(*args), atol, rtol, "jvp primal output")
@@ -145,7 +143,6 @@ def check_grads(f: Callable, args: Sequence, order: int = 2,
 
 def _first_order_then_derivative(mode: str, f: Callable) -> tuple[Callable, Callable]:
     """(the first-order check of ``mode``, the derivative function to check next order)."""
-    from funcgrad import transforms
     if mode == "fwd":
         def f_jvp(*xs: Any) -> Any:
             tangent = [_rand_like(np.random.RandomState(1), x) for x in xs]

@@ -10,6 +10,7 @@ hypothesis is imported only when a sampler runs (it is a test dependency).
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -25,14 +26,14 @@ class Case(NamedTuple):
 
 
 def draw_rng(draw: Callable) -> np.random.RandomState:
-    from hypothesis import strategies as st
+    from hypothesis import strategies as st  # a test dependency
     return np.random.RandomState(draw(st.integers(0, 2**31 - 1)))
 
 
 def draw_shape(draw: Callable, min_dims: int = 0, max_dims: int = 3, min_side: int = 0,
                max_side: int = 3) -> tuple:
     """A small shape: scalars, vectors, matrices and 3-D, sizes 0 to ``max_side``."""
-    from hypothesis.extra import numpy as hnp
+    from hypothesis.extra import numpy as hnp  # a test dependency
     return draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
                                  max_side=max_side))
 
@@ -57,11 +58,10 @@ def elementwise(nargs: int = 1, domain: tuple | Sequence[tuple] = (-2.0, 2.0),
     """Sampler for an elementwise primitive of ``nargs`` float inputs with broadcasting
     shapes (scalars and size-0 included). ``domain`` may be one range or one per input;
     ``complex_`` adds a complex128 case."""
-    from functools import partial
     domains = [domain] * nargs if isinstance(domain[0], (int, float)) else list(domain)
 
     def sample(prim: Any, draw: Callable) -> list[Case]:
-        from hypothesis.extra import numpy as hnp
+        from hypothesis.extra import numpy as hnp  # a test dependency
         rng = draw_rng(draw)
         if nargs == 1:
             shapes = [draw_shape(draw)]
@@ -102,10 +102,10 @@ def sampler(fn: Callable[[Any, np.random.RandomState, Callable], list[Case]]) ->
 
 
 def draw_int(draw: Callable, lo: int, hi: int) -> int:
-    from hypothesis import strategies as st
+    from hypothesis import strategies as st  # a test dependency
     return draw(st.integers(lo, hi))
 
 
 def draw_bool(draw: Callable) -> bool:
-    from hypothesis import strategies as st
+    from hypothesis import strategies as st  # a test dependency
     return draw(st.booleans())

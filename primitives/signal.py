@@ -41,7 +41,7 @@ def _transpose_to(g: Any, other: Any, shape: tuple, method: str) -> Any:
 
 
 def _cases(rng: np.random.RandomState, draw: Callable) -> list:
-    from hypothesis import strategies as st
+    from hypothesis import strategies as st  # a test dependency
     ndim = draw(st.integers(1, 3))
     sx = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
     sk = tuple(draw(st.integers(1, 3)) for _ in range(ndim))

@@ -74,7 +74,7 @@ def backend_impl(name: str, fallback: Callable | None = None) -> Callable:
 
     def impl(*args: Any) -> Any:
         if any(hasattr(a, "__cuda_array_interface__") for a in args):
-            import cupyx.scipy.special as lib
+            import cupyx.scipy.special as lib  # optional: only for GPU arrays
             out = getattr(lib, name)(*args)
         elif _scipy_special is not None:
             out = getattr(_scipy_special, name)(*args)

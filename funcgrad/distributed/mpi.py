@@ -35,7 +35,7 @@ def load_mpi() -> Any:
     """mpi4py's MPI module (importing it initialises MPI), or an error saying how to get
     it."""
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI  # optional: the `distributed` extra
     except ImportError:
         raise ImportError("funcgrad.distributed runs on MPI through mpi4py, which is not "
                           "installed; install it with pip install 'funcgrad[distributed]' "

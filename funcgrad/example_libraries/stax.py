@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad import nn
+from funcgrad import lax, nn
 from funcgrad.nn.initializers import glorot_normal, normal, ones, zeros
 
 __all__ = ["Dense", "GeneralConv", "Conv", "GeneralConvTranspose", "ConvTranspose",
@@ -55,21 +55,9 @@ def Dense(out_dim: int, W_init: Callable = glorot_normal(),
     return init_fun, apply_fun
 
 
-def _lax() -> Any:
-    # funcgrad.lax (the convolution and windowed-reduction primitives) is a sibling package
-    # built on its own branch (h/conv): imported when a convolution or pooling layer runs
-    try:
-        from funcgrad import lax
-    except ImportError:
-        raise ImportError("stax's convolution and pooling layers need funcgrad.lax "
-                          "(conv_general_dilated, reduce_window), which this funcgrad does "
-                          "not have") from None
-    return lax
-
-
 def _pads(in_spatial: tuple, window: tuple, strides: tuple, padding: Any) -> list:
     if isinstance(padding, str):
-        return list(_lax().padtype_to_pads(in_spatial, window, strides, padding))
+        return list(lax.padtype_to_pads(in_spatial, window, strides, padding))
     return [tuple(p) for p in padding]
 
 
@@ -109,7 +97,7 @@ def GeneralConv(dimension_numbers: tuple, out_chan: int, filter_shape: tuple,
 
     def apply_fun(params: tuple, inputs: Any, **kwargs: Any) -> Any:
         w, b = params
-        return _lax().conv_general_dilated(inputs, w, strides, padding, one, one,
+        return lax.conv_general_dilated(inputs, w, strides, padding, one, one,
                                            dimension_numbers=dimension_numbers) + b
     return init_fun, apply_fun
 
@@ -144,7 +132,7 @@ def GeneralConvTranspose(dimension_numbers: tuple, out_chan: int, filter_shape: 
 
     def apply_fun(params: tuple, inputs: Any, **kwargs: Any) -> Any:
         w, b = params
-        return _lax().conv_transpose(inputs, w, strides, padding,
+        return lax.conv_transpose(inputs, w, strides, padding,
                                      dimension_numbers=dimension_numbers) + b
     return init_fun, apply_fun
 
@@ -184,7 +172,6 @@ def _pooling_layer(reducer: str, init_val: float, average: bool = False) -> Call
                          zip(input_shape, full_window, full_strides, pads)), ()
 
         def apply_fun(params: tuple, inputs: Any, **kwargs: Any) -> Any:
-            lax = _lax()
             out = lax.reduce_window(inputs, init_val, getattr(lax, reducer), full_window,
                                     full_strides, padding)
             if not average:

@@ -9,6 +9,8 @@ import os
 import pickle
 from typing import Any
 
+from funcgrad.torch._tensor import Tensor
+
 __all__ = ["save", "load"]
 
 
@@ -34,7 +36,6 @@ def load(f: Any, map_location: Any = None, weights_only: bool = False, **kwargs:
 
 
 def _move(obj: Any, device: Any) -> Any:
-    from funcgrad.torch._tensor import Tensor
     if isinstance(obj, Tensor):
         return obj.to(device)
     if isinstance(obj, dict):

@@ -30,7 +30,7 @@ _INSTALL_PACKAGE = (
 
 def _graphviz() -> Any:
     try:
-        import graphviz
+        import graphviz  # optional: the `viz` extra
     except ImportError:
         raise ImportError(_INSTALL_PACKAGE) from None
     return graphviz

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from funcgrad.array import Array
+from funcgrad.core import Tracer
 from funcgrad.transforms.checkpoint import ResidualReport
 from funcgrad.transforms.tape import Tape
 from funcgrad.transforms.tape_text import const_text, param_text, short_dtype, tape_var, var_name
@@ -60,7 +61,6 @@ def _values(raw: np.ndarray) -> _Raw:
 
 def array_html(a: Any) -> str:
     """An `Array` (or a tracer, shown with its current value) as a one-row table."""
-    from funcgrad.core import Tracer
     kind = type(a).__name__
     caption = f"<b>{kind}</b>" + (" (traced: a value inside a transform)"
                                   if isinstance(a, Tracer) else "")

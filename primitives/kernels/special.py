@@ -42,7 +42,7 @@ def on_host(fn: Callable) -> Callable:
         gpu = [a for a in args if hasattr(a, "__cuda_array_interface__")]
         if not gpu:
             return fn(*args, **kwargs)
-        import cupy
+        import cupy  # optional: only for GPU arrays
         out = fn(*[cupy.asnumpy(a) if hasattr(a, "__cuda_array_interface__") else a
                    for a in args], **kwargs)
         return cupy.asarray(out)

@@ -28,7 +28,7 @@ def _bind_self_axis() -> None:
 
 def _params(prim: Primitive, shape: tuple, draw: Callable) -> dict:
     """Static params for ``prim`` on an operand of ``shape`` over an axis of size 1."""
-    from hypothesis import strategies as st
+    from hypothesis import strategies as st  # a test dependency
     name = prim.name
     if name in ("all_gather", "all_gather_invariant"):
         tiled = bool(shape) and draw(st.booleans())

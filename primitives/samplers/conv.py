@@ -19,7 +19,7 @@ __all__ = ["conv_cases", "windows_cases", "windows_transpose_cases", "window_gat
 
 
 def _ints(draw: Callable, lo: int, hi: int) -> int:
-    from hypothesis import strategies as st
+    from hypothesis import strategies as st  # a test dependency
     return draw(st.integers(lo, hi))
 
 
@@ -36,7 +36,7 @@ def _axis(draw: Callable, size: tuple, window: tuple) -> tuple:
 
 def _layout(draw: Callable, canonical_shape: tuple) -> tuple:
     """A random spec (which array axis holds each canonical axis) and the array shape."""
-    from hypothesis import strategies as st
+    from hypothesis import strategies as st  # a test dependency
     spec = tuple(draw(st.permutations(range(len(canonical_shape)))))
     shape = [0] * len(canonical_shape)
     for role, axis in enumerate(spec):
@@ -47,7 +47,7 @@ def _layout(draw: Callable, canonical_shape: tuple) -> tuple:
 def conv_cases(conv: Callable) -> Callable:
     """Sampler for conv_general_dilated (1 or 2 spatial axes, groups, layouts)."""
     def cases(rng: np.random.RandomState, draw: Callable) -> list:
-        from hypothesis import strategies as st
+        from hypothesis import strategies as st  # a test dependency
         n_sp = _ints(draw, 1, 2)
         mode = draw(st.sampled_from(["plain", "feature", "batch"]))
         groups = 1 if mode == "plain" else _ints(draw, 2, 3)
@@ -81,7 +81,7 @@ def _window_params(draw: Callable) -> tuple:
 def windows_cases(windows: Callable) -> Callable:
     """Sampler for sliding_windows (fill 0 or -1.5)."""
     def cases(rng: np.random.RandomState, draw: Callable) -> list:
-        from hypothesis import strategies as st
+        from hypothesis import strategies as st  # a test dependency
         shape, params = _window_params(draw)
         params["fill"] = draw(st.sampled_from([0.0, -1.5]))
         return [sampling.Case(lambda x: windows(x, **params), (sampling.values(rng, shape),),
@@ -114,7 +114,7 @@ def _choice(rng: np.random.RandomState, shape: tuple, params: dict) -> tuple:
 def window_gather_cases(gather: Callable) -> Callable:
     """Sampler for window_gather: random offsets into random window geometries."""
     def cases(rng: np.random.RandomState, draw: Callable) -> list:
-        from hypothesis import strategies as st
+        from hypothesis import strategies as st  # a test dependency
         shape, params = _window_params(draw)
         choice, _ = _choice(rng, shape, params)
         params["fill"] = draw(st.sampled_from([0.0, -1.5]))

@@ -17,7 +17,7 @@ def draw_index(draw: Callable, rng: np.random.RandomState, shape: tuple) -> tupl
     """(Index, idx) for ``shape``: basic, or integer arrays with repeats (and negative
     entries) on a random set of axes with reversed slices on the others."""
     from hypothesis import strategies as st  # a test dependency
-    from hypothesis.extra import numpy as hnp
+    from hypothesis.extra import numpy as hnp  # a test dependency
     from ..indexing import NO_INDEX, Index, Ref, Slice  # the index types are the family's
     if not shape or draw(st.booleans()):
         basic = draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))

@@ -15,12 +15,12 @@ from ..sampling import Case
 
 
 def _integer(draw: Callable, lo: int, hi: int) -> int:
-    from hypothesis import strategies as st
+    from hypothesis import strategies as st  # a test dependency
     return draw(st.integers(lo, hi))
 
 
 def _shapes(draw: Callable, n: int) -> list:
-    from hypothesis.extra import numpy as hnp
+    from hypothesis.extra import numpy as hnp  # a test dependency
     return list(draw(hnp.mutually_broadcastable_shapes(
         num_shapes=n, min_dims=0, max_dims=2, min_side=0, max_side=3)).input_shapes)
 
@@ -39,7 +39,7 @@ def off_poles(gamma_like: bool = True) -> Callable:
 
 
 def polygamma_cases(rng: np.random.RandomState, draw: Callable) -> list:
-    from .. import special
+    from .. import special  # the rule module imports this sampler: a cycle
     n = _integer(draw, 0, 3)
     shape = sampling.draw_shape(draw)
     return [Case(lambda x: special.polygamma(n, x),
@@ -67,7 +67,7 @@ def with_prim(cases: Callable) -> Callable:
 def gammainc_cases(rng: np.random.RandomState, draw: Callable) -> list:
     """a in (0.5, 4), x in (0.2, 6) (both the series and the continued fraction), and a
     derivative order in a of 0 or 1."""
-    from .. import distributions as D
+    from .. import distributions as D  # the rule module imports this sampler: a cycle
     order = _integer(draw, 0, 1)
     (a, x), label = _gamma_pair(rng, draw, (0.5, 4.0), (0.2, 6.0))
     return [Case(lambda a, x: D.gammainc(a, x, order=order), (a, x), f"order={order} {label}")]
@@ -103,7 +103,7 @@ def fixed_leading(n_fixed: int, fixed_range: tuple, x_range: tuple) -> Callable:
 
 def zeta_cases(rng: np.random.RandomState, draw: Callable) -> list:
     """Hurwitz zeta(s, q) for s in (1.5, 5), q in (0.5, 3), orders 0 and 1 in s."""
-    from .. import special
+    from .. import special  # the rule module imports this sampler: a cycle
     order = _integer(draw, 0, 1)
     ss, sq = _shapes(draw, 2)
     return [Case(lambda s, q: special.zeta(s, q, order=order),
@@ -117,7 +117,7 @@ def bessel_order_cases(prim_name: str, positive: bool) -> Callable:
     """(v, x) with v an integer order in 0..3 or a real one in (0.2, 2.5) and x in
     (0.5, 4) (mirrored to negative values where the function is real there)."""
     def cases(rng: np.random.RandomState, draw: Callable) -> list:
-        from .. import bessel
+        from .. import bessel  # the rule module imports this sampler: a cycle
         prim = getattr(bessel, prim_name)
         shape = sampling.draw_shape(draw)
         whole = draw_bool(draw)
@@ -128,5 +128,5 @@ def bessel_order_cases(prim_name: str, positive: bool) -> Callable:
 
 
 def draw_bool(draw: Callable) -> bool:
-    from hypothesis import strategies as st
+    from hypothesis import strategies as st  # a test dependency
     return draw(st.booleans())

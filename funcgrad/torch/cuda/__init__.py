@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad.backend import cupy_available
+from funcgrad.torch._factories import manual_seed as seed_all
+from funcgrad.torch.autograd.graph import memory_summary as graph_memory_summary
 from funcgrad.torch.cuda import amp, memory
 from funcgrad.torch.cuda.memory import (empty_cache, max_memory_allocated,
                                         max_memory_reserved, mem_get_info, memory_allocated,
@@ -31,19 +33,19 @@ def is_available() -> bool:
 def device_count() -> int:
     if not cupy_available():
         return 0
-    import cupy
+    import cupy  # only reached with a GPU present
     return int(cupy.cuda.runtime.getDeviceCount())
 
 
 def current_device() -> int:
     if not cupy_available():
         raise AssertionError("Torch not compiled with CUDA enabled")
-    import cupy
+    import cupy  # only reached with a GPU present
     return int(cupy.cuda.Device().id)
 
 
 def get_device_name(device: Any = None) -> str:
-    import cupy
+    import cupy  # only reached with a GPU present
     props = cupy.cuda.runtime.getDeviceProperties(0 if device is None else int(device))
     name = props["name"]
     return name.decode() if isinstance(name, bytes) else str(name)
@@ -51,7 +53,7 @@ def get_device_name(device: Any = None) -> str:
 
 def synchronize(device: Any = None) -> None:
     if cupy_available():
-        import cupy
+        import cupy  # only reached with a GPU present
         cupy.cuda.Device().synchronize()
 
 
@@ -61,10 +63,9 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 
 def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
-    from funcgrad.torch.autograd.graph import memory_summary as graphs
-    out = graphs()
+    out = graph_memory_summary()
     if cupy_available():
-        import cupy
+        import cupy  # only reached with a GPU present
         pool = cupy.get_default_memory_pool()
         out += (f"\ncupy memory pool: {pool.used_bytes()} bytes used, "
                 f"{pool.total_bytes()} bytes held")
@@ -72,7 +73,6 @@ def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
 
 
 def manual_seed(seed: int) -> None:
-    from funcgrad.torch._factories import manual_seed as seed_all
     seed_all(seed)
 
 

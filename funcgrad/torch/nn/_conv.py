@@ -18,22 +18,13 @@ import funcgrad.numpy as fnp
 from funcgrad.primitives import conv as conv_prims
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn._common import ntuple, shape_list
+from funcgrad.torch.nn._common import ntuple, scalar_name, shape_list
 from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold", "pad"]
 
-_SCALAR_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half",
-                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                 "complex128": "ComplexDouble"}
 _TYPE_WORDS = {"float64": "double", "float32": "float", "float16": "c10::Half"}
-
-
-def _scalar_name(t: Tensor) -> str:
-    name = str(t.dtype).replace("torch.", "")
-    return _SCALAR_NAMES.get(name, name)
 
 
 def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None, batched: bool) -> None:
@@ -44,10 +35,10 @@ def _check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None, batched: b
                            "should be the same or input should be a MKLDNN tensor and weight "
                            "is a dense tensor")
     if input.dtype != weight.dtype:
-        raise RuntimeError(f"expected scalar type {_scalar_name(input)} but found "
-                           f"{_scalar_name(weight)}")
+        raise RuntimeError(f"expected scalar type {scalar_name(input)} but found "
+                           f"{scalar_name(weight)}")
     if bias is not None and bias.dtype != input.dtype:
-        words = [_TYPE_WORDS.get(str(t.dtype).replace("torch.", ""), _scalar_name(t))
+        words = [_TYPE_WORDS.get(str(t.dtype).replace("torch.", ""), scalar_name(t))
                  for t in (input, bias)]
         raise RuntimeError(f"Input type ({words[0]}) and bias type ({words[1]}) should be "
                            "the same")

@@ -1,4 +1,5 @@
-"""torch.nn.functional.interpolate: nearest, nearest-exact, (bi/tri)linear, bicubic, area.
+"""torch.nn.functional.interpolate: nearest, nearest-exact, (bi/tri)linear, bicubic, area;
+and grid_sample, which reads an image at arbitrary points (`funcgrad.nn.grid_sample`).
 
 Every mode but 'area' is separable: along each spatial axis, each output element is a
 fixed combination of at most four input elements (1 for nearest, 2 for linear, 4 for
@@ -21,11 +22,12 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn._common import const_on, shape_list
+from funcgrad.nn import _grid
+from funcgrad.torch.nn._common import const_on, scalar_name, shape_list
 from funcgrad.torch.nn import _pooling
 from funcgrad.torch._autocast import autocast_op
 
-__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample"]
 
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
 _NAMES = {"nearest": "UpsampleNearest{}DBackward0",
@@ -210,3 +212,29 @@ def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None)
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
+
+_ALIGN_CORNERS_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
+                          "align_corners=False since 1.3.0. Please specify align_corners=True "
+                          "if the old behavior is desired. See the documentation of "
+                          "grid_sample for details.")
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """Sample ``input`` (N, C, H, W) or (N, C, D, H, W) at ``grid``'s normalised points
+    (N, H_out, W_out, 2) or (N, D_out, H_out, W_out, 3), differentiable in both."""
+    problem = _grid.argument_problem(mode, padding_mode)
+    if problem:
+        raise ValueError(f"nn.functional.grid_sample(): {problem}")
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_name(input)} but found "
+                           f"{scalar_name(grid)}")
+    problem = _grid.shape_problem(tuple(input.shape), tuple(grid.shape), mode)
+    if problem:
+        raise RuntimeError(problem)
+    name = f"GridSampler{input.ndim - 2}DBackward0"
+    return apply(name, lambda x, g: _grid.grid_sample(x, g, mode, padding_mode,
+                                                      align_corners), [input, grid])
