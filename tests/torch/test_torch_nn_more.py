@@ -168,6 +168,64 @@ def test_lazy_linear_takes_its_input_size_from_the_first_call(peer):
     assert ft.nn.LazyLinear(2, bias=False)(ft.randn(5)).shape == (2,)
 
 
+LAZY = [("LazyLinear", (4,), {}, (2, 3)), ("LazyConv1d", (4, 3), {"padding": 1}, (2, 3, 5)),
+        ("LazyConv2d", (4, 3), {"stride": 2}, (2, 3, 5, 5)),
+        ("LazyConv2d", (4, 3), {}, (3, 5, 5)),
+        ("LazyConv3d", (2, 2), {}, (1, 2, 3, 3, 3)),
+        ("LazyConvTranspose2d", (4, 3), {"groups": 1}, (2, 3, 4, 4)),
+        ("LazyConvTranspose1d", (2, 3), {}, (2, 3, 4)),
+        ("LazyBatchNorm1d", (), {}, (4, 3)), ("LazyBatchNorm2d", (), {"momentum": 0.2},
+                                              (2, 3, 2, 2)),
+        ("LazyBatchNorm3d", (), {}, (2, 3, 2, 2, 2)),
+        ("LazyInstanceNorm1d", (), {}, (2, 3, 6)),
+        ("LazyInstanceNorm2d", (), {"affine": False}, (2, 3, 4, 4))]
+
+
+@pytest.mark.parametrize("name,args,kwargs,shape", LAZY)
+def test_lazy_modules_become_their_target_as_pytorch(peer, name, args, kwargs, shape):
+    """Same class, repr, parameter shapes after the first call; with PyTorch's weights,
+    the same outputs, running statistics and gradients; an optimizer built before the
+    first call trains the materialised parameters."""
+    torch = peer.real
+    x = r(*shape).astype(np.float32)
+    theirs = getattr(torch.nn, name)(*args, **kwargs)
+    ours = getattr(ft.nn, name)(*args, **kwargs)
+    held = list(ours.parameters())
+    opt = ft.optim.SGD(held, lr=0.1) if held else None
+    out_t = theirs(torch.tensor(x))
+    out_o = ours(ft.tensor(x))
+    assert type(ours).__name__ == type(theirs).__name__ and repr(ours) == repr(theirs)
+    assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in theirs.state_dict().items()]
+    assert all(a is b for a, b in zip(held, ours.parameters()))
+    ours.load_state_dict({k: ft.tensor(v.detach().numpy()) for k, v in
+                          theirs.state_dict().items()})
+    # rerun both from the same state: outputs, buffers and gradients agree
+    xt, xo = torch.tensor(x, requires_grad=True), ft.tensor(x, requires_grad=True)
+    out_t, out_o = theirs(xt), ours(xo)
+    np.testing.assert_allclose(out_o.detach().numpy(), out_t.detach().numpy(), rtol=1e-5,
+                               atol=1e-5)
+    out_t.square().sum().backward()
+    out_o.square().sum().backward()
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-4)
+    for (k, a), (k2, b) in zip(theirs.named_parameters(), ours.named_parameters()):
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-4, atol=1e-4,
+                                   err_msg=k)
+    for (k, a), b in zip(theirs.state_dict().items(), ours.state_dict().values()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-5, err_msg=k)
+    if opt is not None:
+        before = [p.detach().numpy().copy() for p in held]
+        opt.step()
+        assert any(not np.array_equal(p.detach().numpy(), b) for p, b in zip(held, before))
+
+
+def test_lazy_instance_norm_takes_the_channels_of_an_unbatched_input():
+    """(C, L) is unbatched: C channels (PyTorch's lazy module reads dim 1 here and then
+    fails on its own check)."""
+    norm = ft.nn.LazyInstanceNorm1d()
+    assert tuple(norm(ft.randn(3, 6)).shape) == (3, 6) and norm.num_features == 3
+
+
 # -- losses ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)

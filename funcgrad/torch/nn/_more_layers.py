@@ -1,6 +1,6 @@
 """More layer modules, each a thin Module around its `funcgrad.torch.nn.functional` form:
 distances, Bilinear, the pixel and channel shuffles, LocalResponseNorm, RReLU,
-EmbeddingBag and LazyLinear (PyTorch's constructors, initialisation and reprs)."""
+and EmbeddingBag (PyTorch's constructors, initialisation and reprs)."""
 from __future__ import annotations
 
 import math
@@ -11,13 +11,11 @@ from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn import functional as F
 from funcgrad.torch.nn import init
-from funcgrad.torch.nn.layers import Linear
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter
 
 __all__ = ["CosineSimilarity", "PairwiseDistance", "Bilinear", "PixelShuffle",
-           "PixelUnshuffle", "ChannelShuffle", "LocalResponseNorm", "RReLU", "EmbeddingBag",
-           "LazyLinear"]
+           "PixelUnshuffle", "ChannelShuffle", "LocalResponseNorm", "RReLU", "EmbeddingBag"]
 
 
 class CosineSimilarity(Module):
@@ -214,43 +212,3 @@ class EmbeddingBag(Module):
                   embeddings, include_last_offset, padding_idx)
         bag.weight.requires_grad = not freeze
         return bag
-
-
-class LazyLinear(Linear):
-    """A Linear whose ``in_features`` is taken from the first input: until then its
-    weight is an empty (out_features, 0) placeholder; the first call gives it its shape,
-    initialises it as Linear and turns the module into a Linear (as PyTorch's
-    ``cls_to_become``). Build the optimizer after that first call."""
-
-    def __init__(self, out_features: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
-        Module.__init__(self)
-        self.in_features, self.out_features = 0, out_features
-        self.weight = Parameter(_factories.empty(out_features, 0, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_factories.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-
-    def has_uninitialized_params(self) -> bool:
-        return self.in_features == 0
-
-    def reset_parameters(self) -> None:
-        if self.in_features != 0:
-            super().reset_parameters()
-
-    def initialize_parameters(self, input: Tensor) -> None:
-        """Shape the weight for ``input``'s last dim and initialise it."""
-        if input.ndim == 0:
-            raise RuntimeError("LazyLinear: the input must have at least one dimension")
-        self.in_features = int(input.shape[-1])
-        like = self.weight
-        self.weight = Parameter(_factories.empty(self.out_features, self.in_features,
-                                                 device=like.device, dtype=like.dtype))
-        super().reset_parameters()
-
-    def forward(self, input: Tensor) -> Tensor:
-        if self.has_uninitialized_params():
-            self.initialize_parameters(input)
-            self.__class__ = Linear
-        return F.linear(input, self.weight, self.bias)
