@@ -247,16 +247,16 @@ class RNN(RNNBase):
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if len(args) > 3:
-            self_nonlinearity = args[3]
+            nonlinearity = args[3]
             args = args[:3] + args[4:]
         else:
-            self_nonlinearity = kwargs.pop("nonlinearity", "tanh")
+            nonlinearity = kwargs.pop("nonlinearity", "tanh")
         modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
-        if self_nonlinearity not in modes:
-            raise ValueError(f"Unknown nonlinearity '{self_nonlinearity}'. Select from 'tanh' "
+        if nonlinearity not in modes:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' "
                              "or 'relu'.")
-        super().__init__(modes[self_nonlinearity], *args, **kwargs)
-        self.nonlinearity = self_nonlinearity
+        super().__init__(modes[nonlinearity], *args, **kwargs)
+        self.nonlinearity = nonlinearity
 
 
 class LSTM(RNNBase):

@@ -33,21 +33,19 @@ __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "run_layer
 State = Any  # one tensor (RNN, GRU) or a tuple (h, c) (LSTM)
 
 
-def _hidden_part(h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
-    return linear(h, w_hh, b_hh)
-
-
 def _rnn_step(activation: Callable) -> Callable:
+    """An Elman step with ``activation``; every step takes (gx, state, w_hh, b_hh, w_hr),
+    only the LSTM's uses w_hr."""
     def step(gx: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None,
              w_hr: Tensor | None = None) -> Tensor:
-        return activation(gx + _hidden_part(h, w_hh, b_hh))
+        return activation(gx + linear(h, w_hh, b_hh))
     return step
 
 
 def _lstm_step(gx: Tensor, state: tuple, w_hh: Tensor, b_hh: Tensor | None,
                w_hr: Tensor | None = None) -> tuple:
     h, c = state
-    i, f, g, o = (gx + _hidden_part(h, w_hh, b_hh)).chunk(4, 1)
+    i, f, g, o = (gx + linear(h, w_hh, b_hh)).chunk(4, 1)
     c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
     h_next = o.sigmoid() * c_next.tanh()
     if w_hr is not None:
@@ -58,7 +56,7 @@ def _lstm_step(gx: Tensor, state: tuple, w_hh: Tensor, b_hh: Tensor | None,
 def _gru_step(gx: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None,
               w_hr: Tensor | None = None) -> Tensor:
     x_r, x_z, x_n = gx.chunk(3, 1)
-    h_r, h_z, h_n = _hidden_part(h, w_hh, b_hh).chunk(3, 1)
+    h_r, h_z, h_n = linear(h, w_hh, b_hh).chunk(3, 1)
     r = (x_r + h_r).sigmoid()
     z = (x_z + h_z).sigmoid()
     n = (x_n + r * h_n).tanh()
