@@ -328,6 +328,8 @@ def errors(fn):
     lambda T: T.nn.LSTMCell(3, 4)(T.randn(2, 3, 3)),
     lambda T: T.nn.utils.rnn.pad_sequence([T.randn(2)], padding_side="mid"),
     lambda T: T.nn.utils.rnn.pad_sequence([]),
+    lambda T: T.nn.utils.rnn.pad_sequence([T.randn(2, 3), T.randn(3, 4)]),
+    lambda T: T.nn.utils.rnn.pad_sequence([T.randn(2, 3, 1), T.randn(3, 3, 2)]),
     lambda T: T.nn.utils.rnn.pack_sequence([]),
     lambda T: T.nn.utils.rnn.pack_padded_sequence(T.randn(3, 2), [1, 2]),
     lambda T: T.nn.utils.rnn.pack_padded_sequence(T.randn(3, 2), [2, 0]),
@@ -405,6 +407,14 @@ def test_pack_and_pad_round_trip_as_pytorch(batch_first, enforce_sorted, lengths
     np.testing.assert_array_equal(p2, p1)
     np.testing.assert_array_equal(g2, g1)
     assert (i2, l2, t2) == (i1, l1, t1)
+
+
+def test_pad_sequence_takes_the_first_sequences_dtype_as_pytorch():
+    for lib in (torch, ft):
+        out = lib.nn.utils.rnn.pad_sequence([lib.randn(2, 3), lib.randn(3, 3).double()])
+        assert str(out.dtype) == "torch.float32"
+        stretched = lib.nn.utils.rnn.pad_sequence([lib.zeros(2, 3, 2), lib.ones(3, 3, 1)])
+        assert tuple(stretched.shape) == (3, 2, 3, 2) and float(stretched.sum()) == 18.0
 
 
 def test_pack_sequence_unpack_and_unpad_match_pytorch():

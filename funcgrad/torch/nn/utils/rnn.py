@@ -216,10 +216,30 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     return padded, _index_tensor(lengths)
 
 
+def _like_first(s: Tensor, trailing: tuple, dtype: Any) -> Tensor:
+    """A sequence in the first one's dtype and trailing shape, broadcast to it as PyTorch
+    copies it there (so a size-1 dim stretches; any other mismatch is its error)."""
+    if s.ndim - 1 != len(trailing):
+        raise RuntimeError(f"pad_sequence: expected every sequence to have "
+                           f"{len(trailing) + 1} dimensions like the first, got {s.ndim}")
+    for dim, (a, b) in enumerate(zip(trailing, tuple(s.shape[1:])), 1):
+        if a != b and 1 not in (a, b):
+            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor "
+                               f"b ({b}) at non-singleton dimension {dim}")
+    if np.broadcast_shapes(trailing, tuple(s.shape[1:])) != trailing:
+        slot = [int(s.shape[0]), *trailing]
+        wide = [int(s.shape[0]), *np.broadcast_shapes(trailing, tuple(s.shape[1:]))]
+        raise RuntimeError(f"output with shape {slot} doesn't match the broadcast shape "
+                           f"{wide}")
+    if tuple(s.shape[1:]) != trailing:
+        s = s.expand(s.shape[0], *trailing)
+    return s if s.dtype == dtype else s.to(dtype)
+
+
 def pad_sequence(sequences: Iterable[Tensor], batch_first: bool = False,
                  padding_value: float = 0.0, padding_side: str = "right") -> Tensor:
     """Stack sequences of shapes (L_i, *) into (max L, B, *) (or (B, max L, *)), padded
-    with ``padding_value`` on the right (or the left)."""
+    with ``padding_value`` on the right (or the left), in the first sequence's dtype."""
     if padding_side not in ("left", "right"):
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
                            f"{padding_side}.")
@@ -227,8 +247,10 @@ def pad_sequence(sequences: Iterable[Tensor], batch_first: bool = False,
     if not seqs:
         raise RuntimeError("received an empty list of sequences")
     longest = max(int(s.shape[0]) for s in seqs)
+    trailing, dtype = tuple(seqs[0].shape[1:]), seqs[0].dtype
     padded = []
     for s in seqs:
+        s = _like_first(s, trailing, dtype)
         missing = longest - int(s.shape[0])
         if missing:
             filler = _factories.full((missing, *s.shape[1:]), padding_value, dtype=s.dtype,
