@@ -148,6 +148,8 @@ def test_embedding_bag_max_norm_renormalises_rows(peer):
     lambda T, w: T.nn.functional.embedding_bag(T.tensor([1, 12]), w, T.tensor([0])),
     lambda T, w: T.nn.functional.embedding_bag(T.tensor([1, 2]), w, T.tensor([0]), mode="x"),
     lambda T, w: T.nn.functional.embedding_bag(T.tensor([1., 2]), w, T.tensor([0])),
+    lambda T, w: T.nn.functional.embedding_bag(T.tensor([1, 2]), w, T.tensor([0]),
+                                               padding_idx=10),
 ])
 def test_embedding_bag_errors(peer, call):
     peer.raises(call, r(10, 3))
@@ -361,6 +363,14 @@ def test_legacy_size_average_reduce_translate(peer):
                                                 reduction="x"),
     lambda T: T.nn.functional.multi_margin_loss(T.randn(2, 3), T.tensor([0, 1]), p=3),
     lambda T: T.nn.MultiMarginLoss(p=3),
+    lambda T: T.nn.functional.multi_margin_loss(T.randn(2, 3), T.tensor([0, 3])),
+    lambda T: T.nn.functional.multi_margin_loss(T.randn(2, 3), T.tensor([0, 1, 1])),
+    lambda T: T.nn.functional.multi_margin_loss(T.randn(2, 3, 2), T.tensor([0, 1])),
+    lambda T: T.nn.functional.multi_margin_loss(T.randn(2, 3), T.tensor([0, 1]),
+                                                weight=T.ones(2, 2)),
+    lambda T: T.nn.functional.multilabel_margin_loss(T.randn(2, 3),
+                                                     T.tensor([[0, 3, -1], [0, 1, 2]])),
+    lambda T: T.nn.functional.multilabel_margin_loss(T.randn(2, 3), T.tensor([[0, 1], [0, 1]])),
     lambda T: T.nn.functional.soft_margin_loss(T.randn(3), T.randn(3), reduction="x"),
     lambda T: T.nn.functional.multilabel_soft_margin_loss(T.randn(2, 3), T.randn(2, 3),
                                                           reduction="x"),

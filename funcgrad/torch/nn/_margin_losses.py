@@ -199,8 +199,9 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce_tensor(loss, reduction)
 
 
-def _class_targets(input: Tensor, target: Tensor, name: str) -> tuple:
-    """(input as (N, C), target as host ints (N,)...), with PyTorch's checks."""
+def _class_targets(input: Tensor, target: Tensor) -> tuple:
+    """(input as (N, C), the target's values as host ints), with PyTorch's check of the
+    input's shape."""
     if input.ndim > 2 or (input.ndim == 2 and input.shape[1] == 0) or \
             (input.ndim <= 1 and input.numel() == 0):
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
@@ -219,12 +220,14 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
-    x, labels = _class_targets(input, target, "multi_margin_loss")
+    x, labels = _class_targets(input, target)
     n, c = x.shape
     labels = labels.reshape(-1)
     if labels.size != n:
-        raise RuntimeError(f"inconsistent target size, expected {n} but got "
-                           f"{list(target.shape)}")
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal "
+                           f"to the number of input samples (batch size). Expected target "
+                           f"size [{n}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
     if labels.size and (labels.min() < 0 or labels.max() >= c):
         raise RuntimeError("target out of range")
     index = _factories.tensor(labels.reshape(n, 1), device=input.device)
@@ -247,7 +250,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
     the first -1) and the other classes k of max(0, 1 - (x[j] - x[k])), divided by the
     class count."""
     reduction = _reduction(size_average, reduce, reduction)
-    x, labels = _class_targets(input, target, "multilabel_margin_loss")
+    x, labels = _class_targets(input, target)
     n, c = x.shape
     labels = labels.reshape(n, -1) if labels.size else labels.reshape(n, 0)
     if labels.shape != (n, c):
@@ -258,7 +261,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
         stop = np.flatnonzero(labels[i] < 0)
         chosen = labels[i, :stop[0] if stop.size else c]
         if chosen.size and (chosen.min() < 0 or chosen.max() >= c):
-            raise RuntimeError("target out of range")
+            raise RuntimeError("argument #2 'target' is out of range")
         is_target = np.zeros(c, dtype=bool)
         is_target[chosen] = True
         pairs[i] = is_target[:, None] & ~is_target[None, :]

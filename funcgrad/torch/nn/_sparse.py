@@ -156,6 +156,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         at = int(np.flatnonzero(bad)[0])
         raise RuntimeError(f"Index {at} of input takes value {int(raw[at])} which is not in "
                            f"the valid range [0, {rows_total})")
+    rows_n = weight.shape[0]
+    if padding_idx is not None and not -rows_n <= padding_idx < rows_n:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, {-rows_n} "
+                           f"through {rows_n - 1}, but got {padding_idx}")
     pad = _check(flat, weight, padding_idx)
     rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq, sparse)
     if per_sample_weights is not None:
@@ -163,12 +167,12 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     kept = raw != pad
     if mode == "max":
         return _bag_max(rows, bounds, kept, weight)
-    mix = np.zeros((len(bounds), raw.size), dtype=np.dtype(str(weight.dtype)[6:]))
+    mix = np.zeros((len(bounds), raw.size))
     for b, (start, end) in enumerate(bounds):
         members = np.arange(start, end)[kept[start:end]]
         if members.size:
             mix[b, members] = 1.0 / members.size if mode == "mean" else 1.0
-    return tensor(mix, device=weight.device) @ rows
+    return tensor(mix, device=weight.device).to(rows.dtype) @ rows
 
 
 def _bag_max(rows: Tensor, bounds: list, kept: np.ndarray, weight: Tensor) -> Tensor:
