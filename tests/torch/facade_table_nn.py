@@ -373,4 +373,16 @@ FIRST_TABLE["floor_divide"] += [
 FIRST_TABLE["fmod"] += [c(_PX, _PY), c(_PX, _PY, call=_negative_zeros(
     lambda T, x, y: T.fmod(x, y)))]
 
-NOT_COMPARED: dict = {}
+NOT_COMPARED: dict = {
+    # compositions of facade ops (their nodes are those ops', not PyTorch's fused kernels):
+    # values and gradients against PyTorch for every option in tests/torch/test_torch_nn_more.py
+    **{"F." + name: "compared in tests/torch/test_torch_nn_more.py" for name in (
+        "affine_grid", "bilinear", "channel_shuffle", "cosine_embedding_loss",
+        "cosine_similarity", "embedding_bag", "gaussian_nll_loss", "hinge_embedding_loss",
+        "local_response_norm", "margin_ranking_loss", "multi_margin_loss",
+        "multilabel_margin_loss", "multilabel_soft_margin_loss", "pairwise_distance",
+        "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "rrelu", "soft_margin_loss",
+        "triplet_margin_loss", "triplet_margin_with_distance_loss")},
+    "F.gumbel_softmax": "random draws differ by design: its distribution and straight-through "
+                        "gradient are checked in tests/torch/test_torch_nn_more.py",
+}

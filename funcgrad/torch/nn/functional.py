@@ -21,7 +21,8 @@ from funcgrad.torch._inplace import inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, sp_fn
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import (_activations, _attention, _conv, _dropout, _interpolate,
-                               _losses, _normalization, _pooling, _sparse)
+                               _losses, _margin_losses, _misc, _normalization, _pooling,
+                               _sparse)
 from funcgrad.torch.nn._activations import *  # noqa: F401,F403
 from funcgrad.torch.nn._attention import *  # noqa: F401,F403
 from funcgrad.torch.nn._conv import *  # noqa: F401,F403
@@ -29,6 +30,8 @@ from funcgrad.torch.nn._dropout import *  # noqa: F401,F403
 from funcgrad.torch.nn._interpolate import *  # noqa: F401,F403
 from funcgrad.torch.nn._linear import linear
 from funcgrad.torch.nn._losses import *  # noqa: F401,F403
+from funcgrad.torch.nn._margin_losses import *  # noqa: F401,F403
+from funcgrad.torch.nn._misc import *  # noqa: F401,F403
 from funcgrad.torch.nn._normalization import *  # noqa: F401,F403
 from funcgrad.torch.nn._pooling import *  # noqa: F401,F403
 from funcgrad.torch.nn._sparse import *  # noqa: F401,F403
@@ -38,7 +41,8 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "elu",
            "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "one_hot", "normalize",
            "logsigmoid", "hardtanh", "relu6", "softsign", *_activations.__all__, *_attention.__all__,
            *_conv.__all__, *_dropout.__all__, *_interpolate.__all__, *_losses.__all__,
-           *_normalization.__all__, *_pooling.__all__, *_sparse.__all__]
+           *_normalization.__all__, *_pooling.__all__, *_sparse.__all__,
+           *_margin_losses.__all__, *_misc.__all__]
 
 
 def _unary(node: str, fn: Any, input: Tensor, inplace_: bool = False,
