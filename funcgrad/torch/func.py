@@ -24,10 +24,14 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 
 
 def _unwrap(tree: Any) -> Any:
+    if type(tree) is list and all(isinstance(x, Tensor) for x in tree):  # the common call
+        return [x._a for x in tree]
     return tree_util.tree_map(lambda x: x._a if isinstance(x, Tensor) else x, tree)
 
 
 def _wrap(tree: Any) -> Any:
+    if type(tree) is list and all(type(x) is Array for x in tree):  # the common call
+        return [make(x) for x in tree]
     return tree_util.tree_map(lambda x: make(x) if isinstance(x, Array) else x, tree)
 
 

@@ -326,7 +326,7 @@ class CompiledFunction(Function):
     def forward(ctx: Any, program: _Program, static: tuple, *tensors: Any) -> tuple:
         wanted = tuple(i for i, t in enumerate(tensors)
                        if isinstance(t, Tensor) and t.requires_grad)
-        arrays = func.to_array(tensors)
+        arrays = func.to_array(list(tensors))
         both = program.forward_saving(*static, wanted, *arrays)
         n_out = program.out_trees[static].num_leaves
         outs = both[:n_out]
@@ -342,12 +342,12 @@ class CompiledFunction(Function):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
         ctx.saved_tensors  # noqa: B018 (raises if they were modified in place or freed)
-        cts = [fnp.zeros(*aval) if g is None else func.to_array(g)
-               for g, aval in zip(grads, ctx.out_avals)]
+        cts = func.to_array([fnp.zeros(*aval) if g is None else g
+                             for g, aval in zip(grads, ctx.out_avals)])
         got = ctx.program.backward(*ctx.key, *ctx.residuals, *cts)
         out: list = [None] * ctx.n_inputs
         for i, g in zip(ctx.key[3], got):
-            out[i] = None if g is None else func.from_array(g)
+            out[i] = None if g is None else func.from_array([g])[0]
         return (None, None, *out)
 
 
