@@ -14,6 +14,12 @@ to `funcgrad.jit`:
   for inputs of another shape or dtype).
 - ``torch.compile(model_or_fn)`` returns the same, traced on first use.
 
+A compiled function's program takes as inputs, besides its arguments, the parameters and
+buffers of the modules it reads from its closure, its globals or its bound object
+(`captured_modules`), as torch.compile lifts them: ``torch.compile(lambda x, y:
+F.cross_entropy(model(x), y))`` compiles the loss with the model, gradients reach the
+model's parameters, and every call sees their current values.
+
 Autograd goes through compiled programs too: a call is one autograd node
 (``CompiledFunctionBackward``, as in PyTorch) whose forward is a compiled program returning
 the outputs and the residuals of their VJP (traced once, as a tape, with respect to the
@@ -209,6 +215,11 @@ def _reachable(fn: Any) -> dict:
     return found
 
 
+# containers longer than this are not searched for modules (this runs on every call: a
+# function reading a list of a dataset's tensors must not pay for walking it)
+_MAX_SCANNED = 64
+
+
 def captured_modules(fn: Any) -> dict:
     """name -> Module of the modules ``fn`` uses without taking them as arguments (also
     those in a list, tuple or dict it reads, or the attributes of an object it reads):
@@ -232,10 +243,10 @@ def captured_modules(fn: Any) -> dict:
                     "no gradient would reach it. Pass it as an argument of the compiled "
                     "function, or hold it in an nn.Module (as an nn.Parameter) that the "
                     "function uses.")
-        elif isinstance(value, (list, tuple)):
+        elif isinstance(value, (list, tuple)) and len(value) <= _MAX_SCANNED:
             for i, v in enumerate(value):
                 visit(f"{name}.{i}", v, depth + 1)
-        elif isinstance(value, dict):
+        elif isinstance(value, dict) and len(value) <= _MAX_SCANNED:
             for k, v in value.items():
                 visit(f"{name}.{k}", v, depth + 1)
         elif depth == 0 and hasattr(value, "__dict__") and not isinstance(
