@@ -9,7 +9,10 @@ gradient at the same parameters is checked against hand-written numpy's.
 
 Targets: funcgrad's functional step at most 1.2x hand-written numpy, the facade's at most 1.3x;
 the jitted functional step (``funcgrad.jit``, parameters donated) at most 1.05x and the
-facade's ``torch.compile``d step at most 1.1x (issue 17).
+facade's ``torch.compile``d step at most 1.1x (issue 17), measured for the two ways PyTorch
+code compiles a training step's forward pass: ``torch.compile(model)`` with the loss
+outside, and ``torch.compile`` of the function that computes the loss (`COMPILED`); the
+backward pass and the optimizer step run eagerly in both, as they do in PyTorch.
 """
 from __future__ import annotations
 
@@ -121,22 +124,34 @@ def _numpy(p: Problem) -> Impl:
     return Impl(lambda: numpy_value_and_grad(p.params, p.x, p.onehot), step)
 
 
-def _torch_like(T: Any, p: Problem, compiled: bool = False) -> Impl:
-    """PyTorch code, run by PyTorch itself or by the funcgrad.torch facade (the model
-    through ``torch.compile`` when ``compiled``)."""
+COMPILED = {"model": "torch.compile(model); F.cross_entropy, backward() and SGD eager",
+            "loss": "torch.compile of the function computing the loss (model + "
+                    "F.cross_entropy); backward() and SGD eager"}
+
+
+def _torch_like(T: Any, p: Problem, compiled: str = "") -> Impl:
+    """PyTorch code, run by PyTorch itself or by the funcgrad.torch facade; with
+    ``compiled`` (a key of `COMPILED`) part of it through ``torch.compile``: the model
+    alone, or the function computing the loss (its program covers the model and the
+    cross-entropy, forward and backward)."""
     layers = [T.nn.Linear(*w.shape) for w in p.params[0::2]]
     for layer, w, b in zip(layers, p.params[0::2], p.params[1::2]):
         layer.weight = T.nn.Parameter(T.tensor(np.ascontiguousarray(w.T)))
         layer.bias = T.nn.Parameter(T.tensor(b))
     model = T.nn.Sequential(layers[0], T.nn.ReLU(), layers[1], T.nn.ReLU(), layers[2])
-    if compiled:
+    if compiled == "model":
         model = T.compile(model)
+
+    def loss_of(x: Any, y: Any) -> Any:
+        return T.nn.functional.cross_entropy(model(x), y)
+    if compiled == "loss":
+        loss_of = T.compile(loss_of)
     opt = T.optim.SGD(model.parameters(), lr=LR)
     x, y = T.tensor(p.x), T.tensor(p.y)
 
     def value_and_grad():
         opt.zero_grad()
-        loss = T.nn.functional.cross_entropy(model(x), y)
+        loss = loss_of(x, y)
         loss.backward()
         grads = []
         for layer in layers:
@@ -146,7 +161,7 @@ def _torch_like(T: Any, p: Problem, compiled: bool = False) -> Impl:
 
     def step():
         opt.zero_grad()
-        loss = T.nn.functional.cross_entropy(model(x), y)
+        loss = loss_of(x, y)
         loss.backward()
         opt.step()
         return loss
@@ -170,7 +185,8 @@ def implementations(p: Problem) -> tuple[dict[str, Impl], list[str]]:
         missing.append(why)
     else:
         impls["funcgrad.torch"] = _torch_like(ft, p)
-        impls["funcgrad.torch compile"] = _torch_like(ft, p, compiled=True)
+        for kind in COMPILED:
+            impls[f"funcgrad.torch compile({kind})"] = _torch_like(ft, p, compiled=kind)
     torch = peer("torch")
     if torch is None:
         missing.append(missing_note("torch"))
@@ -221,7 +237,7 @@ def run(cfg: Config) -> Report:
     notes = {"numpy": "in-place update", "torch": "nn + F.cross_entropy + optim.SGD",
              "funcgrad.torch": "same PyTorch code", "funcgrad": "value_and_grad + new params"}
     notes["funcgrad jit"] = "jit(step), params donated"
-    notes["funcgrad.torch compile"] = "torch.compile(model), same PyTorch code"
+    notes.update({f"funcgrad.torch compile({k})": v for k, v in COMPILED.items()})
     report = Report(timing_rows(3, case, timings, notes=notes))
     problem = make(sizes, batch)
     report.rows.append(first_call_row(3, case, "funcgrad jit: first call",
@@ -235,6 +251,8 @@ def run(cfg: Config) -> Report:
                     1.05),
         time_target("W3: funcgrad.torch facade step <= 1.3x numpy",
                     timings.get("funcgrad.torch"), base, 1.3),
-        time_target("W3: funcgrad.torch compiled step <= 1.1x numpy",
-                    timings.get("funcgrad.torch compile"), base, 1.1)]
+        time_target("W3: funcgrad.torch compiled step <= 1.1x numpy (torch.compile of the "
+                    "loss function)", timings.get("funcgrad.torch compile(loss)"), base, 1.1),
+        time_target("W3: funcgrad.torch compiled step <= 1.1x numpy (torch.compile(model), "
+                    "the loss eager)", timings.get("funcgrad.torch compile(model)"), base, 1.1)]
     return report

@@ -73,8 +73,8 @@ def _hashable(value: Any, what: str) -> Any:
     return value
 
 
-def _array_call(args: tuple, static: frozenset) -> tuple[list, tuple] | None:
-    """(raw values, signature) of positional arguments that are each static (at the
+def _array_call(args: tuple, static: frozenset) -> tuple[list, tuple, list] | None:
+    """(raw values, signature, leaves) of positional arguments that are each static (at the
     positions ``static``), a CPU `Array` or a list or tuple of them: the common call, whose
     signature is read here without the general flattening (its tree follows from the
     argument types and lengths). None for any other call."""
@@ -101,7 +101,7 @@ def _array_call(args: tuple, static: frozenset) -> tuple[list, tuple] | None:
             return None
         raws.append(raw)
     return raws, (tuple(structure), tuple([x.shape for x in leaves]),
-                  tuple([x.dtype for x in leaves]))
+                  tuple([x.dtype for x in leaves])), leaves
 
 
 class _Entry:
@@ -136,11 +136,11 @@ class Jitted:
         self.static_argnames = frozenset(_as_tuple(static_argnames))
         self.donate_argnums = frozenset(_as_tuple(donate_argnums))
         self._cache: dict = {}
-        self._array_calls: dict = {}  # `_array_call` signature -> the same calls' _Entry
+        # `_array_call` signature -> (the same calls' _Entry, their donated leaf positions)
+        self._array_calls: dict = {}
         self._params = _positional_names(fun)
         self._static_positions = self.static_argnums | {
             i for i, name in self._params.items() if name in self.static_argnames}
-        self._plain = not self.donate_argnums  # calls `_array_call` may read
         self._flats: dict = {}    # (static, tree) -> the flat function of those calls
         self._derived: dict = {}  # (static, tree, kind) -> a Jitted derived function
         self._vjp_tapes: dict = {}  # (static, tree, wanted, inputs' key) -> a call's tape
@@ -184,27 +184,34 @@ class Jitted:
         return [k for k, x in enumerate(leaves) if id(x) in ids and type(x) is Array]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._plain and not kwargs:  # a cache hit of the common call costs this
+        if not kwargs:  # a cache hit of the common call costs this
             found = _array_call(args, self._static_positions)
             if found is not None:
+                raws, signature, leaves = found
                 try:
-                    entry = self._array_calls.get(found[1])
+                    hit = self._array_calls.get(signature)
                 except TypeError:  # an unhashable static argument: the general path says so
                     return self._call(args, kwargs)
-                if entry is not None:
-                    return entry.run(found[0])
-                return self._first_array_call(args, found[1])
+                if hit is None:
+                    return self._first_array_call(args, signature)
+                entry, donated = hit
+                if not donated:
+                    return entry.run(raws)
+                if len({id(r) for r in raws}) == len(raws):  # else: which is donated?
+                    out = entry.run(raws)
+                    _delete(leaves, donated)
+                    return out
         return self._call(args, kwargs)
 
     def _first_array_call(self, args: tuple, signature: tuple) -> Any:
         """An array call of a new `_array_call` signature: the general call, whose entry
-        later calls of this signature then find directly."""
-        out = self._call(args, {})
+        (and donated leaf positions) later calls of this signature then find directly."""
         static, leaves, tree, donated = self._split(args, {})
+        out = self._call(args, {})
         key = (static, tree, tuple((x.shape, x.dtype, "cpu") for x in leaves), donated)
         entry = self._cache.get(key)
-        if entry is not None:
-            self._array_calls[signature] = entry
+        if entry is not None and len({id(x) for x in leaves}) == len(leaves):
+            self._array_calls[signature] = (entry, donated)
         return out
 
     def _call(self, args: tuple, kwargs: dict) -> Any:

@@ -1,13 +1,13 @@
 """funcgrad.lax: `jax.lax`'s functions on funcgrad's primitives.
 
 A re-export list: each family lives in its own module (convolution, windowed reductions,
-control flow in `funcgrad.transforms.control_flow`, the collectives in
+control flow in `funcgrad.transforms.control_flow` and `.scan`, the collectives in
 `funcgrad.distributed.collectives`: over a `vmap`'s axis_name or a process group's),
 and this namespace only gathers their public names.
 """
 from funcgrad.primitives.control import stop_gradient
-from funcgrad.transforms.control_flow import (cond, fori_loop, map, scan,  # noqa: A004
-                                              switch, while_loop)
+from funcgrad.transforms.control_flow import cond, switch, while_loop
+from funcgrad.transforms.scan import fori_loop, map, scan  # noqa: A004
 from funcgrad.lax._select import select
 from funcgrad.distributed.collectives import (all_gather, axis_index, axis_size, pbroadcast,
                                               pmax, pmean, pmin, ppermute, psum, psum_scatter)

@@ -8,7 +8,8 @@ buffers replaced (by name), which makes a module a pure function of its paramete
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+from typing import Any, Callable, Iterator, Sequence
 
 import funcgrad
 from funcgrad import tree_util
@@ -18,14 +19,19 @@ from funcgrad.transforms.vmap import flatten_axes
 from funcgrad.torch._tensor import Tensor, make
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call", "vmap", "stack_module_state", "to_array", "from_array"]
+           "functional_call", "reparametrized", "vmap", "stack_module_state", "to_array",
+           "from_array"]
 
 
 def _unwrap(tree: Any) -> Any:
+    if type(tree) is list and all(isinstance(x, Tensor) for x in tree):  # the common call
+        return [x._a for x in tree]
     return tree_util.tree_map(lambda x: x._a if isinstance(x, Tensor) else x, tree)
 
 
 def _wrap(tree: Any) -> Any:
+    if type(tree) is list and all(type(x) is Array for x in tree):  # the common call
+        return [make(x) for x in tree]
     return tree_util.tree_map(lambda x: make(x) if isinstance(x, Array) else x, tree)
 
 
@@ -130,15 +136,24 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
             raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}: "
                                f"missing {sorted(missing)}, unexpected {sorted(unexpected)}")
     args = () if args is None else args if isinstance(args, tuple) else (args,)
+    with reparametrized(module, dicts):
+        return module(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def reparametrized(module: Any, tensors: dict) -> Iterator[None]:
+    """Within the block, ``module``'s parameters and buffers named in ``tensors`` are
+    those tensors (restored afterwards): what `functional_call` runs a module in, and
+    torch.compile a function that uses a module in."""
     saved = []
     try:
-        for name, value in dicts.items():
+        for name, value in tensors.items():
             path, _, leaf = name.rpartition(".")
             mod = module.get_submodule(path)
             store = mod._parameters if leaf in mod._parameters else mod._buffers
             saved.append((store, leaf, store.get(leaf)))
             store[leaf] = value
-        return module(*args, **(kwargs or {}))
+        yield
     finally:
         for store, leaf, old in reversed(saved):
             store[leaf] = old

@@ -14,6 +14,12 @@ to `funcgrad.jit`:
   for inputs of another shape or dtype).
 - ``torch.compile(model_or_fn)`` returns the same, traced on first use.
 
+A compiled function's program takes as inputs, besides its arguments, the parameters and
+buffers of the modules it reads from its closure, its globals or its bound object
+(`captured_modules`), as torch.compile lifts them: ``torch.compile(lambda x, y:
+F.cross_entropy(model(x), y))`` compiles the loss with the model, gradients reach the
+model's parameters, and every call sees their current values.
+
 Autograd goes through compiled programs too: a call is one autograd node
 (``CompiledFunctionBackward``, as in PyTorch) whose forward is a compiled program returning
 the outputs and the residuals of their VJP (traced once, as a tape, with respect to the
@@ -31,7 +37,12 @@ would replay the first call's draw or lose the update, so each raises an error s
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+import dis
+import functools
+import types
+from itertools import chain
+from typing import Any, Callable, Iterator, Sequence
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -89,8 +100,9 @@ class _Program:
         versions = {n: t._version for n, t in state.items()}
         _tracing[0] += 1
         try:
-            out = (func.functional_call(self.module, state, tuple(inputs[0]), inputs[1])
-                   if self.module is not None else self.fn(*inputs[0], **inputs[1]))
+            with _reparametrized(self.modules(), state):
+                out = (self.module if self.module is not None else self.fn)(
+                    *inputs[0], **inputs[1])
         finally:
             _tracing[0] -= 1
         _check_pure(self, rng, state, versions)
@@ -125,18 +137,18 @@ class _Program:
         with_values = tape.with_residuals(lambda r: next(values) if _traced(r) else r.value)
         return with_values.backward(list(residuals_and_cts[n_res:]))
 
+    def modules(self) -> dict:
+        """The modules whose parameters and buffers are inputs of the program, by name
+        prefix: the compiled module, or those a compiled function uses."""
+        return {"": self.module} if self.module is not None else captured_modules(self.fn)
+
     def name(self) -> str:
         target = self.module if self.module is not None else self.fn
         return getattr(target, "__name__", type(target).__name__)
 
     def signature(self, args: tuple, kwargs: dict) -> tuple:
         """(names, input tree, training flags, state tensors, input leaves) of a call."""
-        if self.module is not None:
-            state = dict(self.module.named_parameters())
-            state.update(self.module.named_buffers())
-            modes = tuple(m.training for m in self.module.modules())
-        else:
-            state, modes = {}, ()
+        state, modes = _state_of(self.modules())
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         return tuple(state), in_tree, modes, list(state.values()), leaves
 
@@ -155,6 +167,136 @@ class _Program:
     def lowered(self, args: tuple, kwargs: dict) -> Any:
         names, in_tree, modes, state, leaves = self.signature(args, kwargs)
         return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves))
+
+
+# ---------------------------------------------------------------------------------------
+# What a compiled function uses: the modules it reads from its closure or globals
+# ---------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=256)
+def _code_names(code: types.CodeType) -> frozenset:
+    """The global names a code object (and the functions, lambdas, comprehensions defined
+    in it) reads."""
+    names = {i.argval for i in dis.get_instructions(code)
+             if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return frozenset(names)
+
+
+def _reachable(fn: Any) -> dict:
+    """name -> value of what ``fn`` reads besides its arguments: its closure cells, the
+    globals its code names, the object of a bound method, a partial's bound arguments and
+    the attributes of a callable object."""
+    found: dict = {}
+    while isinstance(fn, functools.partial):
+        found.update({f"partial_arg{i}": a for i, a in enumerate(fn.args)})
+        found.update(fn.keywords)
+        fn = fn.func
+    if isinstance(fn, types.MethodType):
+        found["self"] = fn.__self__
+        fn = fn.__func__
+    code = getattr(fn, "__code__", None)
+    if code is None:  # a callable object: what it holds
+        found.update(getattr(fn, "__dict__", {}))
+        call = getattr(type(fn), "__call__", None)
+        code = getattr(call, "__code__", None)
+        if code is None:
+            return found
+        fn = call
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            found[name] = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            pass
+    scope = getattr(fn, "__globals__", {})
+    found.update({n: scope[n] for n in _code_names(code) if n in scope})
+    return found
+
+
+# containers longer than this are not searched for modules (this runs on every call: a
+# function reading a list of a dataset's tensors must not pay for walking it)
+_MAX_SCANNED = 64
+
+
+def captured_modules(fn: Any) -> dict:
+    """name -> Module of the modules ``fn`` uses without taking them as arguments (also
+    those in a list, tuple or dict it reads, or the attributes of an object it reads):
+    their parameters and buffers become inputs of its compiled program, as torch.compile
+    lifts them. A tensor that requires grad read directly is refused (the compiled program
+    would take it as a constant, and no gradient would reach it)."""
+    modules: dict = {}
+    seen: set = set()
+
+    def visit(name: str, value: Any, depth: int) -> None:
+        if id(value) in seen or depth > 2:
+            return
+        seen.add(id(value))
+        if isinstance(value, Module):
+            modules[name] = value
+        elif isinstance(value, Tensor):
+            if value.requires_grad:
+                raise RuntimeError(
+                    f"{_name_of(fn)} reads the tensor {name!r}, which requires grad, from its "
+                    "closure or globals: a compiled program would take it as a constant and "
+                    "no gradient would reach it. Pass it as an argument of the compiled "
+                    "function, or hold it in an nn.Module (as an nn.Parameter) that the "
+                    "function uses.")
+        elif isinstance(value, (list, tuple)) and len(value) <= _MAX_SCANNED:
+            for i, v in enumerate(value):
+                visit(f"{name}.{i}", v, depth + 1)
+        elif isinstance(value, dict) and len(value) <= _MAX_SCANNED:
+            for k, v in value.items():
+                visit(f"{name}.{k}", v, depth + 1)
+        elif depth == 0 and hasattr(value, "__dict__") and not isinstance(
+                value, (type, types.ModuleType, types.FunctionType)):
+            for k, v in vars(value).items():  # an object holding a model (self.model)
+                visit(f"{name}.{k}", v, depth + 1)
+
+    for name, value in _reachable(fn).items():
+        visit(name, value, 0)
+    return modules
+
+
+def _name_of(fn: Any) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _state_of(modules: dict) -> tuple[dict, tuple]:
+    """(name -> parameter or buffer, training flags) of ``modules`` (name -> Module), the
+    names prefixed by the module's (a tensor shared by two of them listed once)."""
+    state: dict = {}
+    seen: set = set()
+    modes = []
+    for prefix, module in modules.items():
+        dot = prefix + "." if prefix else ""
+        for name, t in _named_tensors(module):
+            if id(t) not in seen:
+                seen.add(id(t))
+                state[dot + name] = t
+        modes += [m.training for m in module.modules()]
+    return state, tuple(modes)
+
+
+def _named_tensors(module: Module) -> Iterator[tuple[str, Tensor]]:
+    """Every parameter and buffer of ``module`` under every name it has (tied weights
+    under each)."""
+    return chain(module.named_parameters(remove_duplicate=False),
+                 module.named_buffers(remove_duplicate=False))
+
+
+@contextlib.contextmanager
+def _reparametrized(modules: dict, state: dict) -> Iterator[None]:
+    """Within the block, the parameters and buffers of ``modules`` are the tensors of
+    ``state`` (named as `_state_of` names them), under all their names."""
+    names = {id(t): n for n, t in _state_of(modules)[0].items()}
+    swaps = [(module, {name: state[names[id(t)]] for name, t in _named_tensors(module)})
+             for module in modules.values()]  # all read before any is swapped
+    with contextlib.ExitStack() as stack:
+        for module, swap in swaps:
+            stack.enter_context(func.reparametrized(module, swap))
+        yield
 
 
 def _check_pure(program: _Program, rng: Tensor, state: dict, versions: dict) -> None:
@@ -195,7 +337,7 @@ class CompiledFunction(Function):
     def forward(ctx: Any, program: _Program, static: tuple, *tensors: Any) -> tuple:
         wanted = tuple(i for i, t in enumerate(tensors)
                        if isinstance(t, Tensor) and t.requires_grad)
-        arrays = func.to_array(tensors)
+        arrays = func.to_array(list(tensors))
         both = program.forward_saving(*static, wanted, *arrays)
         n_out = program.out_trees[static].num_leaves
         outs = both[:n_out]
@@ -211,12 +353,12 @@ class CompiledFunction(Function):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
         ctx.saved_tensors  # noqa: B018 (raises if they were modified in place or freed)
-        cts = [fnp.zeros(*aval) if g is None else func.to_array(g)
-               for g, aval in zip(grads, ctx.out_avals)]
+        cts = func.to_array([fnp.zeros(*aval) if g is None else g
+                             for g, aval in zip(grads, ctx.out_avals)])
         got = ctx.program.backward(*ctx.key, *ctx.residuals, *cts)
         out: list = [None] * ctx.n_inputs
         for i, g in zip(ctx.key[3], got):
-            out[i] = None if g is None else func.from_array(g)
+            out[i] = None if g is None else func.from_array([g])[0]
         return (None, None, *out)
 
 

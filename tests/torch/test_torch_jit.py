@@ -108,6 +108,57 @@ def test_trace_and_compile_functions():
     assert torch.compile(f, disable=True) is f
 
 
+
+def _train(loss_of, model, x, y, steps=4):
+    """Losses and final parameters of SGD steps on ``loss_of(x, y)``."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.3, momentum=0.9)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_of(x, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().clone() for p in model.parameters()]
+
+
+class _Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.model(x), y)
+
+
+def test_compiled_loss_function_lifts_the_modules_it_reads():
+    """torch.compile of a function that uses a model from its closure, or from the object
+    of a bound method: the model's parameters are inputs of the compiled program, so
+    gradients reach them and every step sees the updated values, as in eager mode."""
+    model_a, x, y = model_and_data()
+    eager = _train(lambda u, v: F.cross_entropy(model_a(u), v), model_a, x, y)
+    model_b, _, _ = model_and_data()
+    compiled = torch.compile(lambda u, v: F.cross_entropy(model_b(u), v))
+    got = _train(compiled, model_b, x, y)
+    np.testing.assert_allclose(got[0], eager[0], rtol=1e-6)
+    for a, b in zip(eager[1], got[1]):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-7)
+    assert "cross_entropy" in str(compiled.graph) or "log_softmax" in str(compiled.graph)
+    model_c, _, _ = model_and_data()
+    trainer = _Trainer(model_c)
+    got = _train(torch.compile(trainer.loss), model_c, x, y)
+    np.testing.assert_allclose(got[0], eager[0], rtol=1e-6)
+
+
+def test_compiled_function_refuses_a_captured_tensor_that_requires_grad():
+    w = torch.randn(4, 3, requires_grad=True)
+    x = torch.randn(2, 4)
+    compiled = torch.compile(lambda u: (u @ w).sum())
+    with pytest.raises(RuntimeError, match="requires grad.*Pass it as an argument"):
+        compiled(x)
+    mask = torch.ones(3)  # a captured constant is fine
+    assert torch.equal(torch.compile(lambda u, v: ((u @ v) * mask).sum())(x, w),
+                       ((x @ w) * mask).sum())
+
 def test_new_shapes_retrace_and_no_grad_runs_forward_only():
     model, x, _ = model_and_data()
     compiled = torch.compile(model)
