@@ -10,7 +10,8 @@ read and replaced. Everything that builds on recorded programs (vjp, make_tape,
 checkpoint, linearize, jit, the torch facade) uses this API:
 
 - `trace_flat(fun, primals)`: run ``fun`` under a reverse-mode trace, get its `Tape`;
-- `record_primitive(prim, params, args, diff)`: one call as a one-record tape, no trace;
+- `record_primitive(prim, params, args, diff)` (in `tape_call`): one call as a one-record
+  tape, no trace;
 - `build_record(...)`: the one place a `Record` is made;
 - `Tape.backward`, `Tape.replay`, `Tape.residuals`, `Tape.with_residuals`.
 """
@@ -33,7 +34,7 @@ from funcgrad.primitives.control import convert_element_type
 from .tape_text import tape_text
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "trace_flat",
-           "record_primitive", "CallTape", "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of",
+           "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of",
            "avals_of"]
 
 
@@ -541,102 +542,6 @@ def trace_flat(fun: Callable, primals: Sequence, name: str = "vjp", *,
 class Aux(NamedTuple):
     """Auxiliary data a traced function returns beside its outputs (see `trace_flat`)."""
     data: Any
-
-
-def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequence[int]
-                     ) -> tuple[Any, "CallTape"]:
-    """``prim`` applied to concrete ``args``, and the one-record tape of that call with the
-    arguments at positions ``diff`` as its inputs (variables 0..k-1) and the output as the
-    next: what `trace_flat` would give for a one-primitive function, without a trace (a
-    `CallTape`, whose backward runs the rules directly)."""
-    out = bind(prim, args, params)
-    in_vars = [-1] * len(args)
-    avals = []
-    mask = 0
-    k = 0
-    d = out.dtype
-    is_complex = d.kind == "c"
-    for i in diff:
-        a = args[i]
-        aval = (a.shape, a.dtype) if type(a) is Array else aval_of(a)
-        avals.append(aval)
-        in_vars[i] = k
-        dtype = aval[1]
-        if dtype.kind in "fc" or dtype in EXTENDED_FLOATS:
-            mask |= 1 << i
-            is_complex = is_complex or dtype.kind == "c"
-        k += 1
-    traced = not prim.multiple_results and (d.kind in "fc" or d in EXTENDED_FLOATS)
-    tape = _new(CallTape)
-    tape.avals = avals
-    tape.out_aval = (out.shape, d) if traced else None
-    tape.is_complex = is_complex
-    if traced and mask and prim.differentiable:
-        tape.record = build_record(prim, params, args, in_vars, mask, (k,), out)
-        n = len(args)
-        tape.reads = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
-    else:
-        tape.record, tape.reads = None, ((), False)
-    tape.name = prim.name
-    tape._in_tree = tape._out_tree = None
-    return out, tape
-
-
-class CallTape(Tape):
-    """The tape of one primitive call on concrete values (`record_primitive`), at the cost
-    of one call: it holds the call's `Record` (``None`` where nothing is differentiable)
-    and the (shape, dtype) of its inputs (``avals``) and output (``out_aval``, ``None`` for
-    an output that is not traced); the `Tape` lists are made when read. `backward` runs the
-    record's VJP rules directly, without a backward pass over records. ``reads``: (the
-    argument positions whose values the rules read, whether they read the output), and
-    ``is_complex``: whether a differentiated input or the output is complex."""
-
-    __slots__ = ("record", "avals", "out_aval", "reads", "is_complex", "name", "_in_tree",
-                 "_out_tree")
-
-    @property
-    def records(self) -> list[Record]:
-        return [] if self.record is None else [self.record]
-
-    @property
-    def var_avals(self) -> list[tuple]:
-        return self.avals if self.out_aval is None else [*self.avals, self.out_aval]
-
-    @property
-    def in_vars(self) -> list[int]:
-        return list(range(len(self.avals)))
-
-    @property
-    def out_vars(self) -> list[int]:
-        return [-1 if self.out_aval is None else len(self.avals)]
-
-    @property
-    def out_consts(self) -> list:
-        return [None]
-
-    def backward(self, cotangents: Sequence, consume: bool = False) -> list:
-        cts: list = [None] * len(self.avals)
-        rec = self.record
-        g = cotangents[0]
-        if rec is None or g is None:
-            return cts
-        depth = _backward_depth.set(_backward_depth.get() + 1)
-        try:
-            _accumulate_input_cotangents(rec, g, cts, self.avals)
-        finally:
-            _backward_depth.reset(depth)
-        if consume:
-            rec.saved = rec.out = None
-        return cts
-
-    def with_residuals(self, replace: Callable[[Residual], Any]) -> "CallTape":
-        new = _new(CallTape)
-        new.avals, new.out_aval, new.name = self.avals, self.out_aval, self.name
-        new.reads, new.is_complex = self.reads, self.is_complex
-        new._in_tree, new._out_tree = self._in_tree, self._out_tree
-        new.record = (None if self.record is None else
-                      Tape.with_residuals(self, replace).records[0])
-        return new
 
 
 def make_tape(fun: Callable, *, sources: bool = False) -> Callable[..., Tape]:

@@ -32,7 +32,8 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import Array, buffer_of, zeros_on
 from funcgrad.core import Primitive, Tracer, is_inexact
-from funcgrad.transforms.tape import Residual, Tape, record_primitive, trace_flat
+from funcgrad.transforms.tape import Residual, Tape, trace_flat
+from funcgrad.transforms.tape_call import record_primitive
 from funcgrad.torch import _storage
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch._views import output
@@ -491,6 +492,11 @@ class OpNode(Node):
             if s.vc.v != s.version:
                 s.check(self)  # raises PyTorch's in-place error
         out: list = [None] * len(self._next)
+        if create_graph:
+            if any(g is not None for g in grads):
+                for i, r in zip(self._diff, self._apply_graph(grads)):
+                    out[i] = r
+            return out
         cts = []  # the tape's rules on the saved values, from the gradients as funcgrad
         given = missing = False  # arrays of the outputs' dtypes
         for g, meta in zip(grads, self._meta):
@@ -503,10 +509,6 @@ class OpNode(Node):
                 dtype = meta[1]
                 cts.append(c if c.dtype is dtype or c.dtype == dtype else fnp.astype(c, dtype))
         if not given:
-            return out
-        if create_graph:
-            for i, r in zip(self._diff, self._apply_graph(grads)):
-                out[i] = r
             return out
         if missing:
             cts = [zeros_of(m) if c is None else c for c, m in zip(cts, self._meta)]
