@@ -10,7 +10,8 @@ read and replaced. Everything that builds on recorded programs (vjp, make_tape,
 checkpoint, linearize, jit, the torch facade) uses this API:
 
 - `trace_flat(fun, primals)`: run ``fun`` under a reverse-mode trace, get its `Tape`;
-- `record_primitive(prim, params, args, diff)`: one call as a one-record tape, no trace;
+- `record_primitive(prim, params, args, diff)` (in `tape_call`): one call as a one-record
+  tape, no trace;
 - `build_record(...)`: the one place a `Record` is made;
 - `Tape.backward`, `Tape.replay`, `Tape.residuals`, `Tape.with_residuals`.
 """
@@ -33,7 +34,7 @@ from funcgrad.primitives.control import convert_element_type
 from .tape_text import tape_text
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "trace_flat",
-           "record_primitive", "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of",
+           "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of",
            "avals_of"]
 
 
@@ -541,34 +542,6 @@ def trace_flat(fun: Callable, primals: Sequence, name: str = "vjp", *,
 class Aux(NamedTuple):
     """Auxiliary data a traced function returns beside its outputs (see `trace_flat`)."""
     data: Any
-
-
-def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequence[int]
-                     ) -> tuple[Any, Tape]:
-    """``prim`` applied to concrete ``args``, and the one-record tape of that call with the
-    arguments at positions ``diff`` as its inputs (variables 0..k-1) and the output as the
-    next: what `trace_flat` would give for a one-primitive function, without a trace."""
-    out = bind(prim, args, params)
-    in_vars = [-1] * len(args)
-    var_avals = []
-    mask = 0
-    for k, i in enumerate(diff):
-        aval = aval_of(args[i])
-        var_avals.append(aval)
-        in_vars[i] = k
-        if aval[1].kind in "fc" or aval[1] in EXTENDED_FLOATS:
-            mask |= 1 << i
-    out_vars = [-1] if prim.multiple_results else [len(var_avals)]
-    records = []
-    if not prim.multiple_results and (out.dtype.kind in "fc" or out.dtype in EXTENDED_FLOATS):
-        var_avals.append(aval_of(out))
-        if mask and prim.differentiable:
-            records.append(build_record(prim, params, args, in_vars, mask, (out_vars[0],),
-                                        out))
-    else:
-        out_vars = [-1]
-    return out, Tape(records, var_avals, list(range(len(diff))), out_vars, [None],
-                     name=prim.name)
 
 
 def make_tape(fun: Callable, *, sources: bool = False) -> Callable[..., Tape]:

@@ -32,7 +32,8 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import Array, buffer_of, zeros_on
 from funcgrad.core import Primitive, Tracer, is_inexact
-from funcgrad.transforms.tape import Residual, Tape, record_primitive, trace_flat
+from funcgrad.transforms.tape import Residual, Tape, trace_flat
+from funcgrad.transforms.tape_call import record_primitive
 from funcgrad.torch import _storage
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch._views import output
@@ -151,27 +152,30 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
             name, f, inputs, multi=multi, target=target, differentiable=differentiable))
     datas = []
     diff = []
+    concrete = True  # no tracer among the arrays (no funcgrad transform is running)
     i = 0
     for x in inputs:  # the arrays, and which inputs require grad, in one pass
         if isinstance(x, Tensor):
             view = x._view
             if view is not None and view.version != x._vc.v:
                 x._refresh_view()
-            datas.append(x._a)
+            a = x._a
+            datas.append(a)
+            if type(a) is not Array:
+                concrete = False
             if x._rg or x._grad_fn is not None:
                 diff.append(i)
         else:
             datas.append(x)
+            if isinstance(x, Tracer):
+                concrete = False
         i += 1
     if _scopes.stack:
         datas = _in_scopes(inputs, datas)
+        concrete = not any(isinstance(d, Tracer) for d in datas)
     if diff and differentiable and grad_mode.state.enabled:
-        if type(f) is PrimCall and not multi:
-            for d in datas:
-                if isinstance(d, Tracer):  # under a funcgrad transform: trace it like the rest
-                    break
-            else:
-                return _record_primitive(name, f, inputs, datas, diff)
+        if concrete and type(f) is PrimCall and not multi:
+            return _record_primitive(name, f, inputs, datas, diff)
         return _record(name, f, inputs, datas, diff, multi, target)
     out = f(*datas)
     if multi:
@@ -261,29 +265,22 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     prim = call.prim
     args = datas + list(call.consts) if call.consts else datas
     out, tape = record_primitive(prim, call.params, args, diff)
-    if tape.out_vars[0] < 0:  # not differentiable (an integer or boolean result)
+    if tape.out_aval is None:  # not differentiable (an integer or boolean result)
         return output(out, name, call, inputs, datas)
-    is_complex = out.dtype.kind == "c"
-    mask = 0
-    for i in diff:
-        mask |= 1 << i
-        if datas[i].dtype.kind == "c":
-            is_complex = True
     cls = _PRIM_NODES.get(name) or _prim_node_class(name)
-    node = cls(_edges(inputs, diff), [(out.shape, out.dtype, out.device)], is_complex, tape,
-               None, None, diff, False)
-    result = output(out, name, call, inputs, datas, node, 0)
-    # what the record saved: the residuals its rules declare (`Primitive.needs`; the
-    # tensor inputs among them, not the constants after them); a primitive that is not
-    # differentiable gets no record and saves nothing
-    saved_in, reads_out = prim.needs(mask, len(args)) if prim.differentiable else ((), False)
+    node = cls(_edges(inputs, diff), [(out.shape, out.dtype, out.device)], tape.is_complex,
+               tape, None, None, diff, False)
+    # a fresh result (a ufunc's) views no input: no alias to look for
+    result = make(out, False, node, 0) if prim.fresh else output(out, name, call, inputs,
+                                                                   datas, node, 0)
+    # what the record saved: the residuals its rules declare (the tensor inputs among
+    # them, not the constants after them)
+    saved_in, reads_out = tape.reads
     if saved_in or reads_out:
         n = len(inputs)
-        tensors = []
-        for i in saved_in:
-            if i < n and isinstance(inputs[i], Tensor):
-                tensors.append(i)
-        node._keep_saved(inputs, [result], None, tensors, (0,) if reads_out else (), True)
+        node._keep_saved(inputs, [result], None,
+                         [i for i in saved_in if i < n and isinstance(inputs[i], Tensor)],
+                         (0,) if reads_out else (), True)
     else:
         node._has_saved = False
     return result
@@ -494,24 +491,27 @@ class OpNode(Node):
         for s in self._held_refs:
             if s.vc.v != s.version:
                 s.check(self)  # raises PyTorch's in-place error
-        for g in grads:
-            if g is not None:
-                break
-        else:
-            return [None] * len(self._next)
         out: list = [None] * len(self._next)
         if create_graph:
-            for i, r in zip(self._diff, self._apply_graph(grads)):
-                out[i] = r
+            if any(g is not None for g in grads):
+                for i, r in zip(self._diff, self._apply_graph(grads)):
+                    out[i] = r
             return out
         cts = []  # the tape's rules on the saved values, from the gradients as funcgrad
-        for g, meta in zip(grads, self._meta):  # arrays of the outputs' dtypes
+        given = missing = False  # arrays of the outputs' dtypes
+        for g, meta in zip(grads, self._meta):
             if g is None:
-                cts.append(zeros_of(meta))
+                cts.append(None)
+                missing = True
             else:
+                given = True
                 c = g._a
                 dtype = meta[1]
                 cts.append(c if c.dtype is dtype or c.dtype == dtype else fnp.astype(c, dtype))
+        if not given:
+            return out
+        if missing:
+            cts = [zeros_of(m) if c is None else c for c, m in zip(cts, self._meta)]
         tape = self._tape if self._packed is None else self.unpacked_tape()
         if self._complex:  # PyTorch's gradients are the conjugates of funcgrad's cotangents
             for i, r in zip(self._diff, pull_back(tape, [_conj(c) for c in cts])):

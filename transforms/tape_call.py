@@ -1,0 +1,118 @@
+"""One primitive call as a tape, at the cost of the call: `record_primitive` and `CallTape`.
+
+The torch facade records most ops as exactly one primitive on concrete arrays; tracing each
+of them (`trace_flat`) would build a trace, tracers and a backward pass over one record.
+`record_primitive` applies the primitive and keeps the call's `Record` (made by
+`build_record`, so it keeps exactly the residuals its rules read) in a `CallTape`: a `Tape`
+whose lists are made only when read, and whose `backward` runs the record's VJP rules
+directly.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from funcgrad.array import Array
+from funcgrad.core import Primitive, bind
+from funcgrad.dtypes import EXTENDED_FLOATS
+from .tape import (Record, Residual, Tape, _accumulate_input_cotangents, _backward_depth,
+                   aval_of, build_record)
+
+__all__ = ["record_primitive", "CallTape"]
+
+_new = object.__new__
+
+
+def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequence[int]
+                     ) -> tuple[Any, "CallTape"]:
+    """``prim`` applied to concrete ``args``, and the one-record tape of that call with the
+    arguments at positions ``diff`` as its inputs (variables 0..k-1) and the output as the
+    next: what `trace_flat` would give for a one-primitive function, without a trace (a
+    `CallTape`, whose backward runs the rules directly)."""
+    out = bind(prim, args, params)
+    in_vars = [-1] * len(args)
+    avals = []
+    mask = 0
+    k = 0
+    d = out.dtype
+    is_complex = d.kind == "c"
+    for i in diff:
+        a = args[i]
+        aval = (a.shape, a.dtype) if type(a) is Array else aval_of(a)
+        avals.append(aval)
+        in_vars[i] = k
+        dtype = aval[1]
+        if dtype.kind in "fc" or dtype in EXTENDED_FLOATS:
+            mask |= 1 << i
+            is_complex = is_complex or dtype.kind == "c"
+        k += 1
+    traced = not prim.multiple_results and (d.kind in "fc" or d in EXTENDED_FLOATS)
+    tape = _new(CallTape)
+    tape.avals = avals
+    tape.out_aval = (out.shape, d) if traced else None
+    tape.is_complex = is_complex
+    if traced and mask and prim.differentiable:
+        tape.record = build_record(prim, params, args, in_vars, mask, (k,), out)
+        n = len(args)
+        tape.reads = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
+    else:
+        tape.record, tape.reads = None, ((), False)
+    tape.name = prim.name
+    tape._in_tree = tape._out_tree = None
+    return out, tape
+
+
+class CallTape(Tape):
+    """The tape of one primitive call on concrete values (`record_primitive`), at the cost
+    of one call: it holds the call's `Record` (``None`` where nothing is differentiable)
+    and the (shape, dtype) of its inputs (``avals``) and output (``out_aval``, ``None`` for
+    an output that is not traced); the `Tape` lists are made when read. `backward` runs the
+    record's VJP rules directly, without a backward pass over records. ``reads``: (the
+    argument positions whose values the rules read, whether they read the output), and
+    ``is_complex``: whether a differentiated input or the output is complex."""
+
+    __slots__ = ("record", "avals", "out_aval", "reads", "is_complex", "name", "_in_tree",
+                 "_out_tree")
+
+    @property
+    def records(self) -> list[Record]:
+        return [] if self.record is None else [self.record]
+
+    @property
+    def var_avals(self) -> list[tuple]:
+        return self.avals if self.out_aval is None else [*self.avals, self.out_aval]
+
+    @property
+    def in_vars(self) -> list[int]:
+        return list(range(len(self.avals)))
+
+    @property
+    def out_vars(self) -> list[int]:
+        return [-1 if self.out_aval is None else len(self.avals)]
+
+    @property
+    def out_consts(self) -> list:
+        return [None]
+
+    def backward(self, cotangents: Sequence, consume: bool = False) -> list:
+        cts: list = [None] * len(self.avals)
+        rec = self.record
+        g = cotangents[0]
+        if rec is None or g is None:
+            return cts
+        depth = _backward_depth.set(_backward_depth.get() + 1)
+        try:
+            _accumulate_input_cotangents(rec, g, cts, self.avals)
+        finally:
+            _backward_depth.reset(depth)
+        if consume:
+            rec.saved = rec.out = None
+        return cts
+
+    def with_residuals(self, replace: Callable[[Residual], Any]) -> "CallTape":
+        new = _new(CallTape)
+        new.avals, new.out_aval, new.name = self.avals, self.out_aval, self.name
+        new.reads, new.is_complex = self.reads, self.is_complex
+        new._in_tree, new._out_tree = self._in_tree, self._out_tree
+        new.record = (None if self.record is None else
+                      Tape.with_residuals(self, replace).records[0])
+        return new
