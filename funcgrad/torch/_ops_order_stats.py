@@ -206,7 +206,7 @@ def _check_quantile(kind: str, input: Tensor, q: Any, interpolation: str) -> Non
             q, Tensor) else f"{kind}() q must be in the range [0, 1] but got {q}")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{kind}() interpolation must be one of linear, lower, higher, "
-                           f"midpoint or nearest. Got {interpolation}")
+                           f"midpoint or nearest, but got {interpolation}")
     if input.numel() == 0:
         raise RuntimeError(f"{kind}() input tensor must be non-empty")
 
@@ -272,8 +272,8 @@ def _logcumsumexp(input: Tensor, dim: int) -> Spec:
     """log(cumsum(exp(x))) along ``dim``, as a scan of logaddexp (no overflow)."""
     axis = _axis(dim, input.ndim)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise RuntimeError(f'"logcumsumexp_out_cpu" not implemented for '
-                           f"'{_type_word(input.dtype)}'")
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{_type_word(input.dtype)}'")
 
     def f(x: Any) -> Any:
         n, s = (0 if axis is None else x.shape[axis]), 1
@@ -301,9 +301,8 @@ def _spread_mean(kind: str) -> Any:
     def spread_mean(input: Tensor, dim: Any = None, unbiased: Any = None,
                     keepdim: bool = False, *, correction: Any = None) -> tuple:
         if not (input.dtype.is_floating_point or input.dtype.is_complex):
-            raise RuntimeError(f"{kind}_mean(): could not infer output dtype. Input dtype "
-                               "must be either a floating point or complex dtype. Got: "
-                               f"{_type_word(input.dtype)}")
+            raise RuntimeError(f"{kind}_mean only support floating point and complex "
+                               "dtypes")
         dim, ddof = _correction(dim, unbiased, correction)
         axes = None if dim is None else _axes(dim, input.ndim)
         return apply(kind.capitalize() + "MeanBackward0", lambda x: (
@@ -402,14 +401,15 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     """A histogram of ``bins`` equal bins over [min, max] (the data's range when
     min == max); elements outside are ignored."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"histogram_cpu" not implemented for '
-                           f"'{_type_word(input.dtype)}'")
+        raise NotImplementedError(f'"histogram_cpu" not implemented for '
+                                  f"'{_type_word(input.dtype)}'")
     if bins <= 0:
-        raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           "dimension 0")
     raw = input.detach().numpy(force=True).ravel()
     lo, hi = builtins.float(min), builtins.float(max)
     if lo > hi:
-        raise RuntimeError("torch.histc(): max must be larger than min")
+        raise RuntimeError("torch.histc: max must be larger than min")
     if lo == hi and raw.size:
         lo, hi = builtins.float(raw.min()), builtins.float(raw.max())
     if lo == hi:
@@ -424,7 +424,10 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value 0..max(input) occurs in the 1-D non-negative integer
     ``input`` (summing ``weights`` instead of ones when given)."""
-    if input.ndim != 1 or input.dtype.np.kind not in "iub":
+    if input.dtype.np.kind not in "iub":
+        raise NotImplementedError(f'"bincount_cpu" not implemented for '
+                                  f"'{_type_word(input.dtype)}'")
+    if input.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     raw = input.detach().numpy(force=True)
     if raw.size and raw.min() < 0:
@@ -449,8 +452,9 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
          invert: bool = False) -> Tensor:
     """Whether each of ``elements`` is in ``test_elements`` (either may be a number)."""
     if not (isinstance(elements, Tensor) or isinstance(test_elements, Tensor)):
-        raise TypeError("isin() received an invalid combination of arguments: at least one "
-                        "of elements and test_elements must be a Tensor")
+        raise TypeError(f"isin() received an invalid combination of arguments - got "
+                        f"({type(elements).__name__}, {type(test_elements).__name__}), but "
+                        "expected elements or test_elements to be a Tensor")
     slots = [operand(e) for e in (elements, test_elements) if isinstance(e, Tensor)]
     scalar_element = not isinstance(elements, Tensor)
 
