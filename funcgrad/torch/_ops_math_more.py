@@ -199,10 +199,10 @@ _integer_binary("lcm")
 
 @op("ldexp", inplace=True)
 def _ldexp(input: Tensor, other: Tensor) -> Spec:
-    """input * 2 ** other (PyTorch's composition: a product)."""
+    """input * 2 ** other."""
     dt = _float_np(input) if not (isinstance(other, Tensor) and other.dtype.is_floating_point
                                   ) else np.result_type(_float_np(input), other.dtype.np)
-    return Spec("MulBackward0", lambda x, e: fnp.multiply(cast(x, dt), fnp.exp2(
+    return Spec("LdexpBackward0", lambda x, e: fnp.multiply(cast(x, dt), fnp.exp2(
         fnp.astype(e, dt))), [input, other])
 
 
