@@ -130,7 +130,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     axis = _axis(dim, input.ndim)
     size = 1 if axis is None else input.shape[axis]
     if not 1 <= k <= size:
-        raise IndexError(f"kthvalue(): selected number k out of range for dimension "
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
                          f"{0 if axis is None else axis}")
     return return_types.kthvalue(*apply("KthvalueBackward0", lambda x: _selected(
         x, None if axis is None else _sorted_position(
@@ -177,9 +177,12 @@ def _quantiles(kind: str) -> Any:
     def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
                  interpolation: str = "linear") -> Tensor:
         _check_quantile(kind, input, q, interpolation)
-        qs = q.detach()._a if isinstance(q, Tensor) else float(q)
         axis = None if dim is None else _axis(dim, input.ndim)
-        return apply("SqueezeBackward4", lambda x: fn(x, qs, axis=axis, keepdims=keepdim,
+        if isinstance(q, Tensor):  # q's gradient is the interpolation's, as PyTorch's
+            return apply("SqueezeBackward4", lambda x, qs: fn(
+                x, qs, axis=axis, keepdims=keepdim, method=interpolation), [input, q])
+        return apply("SqueezeBackward4", lambda x: fn(x, float(q), axis=axis,
+                                                      keepdims=keepdim,
                                                       method=interpolation), [input])
     quantile.__name__ = kind
     quantile.__doc__ = (f"The ``q``-th quantiles over ``dim`` (all of input by default); "

@@ -34,10 +34,11 @@ import funcgrad.torch.nn.functional as fg_F  # noqa: E402
 
 
 def _load_tables() -> tuple:
-    """facade_table.py and facade_table_nn.py beside this file (tests/ is not a package:
+    """facade_table.py, facade_table_nn.py and facade_table_more.py beside this file
+    (tests/ is not a package:
     the first is registered as the module ``facade_table`` the second imports from)."""
     modules = []
-    for file in ("facade_table.py", "facade_table_nn.py"):
+    for file in ("facade_table.py", "facade_table_nn.py", "facade_table_more.py"):
         path = pathlib.Path(__file__).with_name(file)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
