@@ -66,7 +66,7 @@ class iinfo:
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
-def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None,  # noqa: A001
+def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None,  # noqa: A001
           device: Any = None, requires_grad: bool = False) -> Any:
     """``start, start + step, ..., end`` (end included), in the default float dtype
     unless ``dtype``; deprecated in PyTorch for arange."""
@@ -75,12 +75,10 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None, 
                   "because its behavior is inconsistent with Python's range builtin. "
                   "Instead, use torch.arange, which produces values in [start, end).",
                   UserWarning, stacklevel=2)
-    if end is None:
-        start, end = 0, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     count = int(math.floor((end - start) / step)) + 1
     dt = D.get_default_dtype() if dtype is None else D.to_torch_dtype(dtype)
     values = start + np.arange(count, dtype=np.float64) * step

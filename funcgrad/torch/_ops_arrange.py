@@ -90,7 +90,8 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return FUNCTIONS["empty"](0, dtype=input.dtype, device=input.device)
+        from funcgrad.torch._factories import empty  # the factories import the op tables
+        return empty(0, dtype=input.dtype, device=input.device)
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     rows = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
@@ -137,8 +138,10 @@ def block_diag(*tensors: Tensor) -> Tensor:
 
 
 def _cross_dim(input: Tensor, other: Tensor, dim: int | None) -> int:
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if dim is None:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
                       "Please either pass the dim explicitly or simply use "
                       "torch.linalg.cross.\nThe default value of dim will change to agree "
@@ -450,6 +453,11 @@ for _f in (meshgrid, cartesian_prod, combinations, block_diag, atleast_1d, atlea
            tril_indices, triu_indices):
     FUNCTIONS[_f.__name__] = _f
 FUNCTIONS["row_stack"] = FUNCTIONS["vstack"]
-for _f in (tensor_split, hsplit, vsplit, dsplit, fliplr, flipud, ravel, repeat_interleave,
-           diagflat):
+def _repeat_interleave_method(self: Tensor, repeats: Any, dim: int | None = None, *,
+                              output_size: int | None = None) -> Tensor:
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+METHODS["repeat_interleave"] = _repeat_interleave_method
+for _f in (tensor_split, hsplit, vsplit, dsplit, fliplr, flipud, ravel, diagflat):
     METHODS[_f.__name__] = _f

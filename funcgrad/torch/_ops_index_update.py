@@ -314,7 +314,7 @@ def _flat_index(fn: str, input: Tensor, index: Tensor) -> np.ndarray:
     return raw % max(n, 1)
 
 
-@op("masked_scatter", inplace=True)
+@op("masked_scatter", inplace=True, broadcasts=False)
 def _masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Spec:
     """``input`` with the first elements of ``source`` (in order) where ``mask`` is
     true (the mask broadcast to input's shape)."""

@@ -93,7 +93,7 @@ def _pinverse(input: Tensor, rcond: float = 1e-15) -> Spec:
 def _matrix_power(input: Tensor, n: int) -> Spec:
     """A ** n by repeated products (A's inverse for negative n; the identity for 0)."""
     _square("linalg.matrix_power", input)
-    node = "torch::autograd::CopyBackwards" if n == 0 else "MmBackward0"
+    node = {0: "torch::autograd::CopyBackwards", 1: "CloneBackward0"}.get(n, "MmBackward0")
     return Spec(node, lambda a: fnp.linalg.matrix_power(a, n), [input])
 
 
@@ -162,7 +162,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
         batch = tuple(input.shape[:-2])
         s = apply("LinalgSvdBackward0", lambda a: fnp.linalg.svd(a, compute_uv=False),
                   [input])
-        zeros = FUNCTIONS["zeros"]
+        from funcgrad.torch._factories import zeros  # the factories import the op tables
         return return_types.svd(zeros(*batch, m, m, dtype=input.dtype), s,
                                 zeros(*batch, n, n, dtype=input.dtype))
     u, s, vh = apply("LinalgSvdBackward0", lambda a: tuple(fnp.linalg.svd(
@@ -218,7 +218,7 @@ def _renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Spec:
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
     axis = _axes(dim, input.ndim)
     others = tuple(k for k in range(input.ndim) if k not in axis)
 
@@ -246,7 +246,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     def f(x: Any, *ws: Any) -> Any:
         fw = ws[0] if has_f else None
         aw = ws[-1] if has_a else None
-        return fnp.cov(cast(x, dt), ddof=correction, fweights=fw, aweights=aw)
+        return fnp.astype(fnp.cov(cast(x, dt), ddof=correction, fweights=fw, aweights=aw),
+                          dt)
     return apply("SqueezeBackward0", f, [input, *weights])
 
 
@@ -264,8 +265,8 @@ def corrcoef(input: Tensor) -> Tensor:
             return fnp.true_divide(c, c)
         d = fnp.sqrt(fnp.real(fnp.diagonal(c)))
         r = fnp.true_divide(fnp.true_divide(c, fnp.expand_dims(d, 1)), fnp.expand_dims(d, 0))
-        return r if np.iscomplexobj(r) else conventions.clamp(r, -1, 1)
-    return apply("ClampBackward1", f, [input])
+        return r if np.iscomplexobj(r) else fnp.astype(conventions.clamp(r, -1, 1), dt)
+    return apply("ClampBackward1" if input.ndim == 2 else "DivBackward0", f, [input])
 
 
 def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
@@ -296,7 +297,7 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int =
             if b.ndim == 1:
                 steps = fnp.reshape(steps, (-1,) + (1,) * (a.ndim - axis - 1))
             return fnp.cumsum(fnp.multiply(fnp.true_divide(pairs(a), 2), steps), axis=axis)
-        return apply("CumsumBackward0", f, [y, x])
+        return apply("DivBackward1", f, [y, x])
     step = 1 if dx is None and x is None else (x if dx is None else dx)
     return apply("CumsumBackward0", lambda a: fnp.cumsum(fnp.multiply(
         fnp.true_divide(pairs(a), 2), step), axis=axis), [y])
