@@ -291,7 +291,7 @@ def _index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = F
 def _put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Spec:
     """``input`` seen flat, with ``source`` written (added) at ``index``."""
     if index.numel() != source.numel():
-        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {source.numel()}, "
                            f"index.numel() = {index.numel()}")
     raw = _flat_index("put", input, index)
