@@ -17,7 +17,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.torch._dispatch import const_like
-from funcgrad.torch._ops_basic import METHODS, FUNCTIONS, Spec, cast, op, operand
+from funcgrad.torch._ops_basic import Spec, cast, op, operand
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _type_word
 

@@ -185,8 +185,8 @@ def _quantiles(kind: str) -> Any:
                                                       keepdims=keepdim,
                                                       method=interpolation), [input])
     quantile.__name__ = kind
-    quantile.__doc__ = (f"The ``q``-th quantiles over ``dim`` (all of input by default); "
-                        f"a 1-D ``q`` adds a leading dimension."
+    quantile.__doc__ = ("The ``q``-th quantiles over ``dim`` (all of input by default); "
+                        "a 1-D ``q`` adds a leading dimension."
                         + (" NaNs are ignored." if ignore_nan else
                            " A slice holding a NaN gives NaN."))
     return quantile

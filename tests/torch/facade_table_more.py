@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from facade_table import (EDGES, EMPTY, I32, I64, INTS, M23, M23_F32, POS, SCALAR, UNIT,
-                          WITH_NAN, Const, a, c, known)
+                          Const, a, c, known)
 
 _R = np.random.RandomState(2)
 V3 = _R.uniform(-2, 2, 3)
@@ -129,7 +129,8 @@ TABLE: dict = {
                   c(M33, 0, a([1, 1], np.int64), B23), c(M33, 0, IDX2.astype(np.float64), B23),
                   c(M33, 0, IDX2, B23.astype(np.float32)), c(M33, 0, IDX2, B23[:1]),
                   c(M33, 0, a([0, 5], np.int64), B23)],
-    "index_copy": [c(M33, 0, IDX2, B23), c(M33, 1, IDX2, B23.T.copy()), c(M33, 0, IDX2, B23[:1])],
+    "index_copy": [c(M33, 0, IDX2, B23), c(M33, 1, IDX2, B23.T.copy()),
+                   c(M33, 0, IDX2, B23[:1])],
     "index_fill": [c(M33, 1, IDX2, 2.0), c(M33, 0, IDX2, a(-1.5)), c(INTS, 1, IDX2, 7),
                    c(M33, 0, IDX2.astype(np.float64), 1.0)],
     "scatter_reduce": [c(M33, 1, a([[0, 0], [1, 1], [2, 0]], np.int64), B23.T.copy(), r,
@@ -173,7 +174,8 @@ TABLE: dict = {
     "fmin": [c(M23, B23), c(a([1.0, np.nan, 2.0, np.nan]), a([np.nan, 3.0, 2.0, np.nan])),
              c(INTS, I23B)],
     "nextafter": [c(M23, B23, grad=False), c(M23, 2.0)],
-    "copysign": [c(M23, B23), c(M23, -1.0), c(a([0.0, -0.0, 1.0, -2.0]), a([-1.0, 1.0, -0.0, 1.0])),
+    "copysign": [c(M23, B23), c(M23, -1.0),
+                 c(a([0.0, -0.0, 1.0, -2.0]), a([-1.0, 1.0, -0.0, 1.0])),
                  c(INTS, M23), c(INTS, -1)],
     "xlogy": [c(M23, POS23), c(a([0.0, 0.0, 1.0]), a([0.0, np.nan, 2.0])), c(M23, 2.0),
               c(2.0, POS23, call=lambda T, s, y: T.xlogy(s, y)), c(INTS, POS23)],

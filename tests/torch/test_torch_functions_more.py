@@ -16,7 +16,6 @@ torch = pytest.importorskip("torch")
 if not hasattr(torch, "tensor"):  # the tests/torch folder itself, seen as a namespace
     pytest.skip("PyTorch is not installed", allow_module_level=True)
 
-import funcgrad  # noqa: E402
 import funcgrad.torch as fg  # noqa: E402
 
 _R = np.random.RandomState(3)
@@ -33,7 +32,8 @@ def _t(T, x, grad=False):
 # (label, call(T)): each must raise in PyTorch; the facade must raise the same type with
 # the same text
 ERRORS = [
-    ("index_add index dtype", lambda T: T.index_add(_t(T, M), 0, _t(T, I2 * 1.0), _t(T, M[:2]))),
+    ("index_add index dtype", lambda T: T.index_add(_t(T, M), 0, _t(T, I2 * 1.0),
+                                                    _t(T, M[:2]))),
     ("index_add source dtype", lambda T: T.index_add(_t(T, M), 0, _t(T, I2),
                                                      _t(T, M[:2]).float())),
     ("index_add count", lambda T: T.index_add(_t(T, M), 0, _t(T, I2), _t(T, M[:1]))),
