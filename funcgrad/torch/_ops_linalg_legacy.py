@@ -167,7 +167,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
                                 zeros(*batch, n, n, dtype=input.dtype))
     u, s, vh = apply("LinalgSvdBackward0", lambda a: tuple(fnp.linalg.svd(
         a, full_matrices=not some)), [input], multi=True)
-    return return_types.svd(u, s, vh.mH if vh.is_complex() else vh.mT)
+    return return_types.svd(u, s, FUNCTIONS["transpose"](vh, -2, -1).conj())
 
 
 def chain_matmul(*matrices: Tensor) -> Tensor:
@@ -308,3 +308,26 @@ for _f in (slogdet, qr, svd, chain_matmul, cov, corrcoef, trapezoid, cumulative_
 FUNCTIONS["trapz"] = trapezoid
 for _f in (slogdet, qr, svd, cov, corrcoef):
     METHODS[_f.__name__] = _f
+
+
+@op("vdot")
+def _vdot(input: Tensor, other: Tensor) -> Spec:
+    """The dot product of two 1-D tensors, the first conjugated."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_type_word(input.dtype)} and {_type_word(other.dtype)}")
+    return Spec("VdotBackward0", lambda a, b: fnp.vdot(a, b), [input, other])
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dimensions (a view)."""
+    if input.ndim < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.ndim}-D tensor.")
+    return FUNCTIONS["transpose"](input, -2, -1).conj()
+
+
+FUNCTIONS["adjoint"] = METHODS["adjoint"] = adjoint

@@ -26,7 +26,7 @@ from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operan
 from funcgrad.torch._ops_reduce import _axes, _correction, _return_type, _std, return_types
 from funcgrad.torch._tensor import Tensor, _type_word
 
-__all__ = ["median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "aminmax",
+__all__ = ["median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "aminmax", "unique",
            "searchsorted", "bucketize", "histc", "bincount", "isin", "std_mean", "var_mean"]
 
 for _name, _fields in [("median", ("values", "indices")), ("nanmedian", ("values", "indices")),
@@ -474,4 +474,76 @@ for _f in (median, nanmedian, kthvalue, mode, msort, quantile, nanquantile, cumm
     FUNCTIONS[_f.__name__] = _f
 for _f in (median, nanmedian, kthvalue, mode, msort, quantile, nanquantile, cummax, cummin,
            aminmax, histc, bincount):
+    METHODS[_f.__name__] = _f
+
+
+# -- unique values and index conversions (no gradient) ---------------------------------
+
+def _unique_result(values: np.ndarray, inverse: np.ndarray, counts: np.ndarray, like: Tensor,
+                   return_inverse: bool, return_counts: bool) -> Any:
+    out = [_constant(values.astype(like.dtype.np), like)]
+    if return_inverse:
+        out.append(_constant(inverse.astype(np.int64), like))
+    if return_counts:
+        out.append(_constant(counts.astype(np.int64), like))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+           return_counts: bool = False, dim: int | None = None) -> Any:
+    """The distinct values (sorted; slices along ``dim`` if given), with the index of
+    each element's value and each value's count on request."""
+    raw = input.detach().numpy(force=True)
+    axis = None if dim is None else _axis(dim, input.ndim)
+    values, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True,
+                                        axis=axis)
+    inverse = inverse.reshape(raw.shape if axis is None else (-1,))
+    return _unique_result(values, inverse, counts, input, return_inverse, return_counts)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False,
+                       return_counts: bool = False, dim: int | None = None) -> Any:
+    """The values with each run of equal consecutive elements (slices along ``dim``)
+    collapsed to one."""
+    raw = input.detach().numpy(force=True)
+    axis = None if dim is None else _axis(dim, input.ndim)
+    rows = raw.reshape(-1, 1) if axis is None else np.moveaxis(raw, axis, 0).reshape(
+        raw.shape[axis], -1)
+    starts = np.ones(len(rows), dtype=bool)
+    if len(rows) > 1:
+        starts[1:] = np.any(rows[1:] != rows[:-1], axis=1)
+    inverse = np.cumsum(starts) - 1
+    counts = np.diff(np.append(np.nonzero(starts)[0], len(rows)))
+    kept = raw.reshape(-1)[starts] if axis is None else np.take(raw, np.nonzero(starts)[0],
+                                                                axis=axis)
+    return _unique_result(kept, inverse.reshape(raw.shape) if axis is None else inverse,
+                          counts, input, return_inverse, return_counts)
+
+
+def unravel_index(indices: Tensor, shape: Any) -> tuple:
+    """The coordinates, one int64 tensor per dimension of ``shape``, of flat indices."""
+    if isinstance(indices, Tensor) and indices.dtype.np.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    sizes = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    idx = operand(indices) if isinstance(indices, Tensor) else None
+    raw = (idx.detach().numpy(force=True) if idx is not None else np.asarray(indices))
+    strides = np.cumprod((1,) + sizes[::-1][:-1])[::-1]
+    return tuple(_constant((raw // s % n).astype(np.int64), idx if idx is not None else
+                           _constant(np.zeros(()), _like_cpu()))
+                 for s, n in zip(strides, sizes))
+
+
+def _like_cpu() -> Tensor:
+    from funcgrad.torch._factories import zeros  # the factories import the op tables
+    return zeros(())
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the non-zero elements, one row per element."""
+    return FUNCTIONS["nonzero"](input)
+
+
+for _f in (unique, unique_consecutive, unravel_index, argwhere):
+    FUNCTIONS[_f.__name__] = _f
+for _f in (unique, unique_consecutive, argwhere):
     METHODS[_f.__name__] = _f
