@@ -165,7 +165,7 @@ def _cross(input: Tensor, other: Tensor, dim: int | None = None) -> Spec:
 
 
 def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    """``torch.linalg.cross``: `cross` with ``dim=-1`` by default."""
+    """``torch.linalg.cross``: `cross` with ``dim=-1`` by default (keyword-only)."""
     return FUNCTIONS["cross"](input, other, dim)
 
 

@@ -520,22 +520,17 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
                           counts, input, return_inverse, return_counts)
 
 
-def unravel_index(indices: Tensor, shape: Any) -> tuple:
+def unravel_index(indices: Any, shape: Any) -> tuple:
     """The coordinates, one int64 tensor per dimension of ``shape``, of flat indices."""
-    if isinstance(indices, Tensor) and indices.dtype.np.kind not in "iu":
-        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    from funcgrad.torch._factories import tensor  # the factories import the op tables
+    idx = indices if isinstance(indices, Tensor) else tensor(indices)
+    if idx.dtype.np.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {idx.dtype}")
     sizes = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    idx = operand(indices) if isinstance(indices, Tensor) else None
-    raw = (idx.detach().numpy(force=True) if idx is not None else np.asarray(indices))
+    raw = idx.detach().numpy(force=True)
     strides = np.cumprod((1,) + sizes[::-1][:-1])[::-1]
-    return tuple(_constant((raw // s % n).astype(np.int64), idx if idx is not None else
-                           _constant(np.zeros(()), _like_cpu()))
+    return tuple(_constant((raw // s % n).astype(np.int64), idx)
                  for s, n in zip(strides, sizes))
-
-
-def _like_cpu() -> Tensor:
-    from funcgrad.torch._factories import zeros  # the factories import the op tables
-    return zeros(())
 
 
 def argwhere(input: Tensor) -> Tensor:

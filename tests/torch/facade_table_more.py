@@ -88,6 +88,8 @@ TABLE: dict = {
     "block_diag": [c(M33, B23, V3, SCALAR), c(B23, INTS), c(a(np.zeros((2, 2, 2))))],
     "cross": [c(M33, M33[::-1].copy(), 1), c(M33, M33[::-1].copy()),
               c(M33, V3, -1), c(B23, B23[:, :2].copy(), 1)],
+    "linalg.cross": [c(M33, M33[::-1].copy()), c(M33, M33[::-1].copy(), dim=0),
+                     c(B23[:, :2].copy(), B23[:, :2].copy())],
     "diff": [c(M34), c(M34, 2, 0), c(M34, 1, 1, M34[:, :1].copy()),
              c(M34, 1, 0, None, M34[:1].copy()),
              c(a([True, False, False, True])), c(INTS, 3), c(SCALAR),
