@@ -34,6 +34,9 @@ from funcgrad.torch._factories import (tensor, as_tensor, from_numpy, zeros, one
                                        set_rng_state, multinomial)
 from funcgrad.torch import (_ops_basic, _ops_elementwise, _ops_reduce, _ops_shape,
                             _ops_matmul, _methods, _out)
+from funcgrad.torch import (_ops_order_stats, _ops_arrange,  # noqa: F401  (register ops)
+                            _ops_index_update, _ops_math_more, _ops_linalg_legacy)
+from funcgrad.torch._numeric_info import *  # noqa: F401,F403  (finfo, iinfo, range, ...)
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
 from funcgrad.torch import accelerator, backends, profiler

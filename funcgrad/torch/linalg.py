@@ -14,9 +14,10 @@ from funcgrad.torch._ops_basic import cast
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _type_word
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._ops_arrange import linalg_cross
 
 __all__ = ["vector_norm", "norm", "matrix_norm", "inv", "det", "slogdet", "solve",
-           "cholesky", "qr", "eigh", "svd"]
+           "cholesky", "qr", "eigh", "svd", "cross"]
 
 
 def _checked_float(x: Tensor, fn: str, dtype: Any) -> Any:
@@ -109,3 +110,4 @@ slogdet = _multi("LinalgSlogdetBackward0", "slogdet")
 qr = _multi("LinalgQrBackward0", "qr")
 eigh = _multi("LinalgEighBackward0", "eigh")
 svd = _multi("LinalgSvdBackward0", "svd")
+cross = autocast_op("linalg.cross")(linalg_cross)

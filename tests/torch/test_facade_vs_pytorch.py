@@ -9,8 +9,8 @@ with NaN in the same places), the ``grad_fn`` names and, after ``torch.autograd.
 with the same cotangents, every input's ``.grad``. Ops with an in-place form are also run
 in place on a non-leaf copy.
 
-The cases are in facade_table.py and facade_table_nn.py, keyed by name and checked against
-the facade's public surface: a name added to funcgrad.torch, Tensor, nn.functional or
+The cases are in facade_table.py, facade_table_nn.py and facade_table_more.py, keyed by
+name and checked against the facade's public surface: a name added to funcgrad.torch, Tensor, nn.functional or
 linalg without a table entry (or an entry in `NOT_COMPARED`, which says why) fails
 `test_every_facade_name_is_in_the_table`.
 """
@@ -34,10 +34,11 @@ import funcgrad.torch.nn.functional as fg_F  # noqa: E402
 
 
 def _load_tables() -> tuple:
-    """facade_table.py and facade_table_nn.py beside this file (tests/ is not a package:
-    the first is registered as the module ``facade_table`` the second imports from)."""
+    """facade_table.py, facade_table_nn.py and facade_table_more.py beside this file
+    (tests/ is not a package: the first is registered as the module ``facade_table`` the
+    others import from)."""
     modules = []
-    for file in ("facade_table.py", "facade_table_nn.py"):
+    for file in ("facade_table.py", "facade_table_nn.py", "facade_table_more.py"):
         path = pathlib.Path(__file__).with_name(file)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
