@@ -161,18 +161,14 @@ def signature(operation: str, shape: tuple, dtype: Any, extra: int = 0) -> Signa
     return sig
 
 
-# An all-reduce's signature by (shape, id of the dtype object, op): no op code to look up,
-# and no hash of the dtype (numpy computes it anew on every call, from the dtype's fields).
-# Each entry keeps its dtype object alive, so no other object can come to have that id.
-_ALLREDUCES: dict[tuple, tuple[Signature, np.dtype]] = {}
+_ALLREDUCES: dict[tuple, Signature] = {}  # by (shape, dtype, op): no op code to look up
 
 
 def _allreduce_signature(x: Any, op: str) -> Signature:
     if len(_ALLREDUCES) > 4096:
         _ALLREDUCES.clear()
-    dtype = x.dtype
-    sig = signature("allreduce", x.shape, dtype, _op_code(op))
-    _ALLREDUCES[x.shape, id(dtype), op] = (sig, dtype)
+    sig = _ALLREDUCES[x.shape, x.dtype, op] = signature("allreduce", x.shape, x.dtype,
+                                                        _op_code(op))
     return sig
 
 
@@ -259,8 +255,7 @@ class Transport(ABC):
     # starts the operation and returns at once where it can).
     def allreduce(self, x: Any, op: str = "sum", *, block: bool = True) -> Any:
         if block and self.checks and self.size > 1:  # the common case: agreed and reduced
-            known = _ALLREDUCES.get((x.shape, id(x.dtype), op))
-            sig = known[0] if known is not None else _allreduce_signature(x, op)
+            sig = _ALLREDUCES.get((x.shape, x.dtype, op)) or _allreduce_signature(x, op)
             if sig.reducible:
                 out = self._agreed_allreduce(x, op, sig)
                 if out is None:
