@@ -117,6 +117,15 @@ class MPITransport(Transport):
         M = self.MPI
         self._ops = {"sum": M.SUM, "prod": M.PROD, "max": M.MAX, "min": M.MIN,
                      "band": M.BAND, "bor": M.BOR, "bxor": M.BXOR}
+        self._reductions: dict[tuple, tuple] = {}  # (dtype char, op) -> (datatype, MPI op)
+        # numpy's type characters (C types) -> MPI's predefined datatypes; booleans as
+        # bytes (MPI's max/min are defined on those, not on C_BOOL)
+        self._datatypes = {
+            "?": M.UNSIGNED_CHAR, "b": M.SIGNED_CHAR, "B": M.UNSIGNED_CHAR, "h": M.SHORT,
+            "H": M.UNSIGNED_SHORT, "i": M.INT, "I": M.UNSIGNED, "l": M.LONG,
+            "L": M.UNSIGNED_LONG, "q": M.LONG_LONG, "Q": M.UNSIGNED_LONG_LONG, "f": M.FLOAT,
+            "d": M.DOUBLE, "g": M.LONG_DOUBLE, "F": M.C_FLOAT_COMPLEX,
+            "D": M.C_DOUBLE_COMPLEX}
 
     def __repr__(self) -> str:
         return f"<MPITransport rank {self.rank} of {self.size}>"
@@ -155,6 +164,18 @@ class MPITransport(Transport):
             return self._ops["max" if op in ("sum", "max") else "min"]  # or / and on 0/1
         return self._ops[op]
 
+    def _reduction(self, buf: np.ndarray, op: str) -> tuple:
+        """(the predefined MPI datatype of ``buf``'s elements, or None where MPI has
+        none and mpi4py is left to derive one; the MPI op), found once per dtype and op:
+        named, the datatype is not derived from the buffer's format on every call.
+        ``buf`` is native-endian (see `_host`); booleans travel as bytes."""
+        key = (buf.dtype.char, op)
+        got = self._reductions.get(key)
+        if got is None:
+            got = self._reductions[key] = (self._datatypes.get(buf.dtype.char),
+                                           self._op(op, buf.dtype))
+        return got
+
     # -- agreement -----------------------------------------------------------------------------
     def _agreed(self, sig: Signature) -> bool:
         return self.exchange.run(self.exchange.plan(sig), None) is not None
@@ -173,8 +194,9 @@ class MPITransport(Transport):
     def _allreduce(self, x: Any, op: str) -> Any:
         buf, back = _host(x)
         out = np.empty_like(buf)
-        self._call("allreduce", self.comm.Allreduce, _wire(buf), _wire(out),
-                   op=self._op(op, buf.dtype))
+        datatype, mpi_op = self._reduction(buf, op)
+        self._call("allreduce", self.comm.Allreduce, _typed(buf, datatype),
+                   _typed(out, datatype), op=mpi_op)
         return back(out)
 
     def _allgather(self, x: Any) -> Any:
@@ -242,7 +264,8 @@ class MPITransport(Transport):
     def _start_allreduce(self, x: Any, op: str) -> Pending:
         buf, back = _host(x)
         out = np.empty_like(buf)
-        req = self.comm.Iallreduce(_wire(buf), _wire(out), op=self._op(op, buf.dtype))
+        datatype, mpi_op = self._reduction(buf, op)
+        req = self.comm.Iallreduce(_typed(buf, datatype), _typed(out, datatype), op=mpi_op)
         return self._pending("allreduce", req, lambda: back(out))
 
     def _start_allgather(self, x: Any) -> Pending:
@@ -332,13 +355,24 @@ def _host(x: Any) -> tuple[np.ndarray, Callable[[Any], Any]]:
     return _contiguous(x), _identity
 
 
-def _contiguous(a: np.ndarray) -> np.ndarray:
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+def _contiguous(a: Any) -> np.ndarray:
+    """``a`` itself when it is a C-contiguous native-endian numpy array (the common case:
+    no copy), else such a copy of it (MPI's datatypes are native-endian)."""
+    if type(a) is not np.ndarray:
+        a = np.asarray(a)
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
 
 
 def _to_device(cupy: Any, r: np.ndarray, device: Any) -> Any:
     with device:
         return cupy.asarray(r)
+
+
+def _typed(buf: np.ndarray, datatype: Any) -> Any:
+    """``buf`` with its predefined MPI datatype (None: none known, mpi4py derives one)."""
+    return _wire(buf) if datatype is None else [buf, datatype]
 
 
 def _wire(buf: np.ndarray | None) -> Any:

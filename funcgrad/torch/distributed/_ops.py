@@ -31,21 +31,27 @@ __all__ = ["Work", "all_reduce", "reduce", "broadcast", "all_gather", "all_gathe
 # -- tensor data ---------------------------------------------------------------------------
 
 def values_of(t: Tensor) -> np.ndarray:
-    """The tensor's values as a numpy array (a read-only view on the CPU)."""
-    d = t.detach()
+    """The tensor's values as a numpy array (a view of its memory on the CPU, which the
+    collectives only read)."""
+    d = t.detach() if t.requires_grad else t  # (detach only to be allowed numpy())
     return (d.cpu() if d.is_cuda else d).numpy()
+
+
+def _as_tensor(values: np.ndarray) -> Tensor:
+    return apply("c10d", lambda: new_array(values), [])
 
 
 def tensor_of(values: np.ndarray) -> Tensor:
     """A tensor holding ``values`` (not copied: nothing writes them afterwards)."""
     with no_grad():
-        return apply("c10d", lambda: new_array(values), [])
+        return _as_tensor(values)
 
 
 def write(t: Tensor, values: np.ndarray) -> None:
-    """Overwrite ``t`` with ``values`` in place, recording nothing."""
+    """Overwrite ``t`` with ``values`` in place (its own memory, its version counter moves
+    on, as after PyTorch's collectives), recording nothing."""
     with no_grad():
-        t.copy_(tensor_of(values))
+        t.copy_(_as_tensor(values))
 
 
 # -- argument checks (PyTorch's texts) ----------------------------------------------------------
@@ -93,14 +99,19 @@ _TORCH_NAME = {"b": "Bool", "u1": "Byte", "i1": "Char", "i2": "Short", "i4": "In
 
 def _reduction(op: Any, values: np.ndarray, what: str) -> tuple[str, bool]:
     """(the transport's reduction, whether to average) for ``op`` on ``values``."""
-    if op not in TRANSPORT_OP:
+    try:
+        entry = TRANSPORT_OP.get(op)  # (a ReduceOp, or its number)
+    except TypeError:  # unhashable
+        entry = None
+    if entry is None:
         raise TypeError(f"{what}: op must be a torch.distributed.ReduceOp (e.g. "
                         f"ReduceOp.SUM), got {op!r}")
-    op = ReduceOp.RedOpType(op)
-    if values.dtype.kind == "c" and op in _DENIED_ON_COMPLEX:
-        raise ValueError(f"{what} does not support {op} on complex tensors")
-    name, average = TRANSPORT_OP[op]
-    if average and values.dtype.kind not in "fc":
+    name, average = entry
+    kind = values.dtype.kind
+    if kind == "c" and op in _DENIED_ON_COMPLEX:
+        raise ValueError(f"{what} does not support {ReduceOp.RedOpType(op)} on complex "
+                         "tensors")
+    if average and kind not in "fc":
         kind = "b" if values.dtype.kind == "b" else f"{values.dtype.kind}{values.itemsize}"
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_TORCH_NAME.get(kind, values.dtype.name)}")
@@ -202,6 +213,9 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: Any = None,
         return not_in_group("all_reduce")
     values = values_of(tensor)
     name, average = _reduction(op, values, "all_reduce")
+    if not async_op:  # the common call, without the closures `_run` takes
+        write(tensor, _averaged(g.transport.allreduce(values, name), average, g.size()))
+        return None
     return _run(async_op, lambda block: g.transport.allreduce(values, name, block=block),
                 lambda out: write(tensor, _averaged(out, average, g.size())), [tensor])
 
