@@ -16,15 +16,16 @@ checkpoint, linearize, jit, the torch facade) uses this API:
 """
 from __future__ import annotations
 
-import contextvars
 import sys
+import threading
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array, as_array, zeros_on
-from funcgrad.core import ZERO, Primitive, Trace, Tracer, bind, layout_of, new_trace
+from funcgrad.core import (NO_PARAMS, ZERO, Primitive, Trace, Tracer, active_traces, bind,
+                           layout_of, new_trace)
 from funcgrad.dtypes import EXTENDED_FLOATS
 from funcgrad.primitives.elementwise import real
 from funcgrad.primitives.reductions import reduce_sum
@@ -34,14 +35,25 @@ from .tape_text import tape_text
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "trace_flat",
            "record_primitive", "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of",
-           "avals_of"]
+           "avals_of", "current_phase"]
 
 
-# how many backward passes are running in this thread (a context variable: per thread, and
-# per asyncio task; read faster than a threading.local): records made meanwhile are marked
-# as the backward phase
-_backward_depth: contextvars.ContextVar[int] = contextvars.ContextVar(
-    "funcgrad_backward_depth", default=0)
+class _Phase(threading.local):
+    """How many backward passes are running in this thread: records made meanwhile are
+    marked as the backward phase. A trace keeps its phase itself (``RevTrace.phase``,
+    switched by `backward_pass` for the traces active around it), so that this is read only
+    when a trace starts and for records made without a trace: read once per record, a
+    thread-local or a ContextVar cost as much as the rest of the record (callgrind)."""
+
+    depth = 0
+
+
+_phase = _Phase()
+
+
+def current_phase() -> str:
+    """The phase records made now belong to: "backward" while a backward pass runs."""
+    return "backward" if _phase.depth else "forward"
 
 
 class RevTracer(Tracer):
@@ -92,21 +104,27 @@ def aval_of(x: Any) -> tuple:
 
 
 def avals_of(prim: Primitive, primals: Sequence) -> tuple:
-    """Each input's (shape, dtype), and its layout token (`layout_of`) third where a rule of
-    ``prim`` asks for one: what rules reading ``<input>_shape`` and the like are handed."""
-    if prim.reads_layouts:
-        return tuple([(*aval_of(p), layout_of(p)) for p in primals])
+    """Each input's (shape, dtype), and a third item, its layout token (`layout_of`), for
+    the inputs whose layout a rule of ``prim`` asks for (``None`` for the others, whose
+    layout nobody reads: finding it costs more than the rest of the aval): what rules
+    reading ``<input>_shape`` and the like are handed."""
+    layouts = prim.layout_inputs
+    if layouts:
+        return tuple([(*aval_of(p), layout_of(p) if i in layouts else None)
+                      for i, p in enumerate(primals)])
     return tuple([aval_of(p) for p in primals])
 
 
 def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequence[int],
                  mask: int, out_vars: tuple, out: Any, keep_consts: bool = False,
-                 source: str | None = None) -> Record:
+                 source: str | None = None, phase: str = "forward") -> Record:
     """The record of ``prim`` applied to ``primals`` with result ``out``, keeping exactly
     the residuals the VJP rules of the inputs in bit mask ``mask`` read (and, with
     ``keep_consts``, every constant input, so that the record can be replayed). Values are
     referenced, never copied: funcgrad Arrays are immutable, and a numpy array the user
-    passes must not change while a transform holds it (as with any zero-copy view)."""
+    passes must not change while a transform holds it (as with any zero-copy view).
+    ``phase``: "forward", or "backward" for a record made by a backward pass
+    (`current_phase`, or the recording trace's ``phase``)."""
     n = len(primals)
     ins, reads_out = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
     saved = ([p if v < 0 else None for p, v in zip(primals, in_vars)] if keep_consts
@@ -123,7 +141,7 @@ def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequ
     # a multi-output record keeps its outputs when one is not traced: the zero cotangent
     # of that output is shaped after it
     rec.out = out if reads_out or (prim.multiple_results and -1 in out_vars) else None
-    rec.phase = "backward" if _backward_depth.get() else "forward"
+    rec.phase = phase
     rec.source = source
     rec.sub = None
     return rec
@@ -160,6 +178,9 @@ class RevTrace(Trace):
         # read on every traced call, and an instance attribute is read faster than a class's
         self.tracer_type = type(self).tracer_type
         self.kept_vars: set = set()
+        # the phase of the records it makes: "backward" while a backward pass runs (set by
+        # `backward_pass`; one attribute read per record, cheaper than a thread-local's)
+        self.phase = current_phase()
         self.records: list[Record] = []
         self.var_avals: list[tuple] = []
 
@@ -233,7 +254,8 @@ class RevTrace(Trace):
             else:
                 result, out_vars = out, (-1,)
         rec = build_record(prim, params, primals, in_vars, mask, out_vars, out,
-                           self.keep_consts, _user_source() if self.sources else None)
+                           self.keep_consts, _user_source() if self.sources else None,
+                           self.phase)
         if self.policy is not None:
             self._apply_policy(rec, out)
         self.records.append(rec)
@@ -258,7 +280,9 @@ class RevTrace(Trace):
 
 def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
     """Sum a cotangent back over broadcast axes and cast it to the input's dtype (the real
-    part for a real input), so that rules need not care about either."""
+    part for a real input), so that rules need not care about either. (The primitives go
+    to `bind` directly: calling a primitive object costs CPython a new interpreter loop,
+    and this runs for every broadcast operand of a backward pass.)"""
     g = as_array(g)
     g_shape = tuple(g.shape)
     if g_shape != shape:
@@ -266,14 +290,14 @@ def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
         axes = tuple(range(lead)) + tuple(
             lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
         if axes:  # one sum over the broadcast axes, then put back the kept 1s
-            g = reduce_sum(g, axis=axes, keepdims=False)
+            g = bind(reduce_sum, (g,), {"axis": axes, "keepdims": False})
         if tuple(g.shape) != shape:
-            g = reshape(g, shape=shape)
+            g = bind(reshape, (g,), {"shape": shape})
     if g.dtype != dtype:
         if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
-            g = real(g)
+            g = bind(real, (g,), NO_PARAMS)
         if g.dtype != dtype:
-            g = convert_element_type(g, new_dtype=np.dtype(dtype))
+            g = bind(convert_element_type, (g,), {"new_dtype": np.dtype(dtype)})
     return g
 
 
@@ -355,7 +379,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             cts[var] = ct if cts[var] is None else cts[var] + ct
     if consume and isinstance(seeds, list):
         seeds.clear()  # consumed: each cotangent can go once the pass is done with it
-    depth = _backward_depth.set(_backward_depth.get() + 1)
+    switched = _enter_backward()
     try:
         for rec in reversed(records):
             if rec.prim.multiple_results:
@@ -371,8 +395,25 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             if consume:
                 rec.saved = rec.out = None
     finally:
-        _backward_depth.reset(depth)
+        _leave_backward(switched)
     return cts
+
+
+def _enter_backward() -> list:
+    """Mark this thread as running a backward pass, and the reverse-mode traces active
+    around it (which record what its rules compute) as in their backward phase; return
+    the traces switched, for `_leave_backward`."""
+    _phase.depth += 1
+    switched = [t for t in active_traces() if isinstance(t, RevTrace) and t.phase == "forward"]
+    for t in switched:
+        t.phase = "backward"
+    return switched
+
+
+def _leave_backward(switched: list) -> None:
+    _phase.depth -= 1
+    for t in switched:
+        t.phase = "forward"
 
 
 # ---------------------------------------------------------------------------------------
@@ -564,7 +605,7 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
         var_avals.append(aval_of(out))
         if mask and prim.differentiable:
             records.append(build_record(prim, params, args, in_vars, mask, (out_vars[0],),
-                                        out))
+                                        out, phase=current_phase()))
     else:
         out_vars = [-1]
     return out, Tape(records, var_avals, list(range(len(diff))), out_vars, [None],
