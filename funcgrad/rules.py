@@ -69,6 +69,8 @@ class Rule:
                 args.append(out)
             elif kind == "param":
                 args.append(params[s[1]])
+            elif kind == "shape":  # (the commonest aval, without `_aval_source`'s call)
+                args.append(avals[s[1]][0])
             else:
                 args.append(_aval_source(s, argnum, ins, avals))
         return self.fn(*args)
@@ -76,8 +78,6 @@ class Rule:
 
 def _aval_source(source: tuple, argnum: int, ins: Sequence, avals: Sequence) -> Any:
     kind = source[0]
-    if kind == "shape":
-        return avals[source[1]][0]
     if kind == "dtype":
         return avals[source[1]][1]
     if kind == "layout":

@@ -39,12 +39,9 @@ __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "
 
 
 class _Phase(threading.local):
-    """How many backward passes are running in this thread: records made meanwhile are
-    marked as the backward phase. A trace keeps its phase itself (``RevTrace.phase``,
-    switched by `backward_pass` for the traces active around it), so that this is read only
-    when a trace starts and for records made without a trace: read once per record, a
-    thread-local or a ContextVar cost as much as the rest of the record (callgrind)."""
-
+    """How many backward passes run in this thread, read when a trace starts and for records
+    made without one (a trace keeps its own ``phase``, which `backward_pass` switches: read
+    once per record, a thread-local or a ContextVar costs as much as the rest of it)."""
     depth = 0
 
 
@@ -104,10 +101,9 @@ def aval_of(x: Any) -> tuple:
 
 
 def avals_of(prim: Primitive, primals: Sequence) -> tuple:
-    """Each input's (shape, dtype), and a third item, its layout token (`layout_of`), for
-    the inputs whose layout a rule of ``prim`` asks for (``None`` for the others, whose
-    layout nobody reads: finding it costs more than the rest of the aval): what rules
-    reading ``<input>_shape`` and the like are handed."""
+    """Each input's (shape, dtype), and third its layout token (`layout_of`) where a rule
+    of ``prim`` asks for that input's (``None`` elsewhere: finding it costs more than the
+    rest): what rules reading ``<input>_shape`` and the like are handed."""
     layouts = prim.layout_inputs
     if layouts:
         return tuple([(*aval_of(p), layout_of(p) if i in layouts else None)
@@ -123,8 +119,7 @@ def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequ
     ``keep_consts``, every constant input, so that the record can be replayed). Values are
     referenced, never copied: funcgrad Arrays are immutable, and a numpy array the user
     passes must not change while a transform holds it (as with any zero-copy view).
-    ``phase``: "forward", or "backward" for a record made by a backward pass
-    (`current_phase`, or the recording trace's ``phase``)."""
+    ``phase``: "backward" for a record made during a backward pass."""
     n = len(primals)
     ins, reads_out = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
     saved = ([p if v < 0 else None for p, v in zip(primals, in_vars)] if keep_consts
@@ -178,9 +173,7 @@ class RevTrace(Trace):
         # read on every traced call, and an instance attribute is read faster than a class's
         self.tracer_type = type(self).tracer_type
         self.kept_vars: set = set()
-        # the phase of the records it makes: "backward" while a backward pass runs (set by
-        # `backward_pass`; one attribute read per record, cheaper than a thread-local's)
-        self.phase = current_phase()
+        self.phase = current_phase()  # of its records; `backward_pass` switches it
         self.records: list[Record] = []
         self.var_avals: list[tuple] = []
 
@@ -280,9 +273,8 @@ class RevTrace(Trace):
 
 def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
     """Sum a cotangent back over broadcast axes and cast it to the input's dtype (the real
-    part for a real input), so that rules need not care about either. (The primitives go
-    to `bind` directly: calling a primitive object costs CPython a new interpreter loop,
-    and this runs for every broadcast operand of a backward pass.)"""
+    part for a real input), so that rules need not care about either. (It calls `bind`:
+    a primitive object's ``__call__`` costs CPython an interpreter loop of its own.)"""
     g = as_array(g)
     g_shape = tuple(g.shape)
     if g_shape != shape:
@@ -395,25 +387,22 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             if consume:
                 rec.saved = rec.out = None
     finally:
-        _leave_backward(switched)
+        _phase.depth -= 1
+        for t in switched:
+            t.phase = "forward"
     return cts
 
 
 def _enter_backward() -> list:
-    """Mark this thread as running a backward pass, and the reverse-mode traces active
-    around it (which record what its rules compute) as in their backward phase; return
-    the traces switched, for `_leave_backward`."""
+    """Mark this thread and its active reverse-mode traces (which record what the rules
+    compute) as in a backward pass; return the traces switched, to switch back."""
     _phase.depth += 1
-    switched = [t for t in active_traces() if isinstance(t, RevTrace) and t.phase == "forward"]
-    for t in switched:
-        t.phase = "backward"
+    switched = []
+    for t in active_traces():  # none for the facade's passes, which run without a trace
+        if isinstance(t, RevTrace) and t.phase == "forward":
+            t.phase = "backward"
+            switched.append(t)
     return switched
-
-
-def _leave_backward(switched: list) -> None:
-    _phase.depth -= 1
-    for t in switched:
-        t.phase = "forward"
 
 
 # ---------------------------------------------------------------------------------------
