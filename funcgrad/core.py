@@ -35,7 +35,7 @@ from funcgrad.rules import Rule
 
 __all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry", "bind",
            "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
-           "is_inexact", "wrap_raw", "layout_of", "active_traces"]
+           "is_inexact", "wrap_raw", "layout_of"]
 
 
 class EscapedTracerError(RuntimeError):
@@ -464,11 +464,6 @@ class new_trace:
             stack.pop()
         else:
             stack.pop(stack.index(self.trace))
-
-
-def active_traces() -> list[Trace]:
-    """This thread's active traces, outermost first (a copy of the trace stack)."""
-    return list(_state.stack)
 
 
 def find_top_trace(values: Sequence) -> Trace | None:

@@ -16,16 +16,16 @@ checkpoint, linearize, jit, the torch facade) uses this API:
 """
 from __future__ import annotations
 
+import contextvars
 import sys
-import threading
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array, as_array, zeros_on
-from funcgrad.core import (NO_PARAMS, ZERO, Primitive, Trace, Tracer, active_traces, bind,
-                           layout_of, new_trace)
+from funcgrad.core import (NO_PARAMS, ZERO, Primitive, Trace, Tracer, bind, layout_of,
+                           new_trace)
 from funcgrad.dtypes import EXTENDED_FLOATS
 from funcgrad.primitives.elementwise import real
 from funcgrad.primitives.reductions import reduce_sum
@@ -35,22 +35,32 @@ from .tape_text import tape_text
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "trace_flat",
            "record_primitive", "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of",
-           "avals_of", "current_phase"]
+           "avals_of", "PhaseCell", "phase_cell"]
 
 
-class _Phase(threading.local):
-    """How many backward passes run in this thread, read when a trace starts and for records
-    made without one (a trace keeps its own ``phase``, which `backward_pass` switches: read
-    once per record, a thread-local or a ContextVar costs as much as the rest of it)."""
-    depth = 0
+class PhaseCell:
+    """The phase of the records being made in one thread: "backward" while a backward pass
+    runs there, else "forward". A trace holds its thread's cell, so that a record reads
+    its phase from it (an attribute, where a ContextVar or a thread-local would cost ~300
+    instructions per record); `backward_pass` switches it. Found through a ContextVar,
+    per thread (and per asyncio task: a backward pass never awaits, so none interleave)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = "forward"
 
 
-_phase = _Phase()
+_phase_cell: contextvars.ContextVar[PhaseCell] = contextvars.ContextVar("funcgrad_phase")
 
 
-def current_phase() -> str:
-    """The phase records made now belong to: "backward" while a backward pass runs."""
-    return "backward" if _phase.depth else "forward"
+def phase_cell() -> PhaseCell:
+    """This thread's `PhaseCell` (made on first use)."""
+    cell = _phase_cell.get(None)
+    if cell is None:
+        cell = PhaseCell()
+        _phase_cell.set(cell)
+    return cell
 
 
 class RevTracer(Tracer):
@@ -173,7 +183,7 @@ class RevTrace(Trace):
         # read on every traced call, and an instance attribute is read faster than a class's
         self.tracer_type = type(self).tracer_type
         self.kept_vars: set = set()
-        self.phase = current_phase()  # of its records; `backward_pass` switches it
+        self.phase_cell = phase_cell()  # its records' phase: ``.value``
         self.records: list[Record] = []
         self.var_avals: list[tuple] = []
 
@@ -248,7 +258,7 @@ class RevTrace(Trace):
                 result, out_vars = out, (-1,)
         rec = build_record(prim, params, primals, in_vars, mask, out_vars, out,
                            self.keep_consts, _user_source() if self.sources else None,
-                           self.phase)
+                           self.phase_cell.value)
         if self.policy is not None:
             self._apply_policy(rec, out)
         self.records.append(rec)
@@ -371,7 +381,9 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             cts[var] = ct if cts[var] is None else cts[var] + ct
     if consume and isinstance(seeds, list):
         seeds.clear()  # consumed: each cotangent can go once the pass is done with it
-    switched = _enter_backward()
+    cell = _phase_cell.get(None) or phase_cell()
+    outer = cell.value  # "backward" in a backward pass's own rules (double backward)
+    cell.value = "backward"
     try:
         for rec in reversed(records):
             if rec.prim.multiple_results:
@@ -387,22 +399,8 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             if consume:
                 rec.saved = rec.out = None
     finally:
-        _phase.depth -= 1
-        for t in switched:
-            t.phase = "forward"
+        cell.value = outer
     return cts
-
-
-def _enter_backward() -> list:
-    """Mark this thread and its active reverse-mode traces (which record what the rules
-    compute) as in a backward pass; return the traces switched, to switch back."""
-    _phase.depth += 1
-    switched = []
-    for t in active_traces():  # none for the facade's passes, which run without a trace
-        if isinstance(t, RevTrace) and t.phase == "forward":
-            t.phase = "backward"
-            switched.append(t)
-    return switched
 
 
 # ---------------------------------------------------------------------------------------
@@ -593,8 +591,9 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
     if not prim.multiple_results and (out.dtype.kind in "fc" or out.dtype in EXTENDED_FLOATS):
         var_avals.append(aval_of(out))
         if mask and prim.differentiable:
+            cell = _phase_cell.get(None) or phase_cell()
             records.append(build_record(prim, params, args, in_vars, mask, (out_vars[0],),
-                                        out, phase=current_phase()))
+                                        out, phase=cell.value))
     else:
         out_vars = [-1]
     return out, Tape(records, var_avals, list(range(len(diff))), out_vars, [None],
