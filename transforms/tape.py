@@ -16,8 +16,8 @@ checkpoint, linearize, jit, the torch facade) uses this API:
 """
 from __future__ import annotations
 
-import contextvars
 import sys
+import threading
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
@@ -42,8 +42,9 @@ class PhaseCell:
     """The phase of the records being made in one thread: "backward" while a backward pass
     runs there, else "forward". A trace holds its thread's cell, so that a record reads
     its phase from it (an attribute, where a ContextVar or a thread-local would cost ~300
-    instructions per record); `backward_pass` switches it. Found through a ContextVar,
-    per thread (and per asyncio task: a backward pass never awaits, so none interleave)."""
+    instructions per record); `backward_pass` switches it. Found through a thread-local
+    (a ContextVar, once set, slows every numpy call: numpy reads its own from the same
+    context); per thread is per asyncio task too, since a backward pass never awaits."""
 
     __slots__ = ("value",)
 
@@ -51,16 +52,17 @@ class PhaseCell:
         self.value = "forward"
 
 
-_phase_cell: contextvars.ContextVar[PhaseCell] = contextvars.ContextVar("funcgrad_phase")
+class _ThreadPhase(threading.local):
+    def __init__(self) -> None:
+        self.cell = PhaseCell()
+
+
+_thread_phase = _ThreadPhase()
 
 
 def phase_cell() -> PhaseCell:
-    """This thread's `PhaseCell` (made on first use)."""
-    cell = _phase_cell.get(None)
-    if cell is None:
-        cell = PhaseCell()
-        _phase_cell.set(cell)
-    return cell
+    """This thread's `PhaseCell`."""
+    return _thread_phase.cell
 
 
 class RevTracer(Tracer):
@@ -381,7 +383,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             cts[var] = ct if cts[var] is None else cts[var] + ct
     if consume and isinstance(seeds, list):
         seeds.clear()  # consumed: each cotangent can go once the pass is done with it
-    cell = _phase_cell.get(None) or phase_cell()
+    cell = _thread_phase.cell
     outer = cell.value  # "backward" in a backward pass's own rules (double backward)
     cell.value = "backward"
     try:
@@ -591,7 +593,7 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
     if not prim.multiple_results and (out.dtype.kind in "fc" or out.dtype in EXTENDED_FLOATS):
         var_avals.append(aval_of(out))
         if mask and prim.differentiable:
-            cell = _phase_cell.get(None) or phase_cell()
+            cell = _thread_phase.cell
             records.append(build_record(prim, params, args, in_vars, mask, (out_vars[0],),
                                         out, phase=cell.value))
     else:
