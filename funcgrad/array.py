@@ -20,6 +20,9 @@ from funcgrad.backend import backend_of, device_of, on_device_of
 __all__ = ["Array", "new_array", "to_raw", "as_array", "zeros_on", "buffer_of"]
 
 _SCALARS = (int, float, complex, bool, np.generic)
+_BACKEND_VALUES = (np.ndarray, *_SCALARS)  # what `to_raw` passes through (and cupy arrays)
+# the exact types of those, which `funcgrad.core.bind` passes through without a call
+RAW_TYPES = frozenset([np.ndarray, int, float, complex, bool])
 
 
 class Array:
@@ -199,7 +202,7 @@ def zeros_on(shape: tuple, dtype: Any, device: str) -> Array:
 def to_raw(x: Any) -> Any:
     """The backend value of a non-Array argument: ndarrays and scalars pass through, nested
     lists become numpy arrays."""
-    if isinstance(x, (np.ndarray, *_SCALARS)) or hasattr(x, "__cuda_array_interface__"):
+    if isinstance(x, _BACKEND_VALUES) or hasattr(x, "__cuda_array_interface__"):
         return x
     if isinstance(x, (list, tuple)):
         return np.asarray(x)

@@ -23,15 +23,15 @@ what they declare (no branching on data or memory layout; that is a kernel's bus
 """
 from __future__ import annotations
 
-import inspect
 import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from funcgrad.array import Array, new_array, to_raw
+from funcgrad.array import RAW_TYPES, Array, new_array, to_raw
 from funcgrad.backend import device_of
 from funcgrad.dtypes import EXTENDED_FLOATS
+from funcgrad.rules import Rule
 
 __all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry", "bind",
            "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
@@ -71,87 +71,6 @@ def is_inexact(dtype: Any) -> bool:
     """Whether values of this dtype carry derivatives (floating, bfloat16 too, or complex)."""
     kind = getattr(dtype, "kind", None) or np.dtype(dtype).kind
     return kind == "f" or kind == "c" or (kind == "V" and np.dtype(dtype) in EXTENDED_FLOATS)
-
-
-# ---------------------------------------------------------------------------------------
-# Rules
-# ---------------------------------------------------------------------------------------
-
-class Rule:
-    """A derivative rule together with what it reads.
-
-    The parameter names of the function (after the first, which receives the cotangent or
-    tangent) say what the rule needs: an input by its declared name, ``out`` for the
-    output, a static param by name, ``<input>_shape`` / ``<input>_dtype``,
-    ``<input>_layout`` (`layout_of`: a token a rule hands on to a kernel, unread), or for
-    variadic primitives ``xs``, ``shapes``, ``dtypes`` and ``argnum``. Knowing this, the
-    tape keeps exactly the residuals the backward pass will read and nothing else: a rule
-    that needs an input's layout only (to lay its result out alike) keeps a token, not the
-    array.
-    """
-
-    __slots__ = ("fn", "sources", "inputs_read", "reads_out", "reads_avals", "reads_layout",
-                 "apply")
-
-    def __init__(self, prim: "Primitive", fn: Callable, kind: str):
-        names = list(inspect.signature(fn).parameters)[1:]
-        self.fn = fn
-        self.sources = tuple(prim.source_of(n, fn, kind) for n in names)
-        self.inputs_read = frozenset(s[1] for s in self.sources if s[0] == "in") | (
-            frozenset(["all"]) if ("xs",) in self.sources else frozenset())
-        self.reads_out = ("out",) in self.sources
-        self.reads_avals = any(s[0] in ("shape", "dtype", "layout", "shapes", "dtypes")
-                               for s in self.sources)
-        self.reads_layout = any(s[0] == "layout" for s in self.sources)
-        self.apply = self._specialized()
-
-    def _specialized(self) -> Callable:
-        """``apply(ct, argnum, ins, out, avals, params)``: the rule handed what it reads.
-        The rules reading nothing, one input or the output (most of them) get a direct
-        closure: the backward pass calls one per recorded input."""
-        fn, sources = self.fn, self.sources
-        if not sources:
-            return lambda ct, argnum, ins, out, avals, params: fn(ct)
-        if len(sources) == 1 and sources[0][0] == "in":
-            k = sources[0][1]
-            return lambda ct, argnum, ins, out, avals, params: fn(ct, ins[k])
-        if sources == (("out",),):
-            return lambda ct, argnum, ins, out, avals, params: fn(ct, out)
-        return self._general
-
-    def _general(self, ct: Any, argnum: int, ins: Sequence[Any], out: Any,
-                 avals: Sequence[tuple] | None, params: dict) -> Any:
-        """The rule on cotangent (or tangent) ``ct``, given the inputs, the output, the
-        inputs' (shape, dtype) and the params, of which it is handed what it declared."""
-        args = [ct]
-        for s in self.sources:
-            kind = s[0]
-            if kind == "in":
-                args.append(ins[s[1]])
-            elif kind == "out":
-                args.append(out)
-            elif kind == "param":
-                args.append(params[s[1]])
-            else:
-                args.append(_aval_source(s, argnum, ins, avals))
-        return self.fn(*args)
-
-
-def _aval_source(source: tuple, argnum: int, ins: Sequence, avals: Sequence) -> Any:
-    kind = source[0]
-    if kind == "shape":
-        return avals[source[1]][0]
-    if kind == "dtype":
-        return avals[source[1]][1]
-    if kind == "layout":
-        return avals[source[1]][2]
-    if kind == "xs":
-        return tuple(ins)
-    if kind == "shapes":
-        return tuple(a[0] for a in avals)
-    if kind == "dtypes":
-        return tuple(a[1] for a in avals)
-    return argnum
 
 
 class Primitive:
@@ -199,7 +118,8 @@ class Primitive:
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None
         self.reads_avals = False  # whether a VJP rule reads input shapes, dtypes or layouts
-        self.reads_layouts = False  # whether a rule (VJP or JVP) reads an input's layout
+        # the inputs whose layout token a rule (VJP or JVP) reads: only those get one
+        self.layout_inputs: frozenset = frozenset()
         self.jvp_rules: list = []
         self.batch_rule: Callable | None = None
         self.stage_rule: Callable | None = None  # how jit records a call (control flow)
@@ -276,8 +196,9 @@ class Primitive:
     def _rules_changed(self) -> None:
         self.needs_cache = {}
         self.reads_avals = any(isinstance(r, Rule) and r.reads_avals for r in self.vjp_rules)
-        self.reads_layouts = any(isinstance(r, Rule) and r.reads_layout
-                                 for r in [*self.vjp_rules, *self.jvp_rules])
+        self.layout_inputs = frozenset().union(*[r.layouts_read for r in
+                                                 [*self.vjp_rules, *self.jvp_rules]
+                                                 if isinstance(r, Rule)])
 
     def defjvp(self, *rules: Callable | None) -> "Primitive":
         """Declare one JVP rule per input: ``rule(t, <what it reads>...) -> tangent``,
@@ -361,7 +282,10 @@ class Primitive:
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive (`bind`): on the backend, or through the innermost
-        transform whose tracers are among the arguments."""
+        transform whose tracers are among the arguments. Rules and helpers on hot paths
+        call this rather than the primitive object: CPython runs an object's ``__call__``
+        from C, in an interpreter loop of its own, which costs about 500 instructions more
+        per call than this method (callgrind, CPython 3.11)."""
         return bind(self, args, params)
 
     def wrap(self, out: Any, raws: Sequence, args: Sequence) -> Any:
@@ -416,8 +340,8 @@ def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
             t = a._trace
             if top is None or t.level > top.level:
                 top = t
-        else:  # a number, a backend array, a nested list
-            raws.append(to_raw(a))
+        else:  # a number or a numpy array as it is, or a nested list, a cupy array...
+            raws.append(a if type(a) in RAW_TYPES else to_raw(a))
     if top is not None:
         if not top.alive:
             raise escaped_error(top, prim)

@@ -104,10 +104,12 @@ mod = binary("mod", np.remainder, lambda g: g, lambda g, x, y: -g * floored_quot
              sample=samplers.pairs(samplers.quotients))
 fmod = binary("fmod", np.fmod, lambda g: g, lambda g, x, y: -g * trunc(x / y),
               sample=samplers.pairs(samplers.quotients))
-maximum = binary("maximum", np.maximum, lambda g, x, y: max_share(g, x, y),
-                 lambda g, x, y: max_share(g, y, x), sample=samplers.pairs(samplers.interleaved))
-minimum = binary("minimum", np.minimum, lambda g, x, y: max_share(g, y, x),
-                 lambda g, x, y: max_share(g, x, y), sample=samplers.pairs(samplers.interleaved))
+maximum = binary("maximum", np.maximum, lambda g, x, y: max_share.bind(g, x, y),
+                 lambda g, x, y: max_share.bind(g, y, x),
+                 sample=samplers.pairs(samplers.interleaved))
+minimum = binary("minimum", np.minimum, lambda g, x, y: max_share.bind(g, y, x),
+                 lambda g, x, y: max_share.bind(g, x, y),
+                 sample=samplers.pairs(samplers.interleaved))
 arctan2 = binary("arctan2", np.arctan2, lambda g, x, y: g * y / (x * x + y * y),
                  lambda g, x, y: -g * x / (x * x + y * y), domain=(0.2, 2.0), signed=True,
                  complex_=False)

@@ -91,7 +91,8 @@ arctan = unary("arctan", np.arctan, lambda g, x: g / (1 + x * x), domain=(0.3, 2
                signed=True)
 sinh = unary("sinh", np.sinh, lambda g, x: g * cosh(x))
 cosh = unary("cosh", np.cosh, lambda g, x: g * sinh(x))
-tanh = unary("tanh", np.tanh, lambda g, out: tanh_backward(g, out), domain=(-1.2, 1.2))
+tanh = unary("tanh", np.tanh, lambda g, out: tanh_backward.bind(g, out),
+             domain=(-1.2, 1.2))
 arcsinh = unary("arcsinh", np.arcsinh, lambda g, x: g / sqrt(x * x + 1), domain=(0.3, 2.0),
                 signed=True)
 arccosh = unary("arccosh", np.arccosh, lambda g, x: g / (sqrt(x - 1) * sqrt(x + 1)),

@@ -45,7 +45,7 @@ __all__ = ["matmul", "matmul_tn", "addmm", "einsum", "diagonal", "diagonal_embed
 def mT(x: Any) -> Any:
     """x with its last two axes swapped."""
     n = x.ndim
-    return transpose(x, axes=(1, 0) if n == 2 else tuple(range(n - 2)) + (n - 1, n - 2))
+    return transpose.bind(x, axes=(1, 0) if n == 2 else tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def is_complex(x: Any) -> bool:
@@ -112,7 +112,7 @@ def abs2(x: Any) -> Any:
 
 def _matmul_x(g: Any, y: Any, x_shape: tuple) -> Any:
     if len(x_shape) > 1:
-        return expand(g, -1) * y if y.ndim == 1 else matmul(g, mT(y))
+        return expand(g, -1) * y if y.ndim == 1 else matmul.bind(g, mT(y))
     if y.ndim == 1:
         return g * y
     return squeeze(matmul(y, expand(g, -1)), -1)
@@ -126,8 +126,8 @@ def _matmul_y(g: Any, x: Any, y_shape: tuple, y_layout: str) -> Any:
         if x.ndim == 1:
             return expand(x, -1) * expand(g, -2)
         if g.ndim == 2 and x.ndim == 2 and len(y_shape) == 2:
-            return matmul_tn(x, g, layout=y_layout)  # laid out as y is (the kernel's job)
-        return matmul(mT(x), g)
+            return matmul_tn.bind(x, g, layout=y_layout)  # laid out as y is (the kernel's job)
+        return matmul.bind(mT(x), g)
     if x.ndim == 1:
         return g * x
     return squeeze(matmul(expand(g, -2), x), -2)

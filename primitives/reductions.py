@@ -57,12 +57,12 @@ def _expand(g: Any, axis: tuple, keepdims: bool) -> Any:
     shape = list(g.shape)
     for a in sorted(axis):
         shape.insert(a, 1)
-    return reshape(g, shape=tuple(shape))
+    return reshape.bind(g, shape=tuple(shape))
 
 
 def shape_broadcast_to(g: Any, shape: tuple) -> Any:
     """g broadcast to ``shape`` (g itself when it has that shape)."""
-    return g if g.shape == tuple(shape) else broadcast_to(g, shape=tuple(shape))
+    return g if g.shape == tuple(shape) else broadcast_to.bind(g, shape=tuple(shape))
 
 
 def _flip(x: Any, axis: int) -> Any:
@@ -153,7 +153,7 @@ log_softmax = Primitive("log_softmax", kernels.log_softmax, params=("axis",),
 
 
 def _softmax_of(x: Any, out: Any, axis: tuple, keepdims: bool) -> Any:
-    return exp(x - _expand(out, axis, keepdims))
+    return exp.bind(x - _expand(out, axis, keepdims))
 
 
 def _weighted(p: Primitive, weights: Callable) -> None:

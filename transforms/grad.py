@@ -75,7 +75,7 @@ class VJPFunction:
         grads = self.tape.backward(cts, consume=self.consume)
         out = []
         for g, (shape, dtype), device in zip(grads, self.in_avals, self.in_devices):
-            if not is_inexact(dtype):
+            if dtype.kind not in "fc" and not is_inexact(dtype):  # (floats: no call)
                 out.append(np.zeros(shape, dtype=float0))
             elif g is None:
                 out.append(fnp.zeros(shape, dtype, device=device))
@@ -148,7 +148,7 @@ def _check_leaves(leaves: list, allow_int: bool, holomorphic: bool, name: str) -
         if holomorphic and dtype.kind != "c":
             raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
                             f"dtype, but got {dtype}.")
-        if not allow_int and not is_inexact(dtype):
+        if not allow_int and dtype.kind not in "fc" and not is_inexact(dtype):
             raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype "
                             f"that is a sub-dtype of np.inexact), but got {dtype}. If you "
                             "want to use Boolean- or integer-valued inputs, use vjp or set "

@@ -17,15 +17,16 @@ checkpoint, linearize, jit, the torch facade) uses this API:
 """
 from __future__ import annotations
 
-import contextvars
 import sys
+import threading
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array, as_array, zeros_on
-from funcgrad.core import ZERO, Primitive, Trace, Tracer, bind, layout_of, new_trace
+from funcgrad.core import (NO_PARAMS, ZERO, Primitive, Trace, Tracer, bind, layout_of,
+                           new_trace)
 from funcgrad.dtypes import EXTENDED_FLOATS
 from funcgrad.primitives.elementwise import real
 from funcgrad.primitives.reductions import reduce_sum
@@ -35,14 +36,34 @@ from .tape_text import tape_text
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "trace_flat",
            "build_record", "Aux", "backward_pass", "fit_cotangent", "aval_of",
-           "avals_of"]
+           "avals_of", "PhaseCell", "phase_cell"]
 
 
-# how many backward passes are running in this thread (a context variable: per thread, and
-# per asyncio task; read faster than a threading.local): records made meanwhile are marked
-# as the backward phase
-_backward_depth: contextvars.ContextVar[int] = contextvars.ContextVar(
-    "funcgrad_backward_depth", default=0)
+class PhaseCell:
+    """The phase of the records being made in one thread: "backward" while a backward pass
+    runs there, else "forward". A trace holds its thread's cell, so that a record reads
+    its phase from it (an attribute, where a ContextVar or a thread-local would cost ~300
+    instructions per record); `backward_pass` switches it. Found through a thread-local
+    (a ContextVar, once set, slows every numpy call: numpy reads its own from the same
+    context); per thread is per asyncio task too, since a backward pass never awaits."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = "forward"
+
+
+class _ThreadPhase(threading.local):
+    def __init__(self) -> None:
+        self.cell = PhaseCell()
+
+
+_thread_phase = _ThreadPhase()
+
+
+def phase_cell() -> PhaseCell:
+    """This thread's `PhaseCell`."""
+    return _thread_phase.cell
 
 
 class RevTracer(Tracer):
@@ -93,21 +114,25 @@ def aval_of(x: Any) -> tuple:
 
 
 def avals_of(prim: Primitive, primals: Sequence) -> tuple:
-    """Each input's (shape, dtype), and its layout token (`layout_of`) third where a rule of
-    ``prim`` asks for one: what rules reading ``<input>_shape`` and the like are handed."""
-    if prim.reads_layouts:
-        return tuple([(*aval_of(p), layout_of(p)) for p in primals])
+    """Each input's (shape, dtype), and third its layout token (`layout_of`) where a rule
+    of ``prim`` asks for that input's (``None`` elsewhere: finding it costs more than the
+    rest): what rules reading ``<input>_shape`` and the like are handed."""
+    layouts = prim.layout_inputs
+    if layouts:
+        return tuple([(*aval_of(p), layout_of(p) if i in layouts else None)
+                      for i, p in enumerate(primals)])
     return tuple([aval_of(p) for p in primals])
 
 
 def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequence[int],
                  mask: int, out_vars: tuple, out: Any, keep_consts: bool = False,
-                 source: str | None = None) -> Record:
+                 source: str | None = None, phase: str = "forward") -> Record:
     """The record of ``prim`` applied to ``primals`` with result ``out``, keeping exactly
     the residuals the VJP rules of the inputs in bit mask ``mask`` read (and, with
     ``keep_consts``, every constant input, so that the record can be replayed). Values are
     referenced, never copied: funcgrad Arrays are immutable, and a numpy array the user
-    passes must not change while a transform holds it (as with any zero-copy view)."""
+    passes must not change while a transform holds it (as with any zero-copy view).
+    ``phase``: "backward" for a record made during a backward pass."""
     n = len(primals)
     ins, reads_out = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
     saved = ([p if v < 0 else None for p, v in zip(primals, in_vars)] if keep_consts
@@ -124,7 +149,7 @@ def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequ
     # a multi-output record keeps its outputs when one is not traced: the zero cotangent
     # of that output is shaped after it
     rec.out = out if reads_out or (prim.multiple_results and -1 in out_vars) else None
-    rec.phase = "backward" if _backward_depth.get() else "forward"
+    rec.phase = phase
     rec.source = source
     rec.sub = None
     return rec
@@ -161,6 +186,7 @@ class RevTrace(Trace):
         # read on every traced call, and an instance attribute is read faster than a class's
         self.tracer_type = type(self).tracer_type
         self.kept_vars: set = set()
+        self.phase_cell = phase_cell()  # its records' phase: ``.value``
         self.records: list[Record] = []
         self.var_avals: list[tuple] = []
 
@@ -234,7 +260,8 @@ class RevTrace(Trace):
             else:
                 result, out_vars = out, (-1,)
         rec = build_record(prim, params, primals, in_vars, mask, out_vars, out,
-                           self.keep_consts, _user_source() if self.sources else None)
+                           self.keep_consts, _user_source() if self.sources else None,
+                           self.phase_cell.value)
         if self.policy is not None:
             self._apply_policy(rec, out)
         self.records.append(rec)
@@ -259,7 +286,8 @@ class RevTrace(Trace):
 
 def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
     """Sum a cotangent back over broadcast axes and cast it to the input's dtype (the real
-    part for a real input), so that rules need not care about either."""
+    part for a real input), so that rules need not care about either. (It calls `bind`:
+    a primitive object's ``__call__`` costs CPython an interpreter loop of its own.)"""
     g = as_array(g)
     g_shape = tuple(g.shape)
     if g_shape != shape:
@@ -267,14 +295,14 @@ def fit_cotangent(g: Any, shape: tuple, dtype: Any) -> Array:
         axes = tuple(range(lead)) + tuple(
             lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
         if axes:  # one sum over the broadcast axes, then put back the kept 1s
-            g = reduce_sum(g, axis=axes, keepdims=False)
+            g = bind(reduce_sum, (g,), {"axis": axes, "keepdims": False})
         if tuple(g.shape) != shape:
-            g = reshape(g, shape=shape)
+            g = bind(reshape, (g,), {"shape": shape})
     if g.dtype != dtype:
         if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
-            g = real(g)
+            g = bind(real, (g,), NO_PARAMS)
         if g.dtype != dtype:
-            g = convert_element_type(g, new_dtype=np.dtype(dtype))
+            g = bind(convert_element_type, (g,), {"new_dtype": np.dtype(dtype)})
     return g
 
 
@@ -356,7 +384,9 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             cts[var] = ct if cts[var] is None else cts[var] + ct
     if consume and isinstance(seeds, list):
         seeds.clear()  # consumed: each cotangent can go once the pass is done with it
-    depth = _backward_depth.set(_backward_depth.get() + 1)
+    cell = _thread_phase.cell
+    outer = cell.value  # "backward" in a backward pass's own rules (double backward)
+    cell.value = "backward"
     try:
         for rec in reversed(records):
             if rec.prim.multiple_results:
@@ -372,7 +402,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
             if consume:
                 rec.saved = rec.out = None
     finally:
-        _backward_depth.reset(depth)
+        cell.value = outer
     return cts
 
 

@@ -15,7 +15,7 @@ from funcgrad.array import Array
 from funcgrad.core import Primitive, bind
 from funcgrad.dtypes import EXTENDED_FLOATS
 from .tape import (Record, Residual, Tape, _accumulate_input_cotangents, _backward_depth,
-                   aval_of, build_record)
+                   aval_of, build_record, phase_cell)
 
 __all__ = ["record_primitive", "CallTape"]
 
@@ -51,7 +51,8 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
     tape.out_aval = (out.shape, d) if traced else None
     tape.is_complex = is_complex
     if traced and mask and prim.differentiable:
-        tape.record = build_record(prim, params, args, in_vars, mask, (k,), out)
+        tape.record = build_record(prim, params, args, in_vars, mask, (k,), out,
+                                   phase=phase_cell().value)
         n = len(args)
         tape.reads = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
     else:

@@ -65,6 +65,19 @@ def _binary(f: Any, reflected: bool) -> Any:
     return op
 
 
+def _unary(f: Any) -> Any:
+    """A unary operator method (``-x``, ``abs(x)``...): a primitive goes to `bind` directly,
+    as `_binary`'s do (through `_method` it would cost two calls more, one of them a call
+    of the primitive object, which CPython runs in a new interpreter loop)."""
+    if isinstance(f, Primitive):
+        def op(x: Array) -> Any:
+            return bind(f, (x,), NO_PARAMS)
+        op.__name__ = f.name
+        op.__doc__ = f.__doc__
+        return op
+    return _method(f)
+
+
 def _method(f: Any) -> Any:
     def method(self: Array, *args: Any, **kwargs: Any) -> Any:
         kwargs.pop("out", None)  # numpy passes out=None through np.sum(x) and friends
@@ -85,7 +98,7 @@ def install(ns: Any) -> None:
         if (name, fn) not in _COMPARISONS:
             setattr(Array, f"__r{name}__", _binary(f, True))
     for name, fn in _UNARY:
-        setattr(Array, f"__{name}__", _method(getattr(ns, fn)))
+        setattr(Array, f"__{name}__", _unary(getattr(ns, fn)))
     for name, fn in _PROPERTIES.items():
         setattr(Array, name, property(getattr(ns, fn)))
 

@@ -45,7 +45,10 @@ def in_float32(fn: Any, dtype: np.dtype, *xs: Any, **kwargs: Any) -> Any:
 
 
 def matmul(x: Any, y: Any) -> Any:
-    low = low_precision_dtype(x, y)
+    # only 2-byte operands can be 16-bit floats: most products skip the call (it would cost
+    # more than the product's own bookkeeping on small matrices)
+    low = (low_precision_dtype(x, y) if getattr(x, "itemsize", 0) == 2 or
+           getattr(y, "itemsize", 0) == 2 else None)
     if low is not None:
         return in_float32(matmul, low, x, y)
     try:
@@ -69,7 +72,8 @@ def matmul_tn(a: Any, b: Any, layout: str = "C") -> Any:
     out column-major, the transpose's VJP hands ``w`` a row-major gradient and an update
     ``w - lr * grad`` runs on matching layouts (mixed ones are ~10x slower). PyTorch keeps
     this layout contract too (from mat2's strides)."""
-    low = low_precision_dtype(a, b)
+    low = (low_precision_dtype(a, b) if getattr(a, "itemsize", 0) == 2 or
+           getattr(b, "itemsize", 0) == 2 else None)  # (as in `matmul`)
     if low is not None:
         return in_float32(matmul_tn, low, a, b, layout=layout)
     if layout == "F":
