@@ -14,8 +14,8 @@ from typing import Any, Callable, Sequence
 from funcgrad.array import Array
 from funcgrad.core import Primitive, bind
 from funcgrad.dtypes import EXTENDED_FLOATS
-from .tape import (Record, Residual, Tape, _accumulate_input_cotangents, _backward_depth,
-                   aval_of, build_record, phase_cell)
+from .tape import (Record, Residual, Tape, _accumulate_input_cotangents, aval_of,
+                   build_record, phase_cell)
 
 __all__ = ["record_primitive", "CallTape"]
 
@@ -100,11 +100,13 @@ class CallTape(Tape):
         g = cotangents[0]
         if rec is None or g is None:
             return cts
-        depth = _backward_depth.set(_backward_depth.get() + 1)
+        cell = phase_cell()
+        outer = cell.value  # "backward" already when this runs inside a backward pass
+        cell.value = "backward"
         try:
             _accumulate_input_cotangents(rec, g, cts, self.avals)
         finally:
-            _backward_depth.reset(depth)
+            cell.value = outer
         if consume:
             rec.saved = rec.out = None
         return cts
