@@ -13,6 +13,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _factories
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
@@ -34,6 +35,7 @@ def _where(cond: Tensor, a: Tensor, b: Any) -> Tensor:
     return FUNCTIONS["where"](cond, a, b)
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Tensor:
@@ -47,6 +49,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _reduce_tensor(loss, reduction)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
@@ -59,6 +62,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce_tensor(margin_part + self_part, reduction)
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           size_average: Any = None, reduce: Any = None,
                           reduction: str = "mean") -> Tensor:
@@ -104,6 +108,7 @@ def _triplet(anchor: Tensor, positive: Tensor, negative: Tensor, distance: Calla
     return _reduce_tensor((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average: Any = None, reduce: Any = None,
@@ -129,6 +134,7 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
                     margin, swap, reduction)
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
                      full: bool = False, size_average: Any = None, eps: float = 1e-8,
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
@@ -175,6 +181,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any, full: bool = Fals
     return _reduce_tensor(loss, reduction)
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-y x))."""
@@ -210,6 +217,7 @@ def _class_targets(input: Tensor, target: Tensor) -> tuple:
     return x, host(target).astype(np.int64)
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: Any = None,
                       reduce: Any = None, reduction: str = "mean") -> Tensor:
@@ -244,6 +252,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce_tensor(loss, reduction)
 
 
+@autocast_op("multilabel_margin_loss")
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
                            reduce: Any = None, reduction: str = "mean") -> Tensor:
     """For each sample, the sum over its target classes j (the entries of ``target`` up to

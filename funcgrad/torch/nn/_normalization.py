@@ -7,7 +7,9 @@ come from the mean/var/sqrt rules. In training, batch_norm also returns the batc
 and variance from the same op and updates the running statistics in place, outside
 autograd: ``running = (1 - momentum) * running + momentum * batch`` with the unbiased
 variance, as PyTorch does. rms_norm is PyTorch's composition of tensor ops (its output
-node is ``MulBackward0``).
+node is ``MulBackward0``). For float16 and bfloat16 inputs every norm computes in float32
+and rounds its result once, as PyTorch's kernels accumulate in float32: statistics in a
+16-bit float lose the digits a row of nearly equal values is normalised by.
 """
 from __future__ import annotations
 
@@ -17,13 +19,29 @@ from typing import Any, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.dtypes import LOW_FLOATS
 from funcgrad.torch._dispatch import apply
+from funcgrad.torch._dtypes import bfloat16, float16
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn._common import array_of, shape_list
 from funcgrad.torch._autocast import autocast_op
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"]
+
+
+def _in_float32(f: Any) -> Any:
+    """``f`` on arrays, computed in float32 when its first input is a 16-bit float; its
+    first output is cast back to that dtype (the others, statistics, stay float32)."""
+    def run(x: Any, *rest: Any) -> Any:
+        low = np.dtype(x.dtype)
+        if low not in LOW_FLOATS:
+            return f(x, *rest)
+        out = f(x.astype(np.float32), *[a.astype(np.float32) for a in rest])
+        if isinstance(out, tuple):
+            return (out[0].astype(low), *out[1:])
+        return out.astype(low)
+    return run
 
 
 def _normalise(x: Any, axes: tuple, eps: float) -> tuple:
@@ -84,12 +102,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             y = fnp.true_divide(fnp.subtract(x, fnp.reshape(rm, shape)),
                                 fnp.sqrt(fnp.add(fnp.reshape(rv, shape), eps)))
             return _affine(y, split(wb), shape)
-        return apply("NativeBatchNormBackward0", f_eval, [input, *present])
+        return apply("NativeBatchNormBackward0", _in_float32(f_eval), [input, *present])
 
     def f_train(x: Any, *wb: Any) -> tuple:
         y, mean, var = _normalise(x, axes, eps)
         return _affine(y, split(wb), shape), fnp.reshape(mean, (-1,)), fnp.reshape(var, (-1,))
-    out, mean, var = apply("NativeBatchNormBackward0", f_train, [input, *present], multi=True)
+    out, mean, var = apply("NativeBatchNormBackward0", _in_float32(f_train), [input, *present],
+                           multi=True)
     if running_mean is not None or running_var is not None:
         n = math.prod(input.shape) // channels
         with grad_mode.no_grad():
@@ -142,7 +161,8 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     shape, axes = _normalized_axes(input, normalized_shape, "*, ")
     present, split = _optional_inputs(weight, bias)
     return apply("NativeLayerNormBackward0",
-                 lambda x, *wb: _affine(_normalise(x, axes, eps)[0], split(wb), shape),
+                 _in_float32(lambda x, *wb: _affine(_normalise(x, axes, eps)[0], split(wb),
+                                                    shape)),
                  [input, *present])
 
 
@@ -165,16 +185,20 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         grouped = fnp.reshape(x, (n, num_groups, -1))
         y = fnp.reshape(_normalise(grouped, (2,), eps)[0], x.shape)
         return _affine(y, split(wb), affine_shape)
-    return apply("NativeGroupNormBackward0", f, [input, *present])
+    return apply("NativeGroupNormBackward0", _in_float32(f), [input, *present])
 
 
 @autocast_op("rms_norm")
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x ** 2) + eps) over the last axes, times weight; ``eps`` defaults to
-    the machine epsilon of the input's dtype."""
+    the machine epsilon of the dtype it is computed in (float32 for 16-bit inputs)."""
     shape, axes = _normalized_axes(input, normalized_shape, "*")
+    low = input.dtype in (float16, bfloat16)
+    x = input.float() if low else input
     if eps is None:
-        eps = float(np.finfo(str(input.dtype).replace("torch.", "")).eps)
-    out = input * input.pow(2).mean(axes, keepdim=True).add(eps).rsqrt()
+        eps = float(np.finfo(str(x.dtype).replace("torch.", "")).eps)
+    out = x * x.pow(2).mean(axes, keepdim=True).add(eps).rsqrt()
+    if low:
+        out = out.type_as(input)
     return out if weight is None else out * weight
