@@ -29,6 +29,7 @@ from funcgrad.primitives.binary import (
     logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift, nextafter,
     heaviside, ldexp, gcd, lcm)
 from funcgrad.primitives.bessel import i0
+from funcgrad import numpy as fnp
 
 __all__ = [
     "negative", "positive", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
@@ -163,7 +164,6 @@ def fmin(x1: Any, x2: Any) -> Array:
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """x where condition holds, else y; ``where(condition)`` is ``nonzero(condition)``."""
     if x is None and y is None:
-        from funcgrad import numpy as fnp
         return fnp.nonzero(condition)
     if x is None or y is None:
         raise ValueError("where takes either only the condition or all of condition, x "

@@ -21,6 +21,7 @@ from funcgrad.primitives.indexing import NO_INDEX, Index, Ref, Slice
 from funcgrad.numpy._creation import asarray, astype
 from funcgrad.numpy._reductions import normalize_axis_tuple
 from funcgrad.numpy._shape import broadcast_to, expand_dims, ravel, stack
+import funcgrad.numpy as fnp
 
 __all__ = ["getitem", "index_update", "parse_index", "take", "take_along_axis", "nonzero",
            "argwhere", "flatnonzero"]
@@ -141,7 +142,6 @@ def index_update(x: Any, idx: Any, values: Any, mode: str) -> Array:
     """``x.at[idx].<mode>(values)`` for mode set, add, multiply, divide, min or max: a new
     Array (x is unchanged). ``add`` accumulates repeated indices; ``set`` keeps the last
     write; the others need unique indices."""
-    import funcgrad.numpy as fnp
     x = asarray(x)
     index, stacked = parse_index(idx, x)
     values = asarray(values)

@@ -13,6 +13,8 @@ on top: see `funcgrad.torch._tensor` and `funcgrad.torch._storage`.
 import builtins as _builtins
 import math as _math
 
+import numpy as np
+
 from funcgrad.torch import _dtypes
 from funcgrad.torch import autograd  # first: _tensor needs autograd.grad_mode and .node
 from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_default_dtype,
@@ -88,7 +90,6 @@ def can_cast(from_: dtype, to: dtype) -> "bool":
 
 def isclose(input: Tensor, other: Tensor, rtol: "float" = 1e-05, atol: "float" = 1e-08,
             equal_nan: "bool" = False) -> Tensor:
-    import numpy as np
     return tensor(np.isclose(input._host(), other._host(), rtol, atol, equal_nan))
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from funcgrad.torch._conversions import CONVERSIONS
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._factories import full_like
 
 __all__ = ["install"]
 
@@ -47,12 +48,10 @@ def _rsub(self: Tensor, other: Any) -> Tensor:
 
 
 def _rfloordiv(self: Tensor, other: Any) -> Tensor:
-    from funcgrad.torch._factories import full_like
     return FUNCTIONS["floor_divide"](full_like(self, other), self)
 
 
 def _rmod(self: Tensor, other: Any) -> Tensor:
-    from funcgrad.torch._factories import full_like
     return FUNCTIONS["remainder"](full_like(self, other), self)
 
 

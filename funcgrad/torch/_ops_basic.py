@@ -30,6 +30,7 @@ from funcgrad.torch._inplace import inplace as _inplace
 from funcgrad.torch._out import accepting_out
 from funcgrad.torch._tensor import Tensor, _type_word
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._factories import tensor
 
 __all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
            "cast", "to"]
@@ -163,7 +164,6 @@ def operand(x: Any) -> Any:
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, (np.ndarray, list)):
-        from funcgrad.torch._factories import tensor
         return tensor(x)
     raise TypeError(f"unsupported operand type {type(x).__name__!r} for a tensor op; use a "
                     "tensor or a Python number")

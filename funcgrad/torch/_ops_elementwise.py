@@ -19,6 +19,7 @@ from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import (FUNCTIONS, METHODS, Spec, _direct, cast, np_fn, op,
                                        operand, result_type, sp_fn)
 from funcgrad.torch._tensor import Tensor, _type_word
+from funcgrad.torch._ops_reduce import nonzero
 
 __all__ = ["UNARY", "where", "conj", "real", "imag", "view_as_real", "view_as_complex",
            "equal"]
@@ -288,7 +289,6 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     """``torch.where(condition, input, other)``; ``torch.where(condition)`` is
     ``nonzero(condition, as_tuple=True)``."""
     if input is None and other is None:
-        from funcgrad.torch._ops_reduce import nonzero
         return nonzero(condition, as_tuple=True)
     return apply(*_where_spec(input, condition, other)[:3])
 

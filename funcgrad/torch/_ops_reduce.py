@@ -7,6 +7,7 @@ indices return PyTorch's named tuples (``torch.return_types.max(values=..., indi
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -18,6 +19,7 @@ from funcgrad.primitives import reductions as reduction_prims
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, np_fn, op, sp_fn
 from funcgrad.torch._tensor import Tensor, _type_word
+from funcgrad.torch._factories import tensor
 
 __all__ = ["return_types", "nonzero", "max", "min"]
 
@@ -291,7 +293,6 @@ def _log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Sp
 
 def _softmax_dim(input: Tensor, dim: int | None) -> int | None:
     if dim is None:  # PyTorch's legacy implicit choice (with a warning)
-        import warnings
         warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
                       "call to include dim=X as an argument.", UserWarning, stacklevel=4)
         dim = 0 if input.ndim in (0, 1, 3) else 1
@@ -360,7 +361,6 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """Indices of the non-zero elements: an (n, ndim) int64 tensor, or a tuple per dim."""
-    from funcgrad.torch._factories import tensor
     if input.is_meta:
         raise dynamic_shape_error("nonzero")
     idx = np.nonzero(input._host())

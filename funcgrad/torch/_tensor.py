@@ -30,6 +30,9 @@ from funcgrad.torch.autograd import forward_ad, grad_mode
 from funcgrad.torch.autograd.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
                                           NO_GRAD_VIEW_ERROR, NO_GRAD_VIEW_WRITTEN_ERROR,
                                           VIEW_OF_LEAF_ERROR, add_hook)
+import funcgrad.numpy as fnp
+from funcgrad.viz.html import tensor_html
+from funcgrad.torch._tensor_str import tensor_repr
 
 __all__ = ["Tensor", "ViewOf", "make", "is_tensor", "tensors_in"]
 
@@ -133,7 +136,7 @@ class Tensor:
 
     def __init__(self, *args: Any) -> None:
         """Legacy constructor: ``Tensor(2, 3)`` (zeros of that size) or ``Tensor(data)``."""
-        from funcgrad.torch import _factories
+        from funcgrad.torch import _factories  # imported late: a cycle at import time
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
             src = _factories.tensor(args[0], dtype=D.get_default_dtype())
         else:
@@ -356,13 +359,11 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:
-        from funcgrad.torch._tensor_str import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
 
     def _repr_html_(self) -> str:
-        from funcgrad.viz.html import tensor_html
         return tensor_html(self)
 
     def __reduce_ex__(self, protocol: int) -> tuple:
@@ -539,7 +540,7 @@ class Tensor:
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulate d(self)/d(leaf) into the ``.grad`` of the leaves (or of ``inputs``)."""
-        from funcgrad.torch.autograd.engine import backward
+        from funcgrad.torch.autograd.engine import backward  # imported late: a cycle at import time
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
@@ -687,5 +688,4 @@ def _type_word(d: D.dtype) -> str:
 
 
 def _rebuild(cls: type, values: np.ndarray, requires_grad: bool) -> Tensor:
-    import funcgrad.numpy as fnp
     return make(fnp.asarray(values), requires_grad, cls=cls)

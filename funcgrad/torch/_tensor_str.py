@@ -15,6 +15,7 @@ import numpy as np
 
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch.autograd import forward_ad
+from funcgrad.core import Tracer
 
 __all__ = ["tensor_repr", "set_printoptions", "PRINT_OPTS"]
 
@@ -178,8 +179,7 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
 
 
 def tensor_repr(t: Any) -> str:
-    from funcgrad.core import Tracer
-    from funcgrad.torch.nn.parameter import Parameter
+    from funcgrad.torch.nn.parameter import Parameter  # imported late: a cycle at import time
     data = t._a
     tangent = forward_ad.tangent_of(t) if isinstance(data, Tracer) else None
     meta = t.is_meta

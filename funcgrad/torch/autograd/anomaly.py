@@ -7,6 +7,7 @@ warns with that stack before re-raising; when one returns NaN it raises
 """
 from __future__ import annotations
 
+import functools
 import traceback
 import warnings
 from typing import Any
@@ -63,7 +64,6 @@ class detect_anomaly:
         _mode["enabled"], _mode["check_nan"] = self.prev
 
     def __call__(self, func: Any) -> Any:
-        import functools
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:

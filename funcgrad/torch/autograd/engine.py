@@ -18,11 +18,14 @@ import heapq
 import itertools
 from typing import Any, Sequence
 
+import numpy as np
+
 import funcgrad.numpy as fnp
 from funcgrad.dtypes import is_floating
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import anomaly, grad_mode, profiler
 from funcgrad.torch.autograd.node import AccumulateGrad, GraphRoot, Node
+from funcgrad.torch import _factories
 
 __all__ = ["backward", "grad", "run_backward"]
 
@@ -116,7 +119,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
     result = run_backward(outputs, grads, retain_graph, create_graph, inputs_t,
                           allow_unused=allow_unused, accumulate=False)
     if materialize_grads:
-        from funcgrad.torch import _factories
         result = tuple(r if r is not None else _factories.zeros_like(x)
                        for r, x in zip(result, inputs_t))
     return result
@@ -224,7 +226,6 @@ def _call_anomaly(node: Node, grads: list, create_graph: bool) -> list:
         anomaly.warn_forward_trace(node)
         raise
     if anomaly.is_anomaly_check_nan_enabled():
-        import numpy as np
         for i, o in enumerate(outputs):
             if o is not None and np.isnan(o._host()).any():
                 anomaly.warn_forward_trace(node)

@@ -13,12 +13,16 @@ backward that must not be.
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable
+
+import numpy as np
 
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import forward_ad, grad_mode
 from funcgrad.torch.autograd.node import (FREED_ERROR, LEAF_INPLACE_ERROR, Node, SavedRef,
                                           node_class)
+from funcgrad.torch._dispatch import zeros_of
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable",
            "InplaceFunction"]
@@ -118,7 +122,6 @@ class BackwardCFunction(Node, FunctionCtx):
 
     # -- backward ----------------------------------------------------------------------------
     def apply(self, grads: list, create_graph: bool) -> list:
-        from funcgrad.torch._dispatch import zeros_of
         full = []
         for entry in self._out_layout:  # None, or (output slot or None, meta)
             if entry is None:
@@ -161,7 +164,6 @@ class BackwardCFunction(Node, FunctionCtx):
         if tuple(g.shape) != shape:
             lead = g.ndim - len(shape)
             try:
-                import numpy as np
                 if np.broadcast_shapes(shape, tuple(g.shape)) != tuple(g.shape):
                     raise ValueError
                 axes = tuple(range(lead)) + tuple(lead + j for j, s in enumerate(shape)
@@ -201,7 +203,6 @@ class Function(FunctionCtx):
                                   "__module__": "torch.autograd.function"})
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        import warnings
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd "
                       "functions are all static, so you should invoke them on the class "
                       "itself. Instantiating an autograd function will raise an error in a "

@@ -17,6 +17,7 @@ import numpy as np
 
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd.engine import grad as autograd_grad
+import funcgrad.numpy as fnp
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -34,7 +35,6 @@ def _diff_outputs(outputs: tuple) -> list:
 
 
 def _to_tensor(values: np.ndarray) -> Tensor:
-    import funcgrad.numpy as fnp
     return make(fnp.asarray(values))
 
 
@@ -48,7 +48,6 @@ def _evaluate(func: Callable, inputs: tuple) -> list:
 
 def _perturbed(func: Callable, inputs: tuple, x: Tensor, delta: np.ndarray) -> list:
     """Outputs of ``func`` with ``x`` replaced in place by ``x + delta``."""
-    import funcgrad.numpy as fnp
     old = x._a
     x._a = fnp.asarray((x._host() + delta).astype(old.dtype))
     try:

@@ -19,6 +19,8 @@ from typing import Any, Callable, Iterator
 
 from funcgrad.torch import _storage
 from funcgrad.torch.autograd.node import Node
+from funcgrad.torch._tensor import Tensor
+from funcgrad.array import Array
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "memory_summary", "saved_bytes", "current_hooks"]
@@ -98,7 +100,6 @@ def pack_tape(tape: Any, hooks: tuple, known: dict, only: int | None = None) -> 
     key, what `unpacked` needs). Each array goes through the pack hook once; ``known`` maps
     id(array) to the tensor the user knows it as (inputs, outputs), other arrays are
     wrapped in new tensors."""
-    from funcgrad.array import Array
     from funcgrad.torch._tensor import make  # the tensor module imports this one
     pack, unpack = hooks
     packed: dict = {}
@@ -140,7 +141,6 @@ def _node_arrays(node: Node) -> list:
 
 
 def _walk(roots: Any) -> list:
-    from funcgrad.torch._tensor import Tensor
     stack = [r.grad_fn if isinstance(r, Tensor) else r for r in roots]
     seen: dict = {}
     while stack:

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from funcgrad.torch.autograd import anomaly, grad_mode
+from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
            "node_class", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR",
@@ -264,7 +265,6 @@ class SavedRef:
         holding this ref) saved it."""
         if self.vc.v == self.version:
             return
-        from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
         shape, dtype, dev = meta_of(self.array)
         dtype = to_torch_dtype(dtype)
         t = self.tensor() if isinstance(self.tensor, weakref.ref) else self.tensor

@@ -10,6 +10,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from funcgrad.torch._tensor import Tensor
+
 __all__ = ["Variable"]
 
 
@@ -25,7 +27,6 @@ class Variable(metaclass=_VariableMeta):
     def __new__(cls, data: Any = None, requires_grad: bool = False,
                 volatile: bool = False) -> Any:
         from funcgrad.torch import _factories  # _factories imports autograd: import late
-        from funcgrad.torch._tensor import Tensor
         if volatile:
             warnings.warn("volatile was removed and now has no effect. Use `with "
                           "torch.no_grad():` instead.", UserWarning, stacklevel=2)

@@ -20,6 +20,7 @@ import numpy as np
 
 from funcgrad.primitives.kernels.collectives import (Transport, register_axis,
                                                      unregister_axis)
+from funcgrad.distributed.world import default_timeout, world
 
 __all__ = ["ReduceOp", "Backend", "ProcessGroup", "GroupMember", "group",
            "init_process_group", "destroy_process_group", "is_initialized", "new_group",
@@ -194,7 +195,6 @@ def init_process_group(backend: Any = None, init_method: str | None = None,
     """Start the default process group over the MPI job (launch it with
     ``python -m funcgrad.distributed.run -n N script.py``). ``init_method`` and ``store``
     are accepted for compatibility: MPI's launcher does the rendezvous."""
-    from funcgrad.distributed.world import default_timeout, world
     if _state["default"] is not None:
         raise ValueError("trying to initialize the default process group twice!")
     name = _check_backend(backend)

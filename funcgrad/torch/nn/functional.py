@@ -36,6 +36,7 @@ from funcgrad.torch.nn._normalization import *  # noqa: F401,F403
 from funcgrad.torch.nn._pooling import *  # noqa: F401,F403
 from funcgrad.torch.nn._sparse import *  # noqa: F401,F403
 from funcgrad.torch._autocast import autocast_op
+from funcgrad.torch._factories import tensor as make_tensor
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "elu",
            "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "one_hot", "normalize",
@@ -142,7 +143,6 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    from funcgrad.torch._factories import tensor as make_tensor
     t = tensor._host()
     n = int(t.max()) + 1 if num_classes == -1 else num_classes
     return make_tensor((t[..., None] == np.arange(n)).astype(np.int64), dtype=D.int64,

@@ -16,6 +16,7 @@ from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import add_hook
 from funcgrad.torch.nn.parameter import Buffer, Parameter
+from funcgrad.torch import _dtypes as D
 
 __all__ = ["Module", "zero_grads"]
 
@@ -330,15 +331,12 @@ class Module:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
     def float(self) -> "Module":
-        from funcgrad.torch import _dtypes as D
         return self._float_apply(D.float32)
 
     def double(self) -> "Module":
-        from funcgrad.torch import _dtypes as D
         return self._float_apply(D.float64)
 
     def half(self) -> "Module":
-        from funcgrad.torch import _dtypes as D
         return self._float_apply(D.float16)
 
     # -- state -----------------------------------------------------------------------------

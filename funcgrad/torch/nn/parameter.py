@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch._factories import empty
 
 __all__ = ["Parameter", "Buffer"]
 
@@ -16,7 +17,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
         if data is None:
-            from funcgrad.torch._factories import empty
             data = empty(0)
         data._own()
         p = make(data._a, cls=cls, vc=data._vc)

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from funcgrad.torch.futures import Future
 from .agent import Agent, WorkerInfo
+from funcgrad.distributed.world import world
 
 __all__ = ["init_rpc", "shutdown", "rpc_sync", "rpc_async", "remote", "RRef", "WorkerInfo",
            "get_worker_info", "BackendType", "TensorPipeRpcBackendOptions", "is_available"]
@@ -59,7 +60,6 @@ def _agent() -> Agent:
 def init_rpc(name: str, backend: Any = None, rank: int = -1, world_size: int | None = None,
              rpc_backend_options: TensorPipeRpcBackendOptions | None = None) -> None:
     """Join the RPC group as worker ``name`` (every process of the job must call it)."""
-    from funcgrad.distributed.world import world
     if _state["agent"] is not None:
         raise RuntimeError("RPC is already initialized")
     if backend is not None and not isinstance(backend, BackendType):

@@ -5,13 +5,13 @@ from typing import Iterable
 
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._ops_shape import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """All parameters, flattened and concatenated (differentiable)."""
-    from funcgrad.torch._ops_shape import cat
     return cat([p.reshape(-1) for p in parameters])
 
 
