@@ -212,6 +212,21 @@ def test_the_launcher_builds_an_mpiexec_command(capsys):
         run.main(["-n", "0", "--mpiexec", "/bin/true", "train.py"])
 
 
+def test_the_launcher_gives_each_of_several_ranks_one_thread_as_torchrun(capsys):
+    """Several ranks without OMP_NUM_THREADS get 1 each, with torchrun's warning; a value
+    the user set, or a single rank, is left alone."""
+    from funcgrad.distributed import run
+    parse = run._parser().parse_args
+    env = run.rank_environment(parse(["-n", "2", "train.py"]), {"PATH": "/bin"})
+    assert env["OMP_NUM_THREADS"] == "1" and env["MASTER_PORT"] == "29500"
+    assert ("Setting OMP_NUM_THREADS environment variable for each process to be 1 in "
+            "default, to avoid your system being overloaded") in capsys.readouterr().err
+    assert run.rank_environment(parse(["-n", "2", "train.py"]),
+                                {"OMP_NUM_THREADS": "4"})["OMP_NUM_THREADS"] == "4"
+    assert "OMP_NUM_THREADS" not in run.rank_environment(parse(["-n", "1", "train.py"]), {})
+    assert capsys.readouterr().err == ""
+
+
 @needs_mpi
 def test_the_examples_run_under_the_launcher(tmp_path):
     """Each of examples/distributed (process groups, all_reduce, broadcast, scatter and

@@ -10,6 +10,11 @@ machine (``-launcher fork``) and on the loopback interface (``-iface lo``); more
 cores are fine (oversubscription). The exit status is mpiexec's: 0 when every rank
 succeeded. ``--timeout SECONDS`` sets the watchdog's limit per operation
 (FUNCGRAD_DISTRIBUTED_TIMEOUT). ``--dry-run`` prints the mpiexec command.
+
+As torchrun does, more than one rank without ``OMP_NUM_THREADS`` in the environment gets
+``OMP_NUM_THREADS=1`` on every rank, with torchrun's warning: N ranks each running as many
+BLAS threads as there are cores would overload the machine (numpy's OpenBLAS reads the
+variable too). Set it yourself to choose another number.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import subprocess
 import sys
 from typing import Sequence
 
-__all__ = ["main", "mpiexec_command", "find_mpiexec"]
+__all__ = ["main", "mpiexec_command", "find_mpiexec", "rank_environment"]
 
 
 def find_mpiexec() -> str:
@@ -102,17 +107,36 @@ def mpiexec_command(options: argparse.Namespace) -> list[str]:
     return cmd + worker + [options.target, *options.args]
 
 
+_THREADS_WARNING = (
+    "*****************************************\n"
+    "Setting OMP_NUM_THREADS environment variable for each process to be {} in default, "
+    "to avoid your system being overloaded, please further tune the variable for optimal "
+    "performance in your application as needed. \n"
+    "*****************************************")
+
+
+def rank_environment(options: argparse.Namespace, environ: dict) -> dict:
+    """The environment every rank starts with: ``environ`` plus torchrun's rendezvous
+    variables, the watchdog's limit, and one OpenMP/BLAS thread per rank when several
+    ranks share the machine and the user did not say (torchrun's default and warning)."""
+    env = dict(environ)
+    env.update({"MASTER_ADDR": options.master_addr, "MASTER_PORT": str(options.master_port),
+                "FUNCGRAD_LAUNCHED": "1"})
+    if options.timeout is not None:
+        env["FUNCGRAD_DISTRIBUTED_TIMEOUT"] = str(options.timeout)
+    if "OMP_NUM_THREADS" not in env and options.nproc > 1:
+        env["OMP_NUM_THREADS"] = "1"
+        print(_THREADS_WARNING.format(1), file=sys.stderr, flush=True)
+    return env
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     options = _parser().parse_args(argv)
     cmd = mpiexec_command(options)
     if options.dry_run:
         print(shlex.join(cmd))
         return 0
-    env = dict(os.environ)
-    env.update({"MASTER_ADDR": options.master_addr, "MASTER_PORT": str(options.master_port),
-                "FUNCGRAD_LAUNCHED": "1"})
-    if options.timeout is not None:
-        env["FUNCGRAD_DISTRIBUTED_TIMEOUT"] = str(options.timeout)
+    env = rank_environment(options, os.environ)
     try:
         return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:  # mpiexec forwards the interrupt to the ranks itself
