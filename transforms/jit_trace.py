@@ -133,6 +133,13 @@ class JitTrace(RevTrace):
             self._values[t._var] = primal
         return t
 
+    def record(self, prim: Primitive, params: dict, primals: Sequence, in_vars: Sequence,
+               mask: int, out: Any) -> Any:
+        result = super().record(prim, params, primals, in_vars, mask, out)
+        if not prim.multiple_results and isinstance(out, Array):  # (`new_var` did the rest)
+            self._values[result._var] = out
+        return result
+
     def value_of(self, var: int) -> Any:
         """The value variable ``var`` has in this tracing (the first call's)."""
         if var in self._numbers:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from funcgrad.array import Array
 from funcgrad.core import Primitive, bind
 from funcgrad.dtypes import EXTENDED_FLOATS
-from .tape import (Record, Residual, Tape, _accumulate_input_cotangents, aval_of,
+from .tape import (Record, Residual, Tape, accumulate_input_cotangents, aval_of,
                    build_record, phase_cell)
 
 __all__ = ["record_primitive", "CallTape"]
@@ -104,7 +104,7 @@ class CallTape(Tape):
         outer = cell.value  # "backward" already when this runs inside a backward pass
         cell.value = "backward"
         try:
-            _accumulate_input_cotangents(rec, g, cts, self.avals)
+            accumulate_input_cotangents(rec, g, cts, self.avals)
         finally:
             cell.value = outer
         if consume:
