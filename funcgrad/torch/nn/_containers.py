@@ -43,6 +43,13 @@ class _ListMixin:
     def __len__(self) -> int:
         return len(getattr(self, self._store))
 
+    def __getitem__(self, idx: Any) -> Any:
+        """An item by position, or a container of the same kind for a slice."""
+        items = self._items()
+        if isinstance(idx, slice):
+            return type(self)(items[idx])
+        return items[_index(idx, len(items))]
+
 
 class Sequential(_ListMixin, Module):
     """Modules applied in order; index, slice, iterate, append, insert, pop like a list."""
@@ -122,12 +129,6 @@ class ModuleList(_ListMixin, Module):
         super().__init__()
         if modules is not None:
             self.extend(modules)
-
-    def __getitem__(self, idx: Any) -> Any:
-        items = self._items()
-        if isinstance(idx, slice):
-            return type(self)(items[idx])
-        return items[_index(idx, len(items))]
 
     def __setitem__(self, idx: int, module: Module) -> None:
         self.add_module(str(_index(idx, len(self))), module)
@@ -256,12 +257,6 @@ class ParameterList(_ListMixin, Module):
         super().__init__()
         if values is not None:
             self.extend(values)
-
-    def __getitem__(self, idx: Any) -> Any:
-        items = self._items()
-        if isinstance(idx, slice):
-            return type(self)(items[idx])
-        return items[_index(idx, len(items))]
 
     def __setitem__(self, idx: int, param: Any) -> None:
         self.register_parameter(str(_index(idx, len(self))), _as_parameter(param))
