@@ -272,7 +272,7 @@ def tile(A: Any, reps: Any) -> Array:
 
 def repeat(a: Any, repeats: Any, axis: Any = None) -> Array:
     """Each element repeated ``repeats`` times (an int, or one count per element)."""
-    from funcgrad.numpy._indexing import take  # imported late: a cycle at import time
+    from funcgrad.numpy._indexing import take  # late: _indexing imports this module
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -354,7 +354,7 @@ _PAD_MODES = ("constant", "empty", "edge", "reflect", "symmetric", "wrap")
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Array:
     """``array`` padded: mode 'constant' (``constant_values``), 'edge', 'reflect',
     'symmetric' or 'wrap' (with numpy's ``reflect_type='even'``)."""
-    from funcgrad.numpy._indexing import take  # imported late: a cycle at import time
+    from funcgrad.numpy._indexing import take  # late: _indexing imports this module
     a = asarray(array)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (a.ndim, 2))
     if (widths < 0).any():

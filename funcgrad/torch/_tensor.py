@@ -136,7 +136,7 @@ class Tensor:
 
     def __init__(self, *args: Any) -> None:
         """Legacy constructor: ``Tensor(2, 3)`` (zeros of that size) or ``Tensor(data)``."""
-        from funcgrad.torch import _factories  # imported late: a cycle at import time
+        from funcgrad.torch import _factories  # late: _factories imports this module
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
             src = _factories.tensor(args[0], dtype=D.get_default_dtype())
         else:
@@ -540,7 +540,8 @@ class Tensor:
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulate d(self)/d(leaf) into the ``.grad`` of the leaves (or of ``inputs``)."""
-        from funcgrad.torch.autograd.engine import backward  # imported late: a cycle at import time
+        # late: the engine imports this module
+        from funcgrad.torch.autograd.engine import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":

@@ -179,7 +179,8 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
 
 
 def tensor_repr(t: Any) -> str:
-    from funcgrad.torch.nn.parameter import Parameter  # imported late: a cycle at import time
+    # late: nn imports _tensor, which imports this module
+    from funcgrad.torch.nn.parameter import Parameter
     data = t._a
     tangent = forward_ad.tangent_of(t) if isinstance(data, Tracer) else None
     meta = t.is_meta
