@@ -37,6 +37,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.array import Array
+from . import compile_blocks as blocking
 from .tape import Record, Tape, aval_of
 
 __all__ = ["compile_tape", "Program", "EMITTERS", "Writer"]
@@ -290,11 +291,15 @@ class _Buffers:
         self.members[v] = {v}
         self.owned[v] = owned
 
+    def add_fresh(self, v: int) -> None:
+        """``v`` is a new buffer of the program's own."""
+        self._new(v, True)
+
     def add(self, step: _Step) -> None:
         """Record a step's outputs: fresh ones own their memory, others may view any
         array input (conservatively, all of them)."""
         if _fresh(step):
-            self._new(step.outs[0], True)
+            self.add_fresh(step.outs[0])
             return
         viewed = [r[1] for r in step.ins if r[0] == "v" and r[1] in self.group]
         for v in step.outs:
@@ -403,14 +408,34 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
     """The lines of ``steps``, then ``return`` of ``outputs``. ``owned``: input variables
     whose buffers may be overwritten (donated); ``outer``: variables of an enclosing
     program (read by a nested one), never deleted here."""
+    steps, blocks = blocking.schedule(steps, var_avals)
+    starts = {b.start: b for b in blocks}
     last = _last_uses(steps, outputs)
     buffers = _Buffers(owned)
 
     def name(r: tuple) -> str:
         return f"v{r[1]}" if r[0] == "v" else w.const(r[1])
 
+    def names(step: _Step) -> list:
+        return _typed_numbers(w, step, [name(r) for r in step.ins], var_avals)
+
+    block_end = 0
     for k, step in enumerate(steps):
-        ins = _typed_numbers(w, step, [name(r) for r in step.ins], var_avals)
+        if k in starts:
+            block = starts[k]
+            block_end = block.stop
+            members = steps[k:block_end]
+            for v in blocking.write_block(w, block, steps, [names(s) for s in members],
+                                          last, var_avals, indent):
+                buffers.add_fresh(v)
+            made = {v for s in members for v in s.outs}  # the others never exist
+            dead = sorted({r[1] for s in members for r in s.ins if r[0] == "v"
+                           and k <= last.get(r[1], -1) < block_end} - outer - made)
+            if dead:
+                w.emit(indent, "del " + ", ".join(f"v{v}" for v in dead))
+        if k < block_end:
+            continue
+        ins = names(step)
         outs = [f"v{v}" for v in step.outs]
         emitter = EMITTERS.get(step.rec.prim.name) if programs_of(step.rec) else None
         target = None
