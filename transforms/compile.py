@@ -20,7 +20,10 @@ The passes, in order:
   input buffer whose last use it is (never a program input unless donated, never an
   array another live value may view);
 - constants were folded while tracing: an operation on known values runs then, and enters
-  the program as a constant.
+  the program as a constant;
+- elementwise blocks (host programs): a run of ufunc calls on large arrays of one shape
+  runs chunk by chunk, its intermediate values in cache-sized scratch rows
+  (`compile_blocks`).
 Primitives that communicate (``effectful``) are never dropped or merged. Records with
 sub-programs (control flow) are written by their `EMITTERS`; a few small kernels are
 written out inline by `INLINE` (the same ufunc calls in the same order, with the
@@ -198,7 +201,8 @@ def _free_vars(rec: Record) -> set:
 class Writer:
     """Accumulates the generated source and its globals (implementations, constants)."""
 
-    def __init__(self) -> None:
+    def __init__(self, blocks: bool = False) -> None:
+        self.blocks = blocks  # whether elementwise runs may be blocked (host arrays)
         self.lines: list[str] = []
         self.globals: dict = {"np": np}
         self._names: dict = {}
@@ -408,7 +412,7 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
     """The lines of ``steps``, then ``return`` of ``outputs``. ``owned``: input variables
     whose buffers may be overwritten (donated); ``outer``: variables of an enclosing
     program (read by a nested one), never deleted here."""
-    steps, blocks = blocking.schedule(steps, var_avals)
+    steps, blocks = blocking.schedule(steps, var_avals) if w.blocks else (steps, [])
     starts = {b.start: b for b in blocks}
     last = _last_uses(steps, outputs)
     buffers = _Buffers(owned)
@@ -483,17 +487,19 @@ def write_function(w: Writer, sub: Tape, alias: dict, indent: str) -> str:
     return name
 
 
-def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int] = ()
-                 ) -> Program:
+def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int] = (),
+                 blocks: bool = False) -> Program:
     """The tape as a compiled `Program` taking the raw values of its inputs (Python
     numbers for ``weak_vars``) and returning those of its outputs. Inputs at the positions
-    ``donated`` may have their buffers reused."""
+    ``donated`` may have their buffers reused. ``blocks``: the inputs are host (numpy)
+    arrays, so that runs of elementwise calls on large arrays may run chunk by chunk
+    (`compile_blocks`)."""
     alias: dict = {}
     steps = simplify(tape.records, tape.var_avals, alias)
     outputs = [alias.get(v, ("v", v)) if v >= 0 else ("c", c)
                for v, c in zip(tape.out_vars, tape.out_consts)]
     steps = live_steps(steps, outputs)
-    w = Writer()
+    w = Writer(blocks)
     params = [f"v{v}" for v in tape.in_vars]
     w.emit("", f"def program({', '.join(params)}):")
     donated_vars = {tape.in_vars[k] for k in donated} - set(weak_vars)

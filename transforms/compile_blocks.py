@@ -25,9 +25,13 @@ to full arrays. The generated source reads::
 The results are bit-identical to the calls on whole arrays: every call is the same
 ufunc on the same elements in the same order, each element's value depends only on the
 elements at its position, and numpy's loops compute an element the same wherever it falls
-in an array (tests/test_jit_blocks.py checks that of every ufunc the blocks call, on this
-machine's SIMD loops, at misaligned offsets and with ragged tails). Chunks start at
-multiples of `CHUNK_ALIGN` elements, so a chunk has the alignment of its array.
+in an array and whether or not they write over an operand (tests/test_jit_blocks.py checks
+that of every ufunc the blocks call, on this machine's SIMD loops, at misaligned offsets,
+in place and with ragged tails). With one exception, which the chunks avoid: on one
+element, numpy multiplies (and squares) complex numbers in place with its scalar loop,
+which rounds differently from its SIMD loop; so no chunk has fewer than 2 elements (a last
+chunk of one is merged into the one before). Chunks start at multiples of `CHUNK_ALIGN`
+elements, so a chunk has the alignment of its array.
 
 `schedule` finds the blocks: it moves a call that cannot join a block (a reduction, a
 matmul) after the block when nothing in the block depends on it, so that, say, the loss
@@ -86,7 +90,7 @@ def _block_shape(step: Any, var_avals: list) -> tuple | None:
               and not rec.params):
         return None
     shape, dtype = var_avals[step.outs[0]]
-    if not shape or math.prod(shape) < BLOCK_MIN_SIZE or dtype.kind not in "biufc":
+    if not shape or math.prod(shape) < max(BLOCK_MIN_SIZE, 2) or dtype.kind not in "biufc":
         return None
     for r in step.ins:
         if r[0] == "v":
@@ -288,20 +292,25 @@ def _emit(w: Any, block: Block, head: list, body: list, slots: _Slots, n: int,
                    f"{chunk}")
     for line in head:
         w.emit(indent, line)
-    scratch = []
+    last = (n - 2) // chunk * chunk  # the last chunk's start: it has at least 2 elements
+    scratch = []  # (the rows' array for a chunk, the allocated one, the row names)
     for dtype, rows in slots.rows.items():
         s = w.local("S")
-        scratch.append((s, rows))
-        w.emit(indent, f"{s} = np.empty(({len(rows)}, {chunk}), {w.name_of(dtype, 'dt')})")
+        full = s if n - last <= chunk else w.local("W")  # a last chunk 1 longer
+        scratch.append((s, full, rows))
+        w.emit(indent, f"{full} = np.empty(({len(rows)}, {max(chunk, n - last)}), "
+                       f"{w.name_of(dtype, 'dt')})")
+        if full != s:
+            w.emit(indent, f"{s} = {full}[:, :{chunk}]")
     inner = indent + "    "
-    w.emit(indent, f"for _i in range(0, {n}, {chunk}):")
+    w.emit(indent, f"for _i in range(0, {last + 1}, {chunk}):")
     w.emit(inner, f"_j = _i + {chunk}")
-    if n % chunk:
-        w.emit(inner, f"if _j > {n}:")
+    if n - last != chunk:
+        w.emit(inner, f"if _i == {last}:  # the last chunk: the rest")
         w.emit(inner + "    ", f"_j = {n}")
-        for s, _ in scratch:
-            w.emit(inner + "    ", f"{s} = {s}[:, :{n % chunk}]")
-    for s, rows in scratch:
+        for s, full, _ in scratch:
+            w.emit(inner + "    ", f"{s} = {full}[:, :{n - last}]")
+    for s, _, rows in scratch:
         w.emit(inner, f"{', '.join(rows)}, = {s}")
     for line in body:
         w.emit(inner, line)
