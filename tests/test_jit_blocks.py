@@ -265,6 +265,27 @@ def test_donated_and_undonated_inputs(tiny_blocks):
         assert np.array_equal(np.asarray(fy), y)
 
 
+@pytest.mark.parametrize("shape", [(8,), (2, 4)])
+def test_a_donated_buffer_takes_the_blocks_result(tiny_blocks, shape):
+    """A donated argument whose last use is in the block receives the block's result (an
+    update in place, chunk by chunk: each chunk is read before it is written); an
+    undonated one never does. A 2-d one only if it has a flat view (C-contiguous):
+    a Fortran-ordered donated array gets a fresh result."""
+    def step(p, g):
+        return p - 0.1 * fnp.tanh(g) * p
+
+    p = np.linspace(-1.0, 1.0, 8).reshape(shape)
+    g = np.linspace(0.5, 2.0, 8).reshape(shape)
+    expected = step(p, g)
+    assert re.search(r"v\d+ = v0\b", source(step, p, g)) is None
+    donating = jit(step, donate_argnums=0)
+    assert re.search(r"v\d+ = v0\b", donating.lower(fnp.asarray(p), g).compile().source)
+    for layout in ("C", "F"):
+        for _ in range(2):
+            arg = fnp.asarray(np.array(p, order=layout))
+            assert_identical(expected, donating(arg, g), f"donated {layout} update")
+
+
 def test_a_non_elementwise_step_between_runs(tiny_blocks):
     """A matmul whose input comes from one run and whose result feeds another: two
     blocks, the matmul between them (it cannot move past the run that reads it)."""

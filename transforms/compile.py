@@ -420,6 +420,14 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
     def name(r: tuple) -> str:
         return f"v{r[1]}" if r[0] == "v" else w.const(r[1])
 
+    def claim(v: int, k: int, candidates: list) -> int | None:
+        """A dead input buffer (ours) block value ``v`` made at step ``k`` may take."""
+        for u in candidates:
+            if var_avals[u] == var_avals[v] and buffers.reusable(u, k, last):
+                buffers.take(u, v)
+                return u
+        return None
+
     def names(step: _Step) -> list:
         return _typed_numbers(w, step, [name(r) for r in step.ins], var_avals)
 
@@ -430,8 +438,9 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
             block_end = block.stop
             members = steps[k:block_end]
             for v in blocking.write_block(w, block, steps, [names(s) for s in members],
-                                          last, var_avals, indent):
-                buffers.add_fresh(v)
+                                          last, var_avals, claim, indent):
+                if v not in buffers.group:  # not written into a claimed input's buffer
+                    buffers.add_fresh(v)
             made = {v for s in members for v in s.outs}  # the others never exist
             dead = sorted({r[1] for s in members for r in s.ins if r[0] == "v"
                            and k <= last.get(r[1], -1) < block_end} - outer - made)

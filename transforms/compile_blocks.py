@@ -204,9 +204,12 @@ def _micro_ops(w: Any, step: Any, var_avals: list) -> list:
 
 
 def write_block(w: Any, block: Block, steps: list, names: list, last: dict,
-                var_avals: list, indent: str) -> set:
+                var_avals: list, claim: Callable, indent: str) -> set:
     """Write the loop of ``block`` (its steps' input source names ``names``, one list per
-    step); return its escaping values (used after it: written to full arrays)."""
+    step); return its escaping values (used after it: written to full arrays).
+    ``claim(v, k, candidates)``: the input among ``candidates`` whose buffer escaping
+    value ``v``, made by step ``k``, may be written into (its last use is at most ``k``:
+    each chunk of it is read before the same chunk of ``v`` is written), or None."""
     members = steps[block.start:block.stop]
     made = {v for s in members for v in s.outs}
     escaping = {v for v in made if last.get(v, -1) >= block.stop}
@@ -228,7 +231,10 @@ def write_block(w: Any, block: Block, steps: list, names: list, last: dict,
     slots = _Slots(w)
     where: dict = {}  # internal value -> its scratch row
     body: list[str] = []
+    read: list = []  # the block's inputs read so far (buffers an escaping value may take)
     for k, (step, ins) in zip(range(block.start, block.stop), zip(members, names)):
+        read += [r[1] for r in step.ins if r[0] == "v" and r[1] not in made
+                 and r[1] not in read]
         operands = []
         for r, src in zip(step.ins, ins):
             if r[0] == "v" and r[1] in where:
@@ -251,7 +257,14 @@ def write_block(w: Any, block: Block, steps: list, names: list, last: dict,
                 temps[dest] = slots.take(dest[2])
         if out_v in escaping:
             full = f"v{out_v}"
-            head.append(f"{full} = np.empty({block.shape!r}, {w.name_of(dtype, 'dt')})")
+            fresh = f"np.empty({block.shape!r}, {w.name_of(dtype, 'dt')})"
+            reused = claim(out_v, k, read)
+            if reused is None:
+                head.append(f"{full} = {fresh}")
+            elif len(block.shape) == 1:
+                head.append(f"{full} = v{reused}")
+            else:  # a flat view of it is needed to write it
+                head.append(f"{full} = v{reused} if v{reused}.flags.c_contiguous else {fresh}")
             out = f"{flat(out_v, full, len(block.shape))}[_i:_j]"
         else:
             out = _row_for(out_v, dtype, dying, temps, where, slots, var_avals)
