@@ -204,6 +204,22 @@ def test_gradient_of_a_large_chain_is_one_block_without_full_intermediates():
         assert np.array_equal(np.asarray(a), c), "an input was overwritten"
 
 
+def test_unblocked_backward_of_a_chain_allocates_nothing():
+    """Without blocks (a GPU program, or blocks off): the derivative of tanh computes in
+    the dead buffer of tanh's output, so the backward pass makes no new array; the
+    forward makes one per layer (``h * w``: every other value is alive)."""
+    x, ws, bs = chain_inputs(5000, 3)
+    lowered = jit(grad(chain)).lower(x, ws, bs)
+    text = funcgrad.transforms.compile.compile_tape(lowered.tape, blocks=False).source
+    calls = [line for line in text.splitlines() if re.search(r"\w+_?\d*\(", line)
+             and "del " not in line and "def " not in line and "return" not in line]
+    fresh = [line for line in calls if "out=" not in line]
+    assert len(fresh) == 3 and all("mul" in line for line in fresh), text
+    g = jit(grad(chain))
+    g(x, ws, bs)
+    assert_identical(grad(chain)(x, ws, bs), g(x, ws, bs), "chain gradient")
+
+
 def test_small_arrays_are_not_blocked():
     x, ws, bs = chain_inputs(1000, 3)
     assert "elementwise block" not in source(grad(chain), x, ws, bs)

@@ -50,6 +50,8 @@ EMITTERS: dict[str, Callable] = {}
 # prim name -> inliner(writer, step, input names, output name, var avals, indent): kernels
 # written out as ufunc calls (checked bit for bit against the kernel by the registry tests)
 INLINE: dict[str, Callable] = {}
+# prim name -> the input position whose dead buffer its inliner may compute in
+INLINE_REUSES: dict[str, int] = {}
 
 
 class Program:
@@ -327,6 +329,11 @@ class _Buffers:
         return (g is not None and self.owned[g]
                 and all(last.get(m, -1) <= k for m in self.members[g]))
 
+    def alone(self, v: int, among: list) -> bool:
+        """Whether no value in ``among`` but ``v`` itself shares ``v``'s memory."""
+        members = self.members[self.group[v]]
+        return not any(u != v and u in members for u in among)
+
     def take(self, v: int, out: int) -> None:
         """``out`` now lives in ``v``'s buffer."""
         g = self.group[v]
@@ -385,17 +392,34 @@ def _aval(ref: tuple, var_avals: list) -> tuple:
     return aval_of(ref[1])
 
 
+def _inline_target(step: _Step, k: int, var_avals: list, last: dict,
+                   buffers: _Buffers) -> int | None:
+    """For an `INLINE` kernel: its input (the ``INLINE_REUSES`` position) whose dead
+    buffer it may compute in, or None. Not one that another input views: the kernel's
+    later calls read that input after the first has written the buffer."""
+    position = INLINE_REUSES.get(step.rec.prim.name)
+    if position is None or position >= len(step.ins):
+        return None
+    r = step.ins[position]
+    out_aval = var_avals[step.outs[0]]
+    if (r[0] != "v" or var_avals[r[1]] != out_aval or math.prod(out_aval[0]) < REUSE_MIN_SIZE
+            or not buffers.reusable(r[1], k, last)):
+        return None
+    others = [o[1] for i, o in enumerate(step.ins) if i != position and o[0] == "v"]
+    return r[1] if r[1] not in others and buffers.alone(r[1], others) else None
+
+
 def _inline_tanh_backward(w: Writer, step: _Step, ins: list, out: str, var_avals: list,
-                          indent: str) -> None:
+                          indent: str, into: str | None = None) -> None:
     """``g * (1 - y*y)`` as `kernels.tanh_backward` computes it: from `REUSE_MIN_SIZE`
-    elements in one fresh buffer (``1 - d`` and the product written into ``d``), below it
-    in fresh arrays; ``1`` converted once to the dtype of inexact values (see
-    `Writer.typed_number`)."""
+    elements in one buffer (``1 - d`` and the product written into ``d``): ``into`` (the
+    dead buffer of ``y``) or a fresh one; below it in fresh arrays; ``1`` converted once to
+    the dtype of inexact values (see `Writer.typed_number`)."""
     g, y = ins
     g_aval, y_aval = (_aval(r, var_avals) for r in step.ins)
     mul, sub = w.name_of(np.multiply, "multiply"), w.name_of(np.subtract, "subtract")
     one = w.typed_number(1, y_aval[1]) if y_aval[1].kind in "fc" else "1"
-    w.emit(indent, f"{out} = {mul}({y}, {y})")
+    w.emit(indent, f"{out} = {mul}({y}, {y}{'' if into is None else ', out=' + into})")
     if math.prod(y_aval[0]) < REUSE_MIN_SIZE:
         w.emit(indent, f"{out} = {mul}({g}, {sub}({one}, {out}))")
         return
@@ -405,6 +429,7 @@ def _inline_tanh_backward(w: Writer, step: _Step, ins: list, out: str, var_avals
 
 
 INLINE["tanh_backward"] = _inline_tanh_backward
+INLINE_REUSES["tanh_backward"] = 1  # y: read only by the first call
 
 
 def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
@@ -421,9 +446,12 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
         return f"v{r[1]}" if r[0] == "v" else w.const(r[1])
 
     def claim(v: int, k: int, candidates: list) -> int | None:
-        """A dead input buffer (ours) block value ``v`` made at step ``k`` may take."""
+        """A dead input buffer (ours) block value ``v`` made at step ``k`` may take: not
+        one that another value the block reads views (a chunk written would change
+        that value's other chunks)."""
         for u in candidates:
-            if var_avals[u] == var_avals[v] and buffers.reusable(u, k, last):
+            if (var_avals[u] == var_avals[v] and buffers.reusable(u, k, last)
+                    and buffers.alone(u, candidates)):
                 buffers.take(u, v)
                 return u
         return None
@@ -456,7 +484,9 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
         if emitter is not None:
             emitter(w, step, ins, outs, indent)
         elif inliner is not None and var_avals[step.outs[0]][0]:  # 0-d: numpy scalars
-            inliner(w, step, ins, outs[0], var_avals, indent)
+            target = _inline_target(step, k, var_avals, last, buffers)
+            inliner(w, step, ins, outs[0], var_avals, indent,
+                    None if target is None else f"v{target}")
         else:
             target = _reuse_target(step, k, var_avals, last, buffers)
             call = f"{w.impl(step.rec)}({', '.join(ins)}"
