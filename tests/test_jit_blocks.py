@@ -45,8 +45,8 @@ FEWER = settings(max_examples=max(2, settings.default.max_examples // 4))
 def tiny():
     """Every shape blocked, in chunks of 3 elements."""
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in [("BLOCK_MIN_SIZE", 1), ("CHUNK_ALIGN", 1), ("CHUNK_MIN", 3),
-                            ("CHUNK_MAX", 3)]:
+        for name, value in [("BLOCK_MIN_SIZE", 1), ("BLOCK_MIN_BYTES", 0), ("CHUNK_ALIGN", 1),
+                            ("CHUNK_MIN", 3), ("CHUNK_MAX", 3)]:
             patch.setattr(compile_blocks, name, value)
         yield
 
@@ -188,10 +188,10 @@ def test_numpy_ufuncs_do_not_depend_on_position_or_aliasing(dtype):
 # ---------------------------------------------------------------------------------------
 
 def test_gradient_of_a_large_chain_is_one_block_without_full_intermediates():
-    """jit(grad) of a 4-layer tanh chain on 40000 elements (the default sizes): forward
-    and backward in one block, whose only full array is the gradient; bit-identical to
-    eager; the inputs unchanged."""
-    x, ws, bs = chain_inputs(40000, 4)
+    """jit(grad) of an 8-layer tanh chain on 40000 elements (the default sizes: 23 MB of
+    arrays unblocked): forward and backward in one block, whose only full array is the
+    gradient; bit-identical to eager; the inputs unchanged."""
+    x, ws, bs = chain_inputs(40000, 8)
     copies = [np.array(a) for a in [x, *ws, *bs]]
     text = source(grad(chain), x, ws, bs)
     assert text.count("# elementwise block") == 1, text
@@ -220,9 +220,14 @@ def test_unblocked_backward_of_a_chain_allocates_nothing():
     assert_identical(grad(chain)(x, ws, bs), g(x, ws, bs), "chain gradient")
 
 
-def test_small_arrays_are_not_blocked():
+def test_small_arrays_and_small_runs_are_not_blocked():
+    """Arrays below `BLOCK_MIN_SIZE` elements, and a run whose arrays take less than
+    `BLOCK_MIN_BYTES` together (an SGD update of a 40000-element weight): the calls on
+    whole arrays are faster there."""
     x, ws, bs = chain_inputs(1000, 3)
     assert "elementwise block" not in source(grad(chain), x, ws, bs)
+    w, g = np.ones(40000), np.ones(40000)
+    assert "elementwise block" not in source(lambda w, g: w - 0.1 * g, w, g)
 
 
 def test_value_and_grad_keeps_the_loss_out_of_the_block(tiny_blocks):

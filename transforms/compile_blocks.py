@@ -48,9 +48,12 @@ from .tape import aval_of
 
 __all__ = ["Block", "schedule", "write_block", "BLOCK_OPS", "BLOCK_MIN_SIZE"]
 
-# the smallest block shape (elements) worth running in chunks: below it the arrays of a
-# block fit in cache anyway, and the per-chunk calls only add Python overhead
+# the smallest block shape (elements) worth running in chunks (below it the per-chunk
+# calls cost more than they save), and the least memory (bytes) the arrays a block reads
+# and makes must take together: below it they stay in the last-level cache anyway (an
+# optimizer's update of one weight matrix, say), and the calls on whole arrays are faster
 BLOCK_MIN_SIZE = 32768
+BLOCK_MIN_BYTES = 16 << 20
 SCRATCH_BYTES = 8 << 20        # the scratch rows of a block together (last-level cache)
 CHUNK_MIN, CHUNK_MAX = 2048, 16384  # elements: fewer calls per element vs cache
 CHUNK_ALIGN = 1024             # chunks start at multiples of this many elements
@@ -132,6 +135,18 @@ def _grow(steps: list, shapes: list, i: int) -> tuple[list, list, int]:
     return members, moved, j
 
 
+def _footprint(members: list, var_avals: list) -> int:
+    """Bytes of the distinct arrays (not 0-d) the steps read or make: the memory their
+    calls on whole arrays would stream through."""
+    values = {r[1] for s in members for r in s.ins if r[0] == "v"}
+    values.update(v for s in members for v in s.outs)
+    arrays = [var_avals[v] for v in values if var_avals[v][0]]
+    constants = {id(r[1]): aval_of(r[1]) for s in members for r in s.ins
+                 if r[0] == "c" and type(r[1]) not in SCALAR_TYPES}
+    arrays += [a for a in constants.values() if a[0]]
+    return sum(math.prod(shape) * dtype.itemsize for shape, dtype in arrays)
+
+
 def schedule(steps: list, var_avals: list) -> tuple[list, list[Block]]:
     """The steps reordered so that each block's steps are consecutive, and the blocks.
     A step moves only past steps that do not read it (transitively), and never past an
@@ -150,7 +165,9 @@ def schedule(steps: list, var_avals: list) -> tuple[list, list[Block]]:
                 continue
             sub = [steps[m] for m in indices]
             members, moved, stop = _grow(sub, [shapes[m] for m in indices], k)
-            if sum(_n_calls(sub[m]) for m in members) < MIN_CALLS:
+            chosen = [sub[m] for m in members]
+            if (sum(_n_calls(s) for s in chosen) < MIN_CALLS
+                    or _footprint(chosen, var_avals) < BLOCK_MIN_BYTES):
                 order.append(steps[i])
                 k += 1
                 continue
