@@ -57,7 +57,7 @@ BLOCK_MIN_BYTES = 16 << 20
 SCRATCH_BYTES = 8 << 20        # the scratch rows of a block together (last-level cache)
 CHUNK_MIN, CHUNK_MAX = 2048, 16384  # elements: fewer calls per element vs cache
 CHUNK_ALIGN = 1024             # chunks start at multiples of this many elements
-MIN_CALLS = 2                  # one call alone gains nothing from chunks
+MIN_STEPS = 2                  # one call alone gains little from chunks
 SCALAR_TYPES = (bool, int, float, complex)
 
 # prim name -> (accepts(step, var_avals) -> bool, ops(writer, step, var_avals) -> micro-ops):
@@ -105,10 +105,6 @@ def _block_shape(step: Any, var_avals: list) -> tuple | None:
         if in_shape != shape and in_shape != ():
             return None
     return shape
-
-
-def _n_calls(step: Any) -> int:
-    return 3 if step.rec.prim.name in BLOCK_OPS else 1
 
 
 def _reads(step: Any) -> set:
@@ -166,8 +162,9 @@ def schedule(steps: list, var_avals: list) -> tuple[list, list[Block]]:
             sub = [steps[m] for m in indices]
             members, moved, stop = _grow(sub, [shapes[m] for m in indices], k)
             chosen = [sub[m] for m in members]
-            if (sum(_n_calls(s) for s in chosen) < MIN_CALLS
-                    or _footprint(chosen, var_avals) < BLOCK_MIN_BYTES):
+            if len(chosen) < MIN_STEPS or _footprint(chosen, var_avals) < BLOCK_MIN_BYTES:
+                for m in members:  # not tried again: a block from one is mostly part of this
+                    shapes[indices[m]] = None
                 order.append(steps[i])
                 k += 1
                 continue
@@ -220,6 +217,88 @@ def _micro_ops(w: Any, step: Any, var_avals: list) -> list:
     return [(w.impl(step.rec), list(range(len(step.ins))), "out")]
 
 
+class _BlockWriter:
+    """The state of one block being written: the flat views of its arrays (``head``:
+    the lines before the loop), its scratch rows and which value holds which."""
+
+    def __init__(self, w: Any, block: Block, steps: list, last: dict, var_avals: list):
+        self.w, self.block, self.last, self.var_avals = w, block, last, var_avals
+        self.members = steps[block.start:block.stop]
+        self.made = {v for s in self.members for v in s.outs}
+        self.escaping = {v for v in self.made if last.get(v, -1) >= block.stop}
+        self.head: list[str] = []
+        self.body: list[str] = []
+        self.flats: dict = {}  # an input's or escaping value's key -> its flat view
+        self.slots = _Slots(w)
+        self.where: dict = {}  # internal value -> its scratch row
+
+    def flat(self, key: Any, source: str) -> str:
+        """A 1-d view of an array of the block's shape (a copy where its layout has none:
+        the same values)."""
+        if key not in self.flats:
+            if len(self.block.shape) == 1:
+                self.flats[key] = source
+            else:
+                self.flats[key] = self.w.local("f")
+                self.head.append(f"{self.flats[key]} = {source}.reshape(-1)")
+        return self.flats[key]
+
+    def operand(self, r: tuple, src: str) -> str:
+        """The source of a step's input in the loop: a scratch row, a chunk of a full
+        array, or (0-d values and numbers) the value itself."""
+        if r[0] == "v":
+            if r[1] in self.where:
+                return self.where[r[1]]
+            if self.var_avals[r[1]][0]:
+                return f"{self.flat(r[1], src)}[_i:_j]"
+        elif type(r[1]) not in SCALAR_TYPES and aval_of(r[1])[0]:
+            return f"{self.flat(('c', id(r[1])), src)}[_i:_j]"
+        return src
+
+    def escape(self, v: int, k: int, read: list, claim: Callable) -> str:
+        """The chunk of the full array escaping value ``v`` is written into: a claimed
+        dead input's buffer, or a new one."""
+        dtype = self.var_avals[v][1]
+        fresh = f"np.empty({self.block.shape!r}, {self.w.name_of(dtype, 'dt')})"
+        reused = claim(v, k, read)
+        if reused is None:
+            self.head.append(f"v{v} = {fresh}")
+        elif len(self.block.shape) == 1:
+            self.head.append(f"v{v} = v{reused}")
+        else:  # written through a flat view: only a C-contiguous buffer has one
+            self.head.append(f"v{v} = v{reused} if v{reused}.flags.c_contiguous else {fresh}")
+        return f"{self.flat(v, f'v{v}')}[_i:_j]"
+
+    def step(self, k: int, step: Any, ins: list, read: list, claim: Callable) -> None:
+        """The calls of step ``k`` (its inputs' source names ``ins``) in the loop body."""
+        operands = [self.operand(r, src) for r, src in zip(step.ins, ins)]
+        out_v = step.outs[0]
+        dtype = self.var_avals[out_v][1]
+        dying = [r[1] for r in step.ins
+                 if r[0] == "v" and r[1] in self.where and self.last[r[1]] == k]
+        ops = _micro_ops(self.w, step, self.var_avals)
+        temps: dict = {}
+        for _, _, dest in ops[:-1]:
+            if dest not in temps:
+                temps[dest] = self.slots.take(dest[2])
+        if out_v in self.escaping:
+            out = self.escape(out_v, k, read, claim)
+        else:
+            out = _row_for(out_v, dtype, dying, temps, self.where, self.slots,
+                           self.var_avals)
+        for fn, args, dest in ops:
+            srcs = [operands[a] if type(a) is int else temps[a] if type(a) is tuple
+                    else a for a in args]
+            self.body.append(f"{fn}({', '.join(srcs)}, "
+                             f"out={out if dest == 'out' else temps[dest]})")
+        for v in dying:
+            if v in self.where:
+                self.slots.give(self.var_avals[v][1], self.where.pop(v))
+        for t, row in temps.items():
+            if row != out:
+                self.slots.give(t[2], row)
+
+
 def write_block(w: Any, block: Block, steps: list, names: list, last: dict,
                 var_avals: list, claim: Callable, indent: str) -> set:
     """Write the loop of ``block`` (its steps' input source names ``names``, one list per
@@ -227,76 +306,14 @@ def write_block(w: Any, block: Block, steps: list, names: list, last: dict,
     ``claim(v, k, candidates)``: the input among ``candidates`` whose buffer escaping
     value ``v``, made by step ``k``, may be written into (its last use is at most ``k``:
     each chunk of it is read before the same chunk of ``v`` is written), or None."""
-    members = steps[block.start:block.stop]
-    made = {v for s in members for v in s.outs}
-    escaping = {v for v in made if last.get(v, -1) >= block.stop}
-    n = math.prod(block.shape)
-    head: list[str] = []
-    flats: dict = {}  # an input's or escaping value's key -> the name of its flat view
-
-    def flat(key: Any, source: str, ndim: int) -> str:
-        """A 1-d view of an array of the block's shape (a copy where its layout has none:
-        the same values)."""
-        if key not in flats:
-            if ndim == 1:
-                flats[key] = source
-            else:
-                flats[key] = w.local("f")
-                head.append(f"{flats[key]} = {source}.reshape(-1)")
-        return flats[key]
-
-    slots = _Slots(w)
-    where: dict = {}  # internal value -> its scratch row
-    body: list[str] = []
+    bw = _BlockWriter(w, block, steps, last, var_avals)
     read: list = []  # the block's inputs read so far (buffers an escaping value may take)
-    for k, (step, ins) in zip(range(block.start, block.stop), zip(members, names)):
-        read += [r[1] for r in step.ins if r[0] == "v" and r[1] not in made
+    for k, step, ins in zip(range(block.start, block.stop), bw.members, names):
+        read += [r[1] for r in step.ins if r[0] == "v" and r[1] not in bw.made
                  and r[1] not in read]
-        operands = []
-        for r, src in zip(step.ins, ins):
-            if r[0] == "v" and r[1] in where:
-                operands.append(where[r[1]])
-            elif r[0] == "v" and r[1] in flats and r[1] in made:
-                operands.append(f"{flats[r[1]]}[_i:_j]")
-            elif r[0] == "v" and var_avals[r[1]][0]:
-                operands.append(f"{flat(r[1], src, len(block.shape))}[_i:_j]")
-            elif r[0] == "c" and type(r[1]) not in SCALAR_TYPES and aval_of(r[1])[0]:
-                operands.append(f"{flat(('c', id(r[1])), src, len(block.shape))}[_i:_j]")
-            else:
-                operands.append(src)
-        out_v = step.outs[0]
-        dtype = var_avals[out_v][1]
-        dying = [r[1] for r in step.ins if r[0] == "v" and r[1] in where and last[r[1]] == k]
-        ops = _micro_ops(w, step, var_avals)
-        temps: dict = {}
-        for _, _, dest in ops[:-1]:
-            if dest not in temps:
-                temps[dest] = slots.take(dest[2])
-        if out_v in escaping:
-            full = f"v{out_v}"
-            fresh = f"np.empty({block.shape!r}, {w.name_of(dtype, 'dt')})"
-            reused = claim(out_v, k, read)
-            if reused is None:
-                head.append(f"{full} = {fresh}")
-            elif len(block.shape) == 1:
-                head.append(f"{full} = v{reused}")
-            else:  # a flat view of it is needed to write it
-                head.append(f"{full} = v{reused} if v{reused}.flags.c_contiguous else {fresh}")
-            out = f"{flat(out_v, full, len(block.shape))}[_i:_j]"
-        else:
-            out = _row_for(out_v, dtype, dying, temps, where, slots, var_avals)
-        for fn, args, dest in ops:
-            srcs = [operands[a] if type(a) is int else temps[a] if type(a) is tuple
-                    else a for a in args]
-            body.append(f"{fn}({', '.join(srcs)}, out={out if dest == 'out' else temps[dest]})")
-        for v in dying:
-            if v in where:
-                slots.give(var_avals[v][1], where.pop(v))
-        for t, row in temps.items():
-            if row != out:
-                slots.give(t[2], row)
-    _emit(w, block, head, body, slots, n, indent)
-    return escaping
+        bw.step(k, step, ins, read, claim)
+    _emit(w, block, bw.head, bw.body, bw.slots, math.prod(block.shape), indent)
+    return bw.escaping
 
 
 def _row_for(v: int, dtype: np.dtype, dying: list, temps: dict, where: dict,
