@@ -307,6 +307,14 @@ def test_a_donated_buffer_takes_the_blocks_result(tiny_blocks, shape):
             assert_identical(expected, donating(arg, g), f"donated {layout} update")
 
 
+def test_programs_that_put_values_on_a_device_are_not_blocked(tiny_blocks):
+    """After a device_put the values may live on a GPU, where host scratch rows cannot
+    hold them (and each chunk would be a kernel launch)."""
+    x = np.linspace(-1.0, 1.0, 8)
+    text = source(lambda x: fnp.tanh(funcgrad.device_put(x * 2.0, "cpu")) + 1.0, x)
+    assert "elementwise block" not in text, text
+
+
 def test_a_non_elementwise_step_between_runs(tiny_blocks):
     """A matmul whose input comes from one run and whose result feeds another: two
     blocks, the matmul between them (it cannot move past the run that reads it)."""

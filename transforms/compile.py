@@ -526,6 +526,13 @@ def write_function(w: Writer, sub: Tape, alias: dict, indent: str) -> str:
     return name
 
 
+def _moves_devices(tape: Tape) -> bool:
+    """Whether the program (or a sub-program) puts values on a device: its values after
+    that may not be host arrays, which blocks' scratch rows are."""
+    return any(r.prim.name == "device_put" or any(_moves_devices(p) for p in programs_of(r))
+               for r in tape.records)
+
+
 def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int] = (),
                  blocks: bool = False) -> Program:
     """The tape as a compiled `Program` taking the raw values of its inputs (Python
@@ -538,7 +545,7 @@ def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int
     outputs = [alias.get(v, ("v", v)) if v >= 0 else ("c", c)
                for v, c in zip(tape.out_vars, tape.out_consts)]
     steps = live_steps(steps, outputs)
-    w = Writer(blocks)
+    w = Writer(blocks and not _moves_devices(tape))
     params = [f"v{v}" for v in tape.in_vars]
     w.emit("", f"def program({', '.join(params)}):")
     donated_vars = {tape.in_vars[k] for k in donated} - set(weak_vars)
