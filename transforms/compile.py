@@ -20,7 +20,10 @@ The passes, in order:
   input buffer whose last use it is (never a program input unless donated, never an
   array another live value may view);
 - constants were folded while tracing: an operation on known values runs then, and enters
-  the program as a constant.
+  the program as a constant;
+- elementwise blocks (host programs): a run of ufunc calls on large arrays of one shape
+  runs chunk by chunk, its intermediate values in cache-sized scratch rows
+  (`compile_blocks`).
 Primitives that communicate (``effectful``) are never dropped or merged. Records with
 sub-programs (control flow) are written by their `EMITTERS`; a few small kernels are
 written out inline by `INLINE` (the same ufunc calls in the same order, with the
@@ -37,6 +40,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.array import Array
+from . import compile_blocks as blocking
 from .tape import Record, Tape, aval_of
 
 __all__ = ["compile_tape", "Program", "EMITTERS", "Writer"]
@@ -46,6 +50,8 @@ EMITTERS: dict[str, Callable] = {}
 # prim name -> inliner(writer, step, input names, output name, var avals, indent): kernels
 # written out as ufunc calls (checked bit for bit against the kernel by the registry tests)
 INLINE: dict[str, Callable] = {}
+# prim name -> the input position whose dead buffer its inliner may compute in
+INLINE_REUSES: dict[str, int] = {}
 
 
 class Program:
@@ -197,7 +203,8 @@ def _free_vars(rec: Record) -> set:
 class Writer:
     """Accumulates the generated source and its globals (implementations, constants)."""
 
-    def __init__(self) -> None:
+    def __init__(self, blocks: bool = False) -> None:
+        self.blocks = blocks  # whether elementwise runs may be blocked (host arrays)
         self.lines: list[str] = []
         self.globals: dict = {"np": np}
         self._names: dict = {}
@@ -290,11 +297,15 @@ class _Buffers:
         self.members[v] = {v}
         self.owned[v] = owned
 
+    def add_fresh(self, v: int) -> None:
+        """``v`` is a new buffer of the program's own."""
+        self._new(v, True)
+
     def add(self, step: _Step) -> None:
         """Record a step's outputs: fresh ones own their memory, others may view any
         array input (conservatively, all of them)."""
         if _fresh(step):
-            self._new(step.outs[0], True)
+            self.add_fresh(step.outs[0])
             return
         viewed = [r[1] for r in step.ins if r[0] == "v" and r[1] in self.group]
         for v in step.outs:
@@ -317,6 +328,11 @@ class _Buffers:
         g = self.group.get(v)
         return (g is not None and self.owned[g]
                 and all(last.get(m, -1) <= k for m in self.members[g]))
+
+    def alone(self, v: int, among: list) -> bool:
+        """Whether no value in ``among`` but ``v`` itself shares ``v``'s memory."""
+        members = self.members[self.group[v]]
+        return not any(u != v and u in members for u in among)
 
     def take(self, v: int, out: int) -> None:
         """``out`` now lives in ``v``'s buffer."""
@@ -376,17 +392,34 @@ def _aval(ref: tuple, var_avals: list) -> tuple:
     return aval_of(ref[1])
 
 
+def _inline_target(step: _Step, k: int, var_avals: list, last: dict,
+                   buffers: _Buffers) -> int | None:
+    """For an `INLINE` kernel: its input (the ``INLINE_REUSES`` position) whose dead
+    buffer it may compute in, or None. Not one that another input views: the kernel's
+    later calls read that input after the first has written the buffer."""
+    position = INLINE_REUSES.get(step.rec.prim.name)
+    if position is None or position >= len(step.ins):
+        return None
+    r = step.ins[position]
+    out_aval = var_avals[step.outs[0]]
+    if (r[0] != "v" or var_avals[r[1]] != out_aval or math.prod(out_aval[0]) < REUSE_MIN_SIZE
+            or not buffers.reusable(r[1], k, last)):
+        return None
+    others = [o[1] for i, o in enumerate(step.ins) if i != position and o[0] == "v"]
+    return r[1] if r[1] not in others and buffers.alone(r[1], others) else None
+
+
 def _inline_tanh_backward(w: Writer, step: _Step, ins: list, out: str, var_avals: list,
-                          indent: str) -> None:
+                          indent: str, into: str | None = None) -> None:
     """``g * (1 - y*y)`` as `kernels.tanh_backward` computes it: from `REUSE_MIN_SIZE`
-    elements in one fresh buffer (``1 - d`` and the product written into ``d``), below it
-    in fresh arrays; ``1`` converted once to the dtype of inexact values (see
-    `Writer.typed_number`)."""
+    elements in one buffer (``1 - d`` and the product written into ``d``): ``into`` (the
+    dead buffer of ``y``) or a fresh one; below it in fresh arrays; ``1`` converted once to
+    the dtype of inexact values (see `Writer.typed_number`)."""
     g, y = ins
     g_aval, y_aval = (_aval(r, var_avals) for r in step.ins)
     mul, sub = w.name_of(np.multiply, "multiply"), w.name_of(np.subtract, "subtract")
     one = w.typed_number(1, y_aval[1]) if y_aval[1].kind in "fc" else "1"
-    w.emit(indent, f"{out} = {mul}({y}, {y})")
+    w.emit(indent, f"{out} = {mul}({y}, {y}{'' if into is None else ', out=' + into})")
     if math.prod(y_aval[0]) < REUSE_MIN_SIZE:
         w.emit(indent, f"{out} = {mul}({g}, {sub}({one}, {out}))")
         return
@@ -396,6 +429,7 @@ def _inline_tanh_backward(w: Writer, step: _Step, ins: list, out: str, var_avals
 
 
 INLINE["tanh_backward"] = _inline_tanh_backward
+INLINE_REUSES["tanh_backward"] = 1  # y: read only by the first call
 
 
 def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
@@ -403,14 +437,46 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
     """The lines of ``steps``, then ``return`` of ``outputs``. ``owned``: input variables
     whose buffers may be overwritten (donated); ``outer``: variables of an enclosing
     program (read by a nested one), never deleted here."""
+    steps, blocks = blocking.schedule(steps, var_avals) if w.blocks else (steps, [])
+    starts = {b.start: b for b in blocks}
     last = _last_uses(steps, outputs)
     buffers = _Buffers(owned)
 
     def name(r: tuple) -> str:
         return f"v{r[1]}" if r[0] == "v" else w.const(r[1])
 
+    def claim(v: int, k: int, candidates: list) -> int | None:
+        """A dead input buffer (ours) block value ``v`` made at step ``k`` may take: not
+        one that another value the block reads views (a chunk written would change
+        that value's other chunks)."""
+        for u in candidates:
+            if (var_avals[u] == var_avals[v] and buffers.reusable(u, k, last)
+                    and buffers.alone(u, candidates)):
+                buffers.take(u, v)
+                return u
+        return None
+
+    def names(step: _Step) -> list:
+        return _typed_numbers(w, step, [name(r) for r in step.ins], var_avals)
+
+    block_end = 0
     for k, step in enumerate(steps):
-        ins = _typed_numbers(w, step, [name(r) for r in step.ins], var_avals)
+        if k in starts:
+            block = starts[k]
+            block_end = block.stop
+            members = steps[k:block_end]
+            for v in blocking.write_block(w, block, steps, [names(s) for s in members],
+                                          last, var_avals, claim, indent):
+                if v not in buffers.group:  # not written into a claimed input's buffer
+                    buffers.add_fresh(v)
+            made = {v for s in members for v in s.outs}  # the others never exist
+            dead = sorted({r[1] for s in members for r in s.ins if r[0] == "v"
+                           and k <= last.get(r[1], -1) < block_end} - outer - made)
+            if dead:
+                w.emit(indent, "del " + ", ".join(f"v{v}" for v in dead))
+        if k < block_end:
+            continue
+        ins = names(step)
         outs = [f"v{v}" for v in step.outs]
         emitter = EMITTERS.get(step.rec.prim.name) if programs_of(step.rec) else None
         target = None
@@ -418,7 +484,9 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
         if emitter is not None:
             emitter(w, step, ins, outs, indent)
         elif inliner is not None and var_avals[step.outs[0]][0]:  # 0-d: numpy scalars
-            inliner(w, step, ins, outs[0], var_avals, indent)
+            target = _inline_target(step, k, var_avals, last, buffers)
+            inliner(w, step, ins, outs[0], var_avals, indent,
+                    None if target is None else f"v{target}")
         else:
             target = _reuse_target(step, k, var_avals, last, buffers)
             call = f"{w.impl(step.rec)}({', '.join(ins)}"
@@ -458,17 +526,26 @@ def write_function(w: Writer, sub: Tape, alias: dict, indent: str) -> str:
     return name
 
 
-def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int] = ()
-                 ) -> Program:
+def _moves_devices(tape: Tape) -> bool:
+    """Whether the program (or a sub-program) puts values on a device: its values after
+    that may not be host arrays, which blocks' scratch rows are."""
+    return any(r.prim.name == "device_put" or any(_moves_devices(p) for p in programs_of(r))
+               for r in tape.records)
+
+
+def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int] = (),
+                 blocks: bool = False) -> Program:
     """The tape as a compiled `Program` taking the raw values of its inputs (Python
     numbers for ``weak_vars``) and returning those of its outputs. Inputs at the positions
-    ``donated`` may have their buffers reused."""
+    ``donated`` may have their buffers reused. ``blocks``: the inputs are host (numpy)
+    arrays, so that runs of elementwise calls on large arrays may run chunk by chunk
+    (`compile_blocks`)."""
     alias: dict = {}
     steps = simplify(tape.records, tape.var_avals, alias)
     outputs = [alias.get(v, ("v", v)) if v >= 0 else ("c", c)
                for v, c in zip(tape.out_vars, tape.out_consts)]
     steps = live_steps(steps, outputs)
-    w = Writer()
+    w = Writer(blocks and not _moves_devices(tape))
     params = [f"v{v}" for v in tape.in_vars]
     w.emit("", f"def program({', '.join(params)}):")
     donated_vars = {tape.in_vars[k] for k in donated} - set(weak_vars)

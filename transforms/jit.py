@@ -286,7 +286,8 @@ class Jitted:
                     donated: tuple) -> Any:
         tape, values, trace, out_tree = self._trace(static, leaves, tree)
         if not trace.closures:
-            program = compiler.compile_tape(tape, trace.weak_vars, donated)
+            program = compiler.compile_tape(tape, trace.weak_vars, donated,
+                                            blocks=_on_cpu(leaves))
             self._cache[key] = _Entry(program.fn, out_tree, tape, program)
             self._check_retracing(key)
         out = out_tree.unflatten([v if isinstance(v, Array) else fnp.asarray(v)
@@ -329,7 +330,7 @@ class Jitted:
         """The traced program for these arguments (``.as_text()``), and ``.compile()``."""
         static, leaves, tree, donated = self._split(args, kwargs)
         tape, _, trace, _ = self._trace(static, leaves, tree)
-        return Lowered(tape, trace.weak_vars, donated)
+        return Lowered(tape, trace.weak_vars, donated, _on_cpu(leaves))
 
     def trace(self, *args: Any, **kwargs: Any) -> "Lowered":
         return self.lower(*args, **kwargs)
@@ -391,6 +392,14 @@ class _Deleted:
 _DELETED = _Deleted()
 
 
+def _on_cpu(leaves: list) -> bool:
+    """Whether every argument leaf is a host value: only host programs run elementwise
+    calls chunk by chunk (`compile_blocks`: on a GPU each chunk would be a kernel
+    launch)."""
+    return all(getattr(x, "device", "cpu") == "cpu" for x in leaves
+               if type(x) not in SCALAR_TYPES)
+
+
 def _delete(leaves: list, donated: tuple) -> None:
     for k in donated:
         leaves[k]._value = _DELETED
@@ -400,16 +409,18 @@ class Lowered:
     """A traced program: ``as_text()`` prints it (jaxpr style); ``compile()`` compiles it;
     ``compile().as_text()`` prints the generated source."""
 
-    def __init__(self, tape: Tape, weak_vars: set, donated: tuple):
+    def __init__(self, tape: Tape, weak_vars: set, donated: tuple, blocks: bool = True):
         self.tape = tape
         self.weak_vars = weak_vars
         self.donated = donated
+        self.blocks = blocks
 
     def as_text(self) -> str:
         return tape_text(self.tape)
 
     def compile(self) -> "compiler.Program":
-        return compiler.compile_tape(self.tape, self.weak_vars, self.donated)
+        return compiler.compile_tape(self.tape, self.weak_vars, self.donated,
+                                     blocks=self.blocks)
 
     def __str__(self) -> str:
         return self.as_text()
