@@ -315,6 +315,13 @@ def test_dead_code_and_no_ops_are_removed():
     assert re.findall(r" = (\w+)_\d+\(", source) == ["add"], source
 
 
+def test_a_device_transfer_of_unchanged_shape_and_dtype_stays_in_the_program():
+    """Shape and dtype equal do not make device_put a no-op: the program would hand back
+    the array on the device it came from (a silent wrong answer on a GPU machine)."""
+    source = jit(lambda x: funcgrad.device_put(x * 2.0, "cpu")).lower(X).compile().as_text()
+    assert re.findall(r" = (\w+)_\d+\(", source) == ["mul", "device_put"], source
+
+
 def test_jit_as_decorator_with_options_and_methods():
     @jit(static_argnames=("n",))
     def p(x, n=2):
