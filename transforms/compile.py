@@ -460,21 +460,26 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
     def names(step: _Step) -> list:
         return _typed_numbers(w, step, [name(r) for r in step.ins], var_avals)
 
+    def write_block(k: int) -> int:
+        """The block starting at step ``k``, then the deletion of the values that die in
+        it; returns the step after it."""
+        block = starts[k]
+        members = steps[k:block.stop]
+        for v in blocking.write_block(w, block, steps, [names(s) for s in members],
+                                      last, var_avals, claim, indent):
+            if v not in buffers.group:  # not written into a claimed input's buffer
+                buffers.add_fresh(v)
+        made = {v for s in members for v in s.outs}  # the others never exist
+        dead = sorted({r[1] for s in members for r in s.ins if r[0] == "v"
+                       and k <= last.get(r[1], -1) < block.stop} - outer - made)
+        if dead:
+            w.emit(indent, "del " + ", ".join(f"v{v}" for v in dead))
+        return block.stop
+
     block_end = 0
     for k, step in enumerate(steps):
         if k in starts:
-            block = starts[k]
-            block_end = block.stop
-            members = steps[k:block_end]
-            for v in blocking.write_block(w, block, steps, [names(s) for s in members],
-                                          last, var_avals, claim, indent):
-                if v not in buffers.group:  # not written into a claimed input's buffer
-                    buffers.add_fresh(v)
-            made = {v for s in members for v in s.outs}  # the others never exist
-            dead = sorted({r[1] for s in members for r in s.ins if r[0] == "v"
-                           and k <= last.get(r[1], -1) < block_end} - outer - made)
-            if dead:
-                w.emit(indent, "del " + ", ".join(f"v{v}" for v in dead))
+            block_end = write_block(k)
         if k < block_end:
             continue
         ins = names(step)
