@@ -45,15 +45,15 @@ from itertools import chain
 from typing import Any, Callable, Iterator, Sequence
 
 import funcgrad
-import funcgrad.numpy as fnp
 from funcgrad import tree_util
-from funcgrad.core import Tracer
+from funcgrad.core import Tracer, is_inexact
 from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
 from funcgrad.torch._factories import get_rng_state
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._dispatch import zeros_of
+from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.function import Function
+from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of
 from funcgrad.torch.nn.module import Module
 
 __all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tracing"]
@@ -157,8 +157,7 @@ class _Program:
         tensors = state + leaves
         if grad_mode.state.enabled and any(isinstance(t, Tensor) and t.requires_grad
                                            for t in tensors):
-            outs = CompiledFunction.apply(self, (names, in_tree, modes), *tensors)
-            outs = list(outs) if isinstance(outs, tuple) else [outs]
+            outs = _call_recorded(self, (names, in_tree, modes), tensors)
         else:
             outs = func.from_array(self.forward(names, in_tree, modes,
                                                 *func.to_array(tensors)))
@@ -328,38 +327,75 @@ def _avals(leaves: Sequence) -> tuple:
                  for x in leaves)
 
 
-class CompiledFunction(Function):
-    """One call of a compiled program as one autograd node: the forward program returns
-    the outputs and the residuals, the backward program turns the residuals and the
-    outputs' cotangents into the inputs' gradients (no recomputation)."""
+DOUBLE_BACKWARD_ERROR = ("torch.compile with aot_autograd does not currently support "
+                         "double backward")
 
-    @staticmethod
-    def forward(ctx: Any, program: _Program, static: tuple, *tensors: Any) -> tuple:
-        wanted = tuple(i for i, t in enumerate(tensors)
-                       if isinstance(t, Tensor) and t.requires_grad)
-        arrays = func.to_array(list(tensors))
-        both = program.forward_saving(*static, wanted, *arrays)
-        n_out = program.out_trees[static].num_leaves
-        outs = both[:n_out]
-        # saved only for the engine's checks (in-place changes, a second backward): the
-        # residuals may be views of these tensors
-        ctx.save_for_backward(*[t for t in tensors if isinstance(t, Tensor)])
-        ctx.program, ctx.key = program, (*static, wanted, _avals(arrays))
-        ctx.residuals = both[n_out:]
-        ctx.n_inputs = len(tensors)
-        ctx.out_avals = [(tuple(o.shape), o.dtype) for o in outs]
-        return tuple(func.from_array(outs))
 
-    @staticmethod
-    def backward(ctx: Any, *grads: Any) -> tuple:
-        ctx.saved_tensors  # noqa: B018 (raises if they were modified in place or freed)
-        cts = func.to_array([fnp.zeros(*aval) if g is None else g
-                             for g, aval in zip(grads, ctx.out_avals)])
-        got = ctx.program.backward(*ctx.key, *ctx.residuals, *cts)
-        out: list = [None] * ctx.n_inputs
-        for i, g in zip(ctx.key[3], got):
-            out[i] = None if g is None else func.from_array([g])[0]
-        return (None, None, *out)
+class CompiledFunctionBackward(Node):
+    """One call of a compiled program as one autograd node, as PyTorch's: the forward
+    program returned the outputs and the residuals, the backward program turns the
+    residuals and the outputs' cotangents into the inputs' gradients (no recomputation).
+    The inputs are saved only for the engine's checks (in-place changes since the call, a
+    second backward): the residuals may be views of their memory."""
+
+    __slots__ = ("_program", "_key", "_residuals", "_refs")
+
+    def saved_refs(self) -> list:
+        return self._refs
+
+    def saved_arrays(self) -> list:
+        return list(self._residuals or ())
+
+    def release(self) -> None:
+        self._residuals = None
+        self._refs = []
+
+    def apply(self, grads: list, create_graph: bool) -> list:
+        if self._residuals is None:
+            raise RuntimeError(FREED_ERROR)
+        for ref in self._refs:
+            if ref.vc.v != ref.version:
+                ref.check(self)  # raises PyTorch's in-place error
+        cts = [zeros_of(m) if g is None else func.to_array(g)
+               for g, m in zip(grads, self._meta)]
+        got = self._program.backward(*self._key, *self._residuals, *cts)
+        out = [None if g is None else make(g) for g in got]  # one per edge: the wanted
+        if create_graph:  # differentiable once, as PyTorch's compiled backward
+            needs = [g for g in grads if g is not None and g.requires_grad]
+            stop = _NoDoubleBackward(tuple(g._edge() for g in needs) + self._next)
+            stop._meta = [None]
+            out = [None if g is None else make(func.to_array(g), grad_fn=stop)
+                   for g in out]
+        return out
+
+
+class _NoDoubleBackward(Node):
+    """What gradients computed by a compiled backward under ``create_graph`` lead to:
+    differentiating them again raises PyTorch's error."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list, create_graph: bool) -> list:
+        raise RuntimeError(DOUBLE_BACKWARD_ERROR)
+
+
+def _call_recorded(program: _Program, static: tuple, tensors: list) -> list:
+    """The outputs of the saving forward program on ``tensors``, given one
+    `CompiledFunctionBackward` node for the inputs that require grad."""
+    wanted = tuple(i for i, t in enumerate(tensors)
+                   if isinstance(t, Tensor) and t.requires_grad)
+    arrays = func.to_array(tensors)
+    both = program.forward_saving(*static, wanted, *arrays)
+    n_out = program.out_trees[static].num_leaves
+    outs = both[:n_out]
+    node = CompiledFunctionBackward(tuple(tensors[i]._edge() for i in wanted),
+                                    None, [meta_of(o) for o in outs])
+    node._program = program
+    node._key = (*static, wanted, _avals(arrays))
+    node._residuals = both[n_out:]
+    node._refs = [SavedRef(t) for t in tensors if isinstance(t, Tensor)]
+    return [make(o, grad_fn=node, output_nr=k) if is_inexact(o.dtype) else make(o)
+            for k, o in enumerate(outs)]
 
 
 class _Compiled:
