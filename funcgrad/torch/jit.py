@@ -49,12 +49,14 @@ from funcgrad import tree_util
 from funcgrad.core import Tracer, is_inexact
 from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
+from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._factories import get_rng_state
 from funcgrad.torch._dispatch import zeros_of
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of
+from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 from funcgrad.torch.nn.module import Module
+from funcgrad.torch.optim.optimizer import Optimizer
 
 __all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tracing"]
 
@@ -89,6 +91,9 @@ class _Program:
         self.out_trees: dict = {}
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
         self.forward = funcgrad.jit(self._pure, static_argnums=(0, 1, 2))
+        # a function that trains (backward, an optimizer) compiles as one step program
+        self.step = StepProgram(fn, self._step_state, _state_of) if (
+            module is None and is_training_step(fn, _reachable(fn))) else None
         self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
         self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
 
@@ -142,6 +147,12 @@ class _Program:
         prefix: the compiled module, or those a compiled function uses."""
         return {"": self.module} if self.module is not None else captured_modules(self.fn)
 
+    def _step_state(self) -> tuple[dict, dict, dict]:
+        """What a training step reads: (modules, tensors read directly, everything it
+        reads besides its arguments) by name."""
+        tensors: dict = {}
+        return captured_modules(self.fn, tensors), tensors, _reachable(self.fn)
+
     def name(self) -> str:
         target = self.module if self.module is not None else self.fn
         return getattr(target, "__name__", type(target).__name__)
@@ -153,6 +164,8 @@ class _Program:
         return tuple(state), in_tree, modes, list(state.values()), leaves
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
+        if self.step is not None:
+            return self.step(args, kwargs)
         names, in_tree, modes, state, leaves = self.signature(args, kwargs)
         tensors = state + leaves
         if grad_mode.state.enabled and any(isinstance(t, Tensor) and t.requires_grad
@@ -164,6 +177,8 @@ class _Program:
         return self.out_trees[(names, in_tree, modes)].unflatten(outs)
 
     def lowered(self, args: tuple, kwargs: dict) -> Any:
+        if self.step is not None:
+            return self.step.lowered(args, kwargs)
         names, in_tree, modes, state, leaves = self.signature(args, kwargs)
         return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves))
 
@@ -219,12 +234,13 @@ def _reachable(fn: Any) -> dict:
 _MAX_SCANNED = 64
 
 
-def captured_modules(fn: Any) -> dict:
+def captured_modules(fn: Any, tensors: dict | None = None) -> dict:
     """name -> Module of the modules ``fn`` uses without taking them as arguments (also
     those in a list, tuple or dict it reads, or the attributes of an object it reads):
     their parameters and buffers become inputs of its compiled program, as torch.compile
-    lifts them. A tensor that requires grad read directly is refused (the compiled program
-    would take it as a constant, and no gradient would reach it)."""
+    lifts them. A tensor read directly goes into ``tensors`` (name -> tensor) when that is
+    given (a training step's state); otherwise one that requires grad is refused (the
+    compiled program would take it as a constant, and no gradient would reach it)."""
     modules: dict = {}
     seen: set = set()
 
@@ -235,7 +251,9 @@ def captured_modules(fn: Any) -> dict:
         if isinstance(value, Module):
             modules[name] = value
         elif isinstance(value, Tensor):
-            if value.requires_grad:
+            if tensors is not None:
+                tensors[name] = value
+            elif value.requires_grad:
                 raise RuntimeError(
                     f"{_name_of(fn)} reads the tensor {name!r}, which requires grad, from its "
                     "closure or globals: a compiled program would take it as a constant and "
@@ -249,7 +267,7 @@ def captured_modules(fn: Any) -> dict:
             for k, v in value.items():
                 visit(f"{name}.{k}", v, depth + 1)
         elif depth == 0 and hasattr(value, "__dict__") and not isinstance(
-                value, (type, types.ModuleType, types.FunctionType)):
+                value, (type, types.ModuleType, types.FunctionType, Optimizer)):
             for k, v in vars(value).items():  # an object holding a model (self.model)
                 visit(f"{name}.{k}", v, depth + 1)
 
@@ -362,7 +380,8 @@ class CompiledFunctionBackward(Node):
         out = [None if g is None else make(g) for g in got]  # one per edge: the wanted
         if create_graph:  # differentiable once, as PyTorch's compiled backward
             needs = [g for g in grads if g is not None and g.requires_grad]
-            stop = _NoDoubleBackward(tuple(g._edge() for g in needs) + self._next)
+            stop = node_class("CompiledFunctionBackwardBackward", _NoDoubleBackward)(
+                tuple(g._edge() for g in needs) + self._next)
             stop._meta = [None]
             out = [None if g is None else make(func.to_array(g), grad_fn=stop)
                    for g in out]
@@ -370,8 +389,8 @@ class CompiledFunctionBackward(Node):
 
 
 class _NoDoubleBackward(Node):
-    """What gradients computed by a compiled backward under ``create_graph`` lead to:
-    differentiating them again raises PyTorch's error."""
+    """What gradients computed by a compiled backward under ``create_graph`` lead to
+    (named as PyTorch names it): differentiating them again raises PyTorch's error."""
 
     __slots__ = ()
 
