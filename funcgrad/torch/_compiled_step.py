@@ -83,6 +83,26 @@ def _optimizers(reachable: dict) -> list:
     return found
 
 
+def _module_state(roots: Any) -> tuple[list, tuple]:
+    """(every parameter and buffer, every training flag) of the module trees ``roots``,
+    in `Module.modules` order (each module once): read from their tables directly, as
+    this runs on every call."""
+    tensors: list = []
+    modes = []
+    seen: set = set()
+    stack = list(roots)[::-1]
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        modes.append(m.training)
+        tensors += [t for t in m._parameters.values() if t is not None]
+        tensors += [t for t in m._buffers.values() if t is not None]
+        stack += [c for c in reversed(m._modules.values()) if c is not None]
+    return tensors, tuple(modes)
+
+
 class _Fallback(Exception):
     """The step cannot be compiled (the reason is the message): it runs eagerly."""
 
@@ -104,11 +124,11 @@ class _Layout:
     """The mutable state of one call: the tensors (parameters, buffers), their gradients,
     the optimizers' state tensors, and the signature ``key`` of all that Python reads."""
 
-    def __init__(self, modules: dict, read: dict, optimizers: list, state_of: Callable):
+    def __init__(self, modules: dict, read: dict, optimizers: list):
+        held, modes = _module_state(modules.values())
         tensors: list = []
         seen: set = set()
-        named, modes = state_of(modules)
-        for t in list(named.values()) + list(read.values()):
+        for t in held + list(read.values()):
             if id(t) not in seen:
                 seen.add(id(t))
                 tensors.append(t)
@@ -178,9 +198,9 @@ class _Swapped:
 class StepProgram:
     """A training step compiled as one program (see the module's docstring)."""
 
-    def __init__(self, fn: Callable, reads: Callable, state_of: Callable):
+    def __init__(self, fn: Callable, reads: Callable):
         self.fn = fn
-        self._reads, self._state_of = reads, state_of
+        self._reads = reads
         # the parameters' buffers are donated: the update is written into their memory,
         # as the eager step's in-place update (`_donatable` says when that is safe)
         self.jitted = funcgrad.jit(self._traced, static_argnums=(0,), donate_argnums=(1,))
@@ -192,7 +212,7 @@ class StepProgram:
     def _signature(self, args: tuple, kwargs: dict) -> tuple:
         """(layout, input leaves, input tree, signature) of a call."""
         modules, tensors, reachable = self._reads()
-        layout = _Layout(modules, tensors, _optimizers(reachable), self._state_of)
+        layout = _Layout(modules, tensors, _optimizers(reachable))
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         if any(isinstance(x, Tensor) and x.requires_grad for x in leaves):
             raise _Fallback("an input requires grad")

@@ -92,7 +92,7 @@ class _Program:
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
         self.forward = funcgrad.jit(self._pure, static_argnums=(0, 1, 2))
         # a function that trains (backward, an optimizer) compiles as one step program
-        self.step = StepProgram(fn, self._step_state, _state_of) if (
+        self.step = StepProgram(fn, self._step_state) if (
             module is None and is_training_step(fn, _reachable(fn))) else None
         self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
         self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
@@ -151,7 +151,8 @@ class _Program:
         """What a training step reads: (modules, tensors read directly, everything it
         reads besides its arguments) by name."""
         tensors: dict = {}
-        return captured_modules(self.fn, tensors), tensors, _reachable(self.fn)
+        reachable = _reachable(self.fn)
+        return captured_modules(self.fn, tensors, reachable), tensors, reachable
 
     def name(self) -> str:
         target = self.module if self.module is not None else self.fn
@@ -234,13 +235,15 @@ def _reachable(fn: Any) -> dict:
 _MAX_SCANNED = 64
 
 
-def captured_modules(fn: Any, tensors: dict | None = None) -> dict:
+def captured_modules(fn: Any, tensors: dict | None = None, reachable: dict | None = None
+                     ) -> dict:
     """name -> Module of the modules ``fn`` uses without taking them as arguments (also
     those in a list, tuple or dict it reads, or the attributes of an object it reads):
     their parameters and buffers become inputs of its compiled program, as torch.compile
     lifts them. A tensor read directly goes into ``tensors`` (name -> tensor) when that is
     given (a training step's state); otherwise one that requires grad is refused (the
-    compiled program would take it as a constant, and no gradient would reach it)."""
+    compiled program would take it as a constant, and no gradient would reach it).
+    ``reachable``: `_reachable` of ``fn``, if the caller has it."""
     modules: dict = {}
     seen: set = set()
 
@@ -271,7 +274,7 @@ def captured_modules(fn: Any, tensors: dict | None = None) -> dict:
             for k, v in vars(value).items():  # an object holding a model (self.model)
                 visit(f"{name}.{k}", v, depth + 1)
 
-    for name, value in _reachable(fn).items():
+    for name, value in (_reachable(fn) if reachable is None else reachable).items():
         visit(name, value, 0)
     return modules
 

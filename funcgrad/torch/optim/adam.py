@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from funcgrad.torch import _factories
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.optim import _foreach
 from funcgrad.torch.optim.optimizer import (Optimizer, check_betas, check_fused, check_lr,
                                             check_non_negative, new_step, to_scalar)
 
@@ -54,6 +55,41 @@ class Adam(Optimizer):
         state["exp_avg_sq"] = _factories.zeros_like(p)
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = _factories.zeros_like(p)
+
+    def _step_group(self, group: dict) -> None:
+        if group["differentiable"] or group["foreach"] is False or not self._step_fused(
+                group):
+            super()._step_group(group)
+
+    def _step_fused(self, group: dict) -> bool:
+        """The group's update on the memory of its tensors (`_foreach.adam`); False,
+        having done nothing, where some tensor has no memory the fused path may write
+        (or the per-tensor path must say what is wrong: complex or capturable)."""
+        params = [p for p in group["params"] if p._grad is not None]
+        if group["capturable"] or any(p.is_complex() for p in params):
+            return False
+        for p in params:
+            if not self.state[p]:
+                self._init_state(p, self.state[p], group)
+        keys = ["exp_avg", "exp_avg_sq", "step"] + (
+            ["max_exp_avg_sq"] if group["amsgrad"] else [])
+        states = [self.state[p][k] for p in params for k in keys]
+        n = len(params)
+        raws = _foreach.buffers(params + states + [p._grad for p in params],
+                                range(n + len(states)))
+        if raws is None:
+            return False
+        lr, k = to_scalar(group["lr"]), len(keys)
+        for i in range(n):
+            m, v, step, *v_max = raws[n + k * i:n + k * (i + 1)]
+            _foreach.adam(raws[i], raws[n + len(states) + i], m, v,
+                          v_max[0] if v_max else None, step, group, lr)
+        # the versions the per-tensor path's in-place ops leave: exp_avg_sq takes a mul_
+        # and an addcmul_, a decoupled weight decay a mul_ of the parameter
+        decayed = group["decoupled_weight_decay"] and group["weight_decay"] != 0
+        _foreach.bump(params + states + [self.state[p]["exp_avg_sq"] for p in params]
+                      + (params if decayed else []))
+        return True
 
     def _update(self, p: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         beta1, beta2 = group["betas"]
