@@ -24,8 +24,9 @@ gradients exist, the optimizers' hyper-parameters (a scheduler's new learning ra
 retraces), the state keys, the modules' training flags, grad mode. A step the program
 cannot replay runs eagerly instead, as PyTorch's compiler falls back at a graph break, so
 results are always eager's: one that reads a traced value in Python (``loss.item()``,
-Adam's step count), draws random numbers (dropout in training mode), keeps non-tensor
-optimizer state that changes, or differentiates inputs that require grad.
+Adagrad's and Adamax's step counts; Adam's and AdamW's are computed with tensors when
+traced), draws random numbers (dropout in training mode), keeps non-tensor optimizer
+state that changes, or differentiates inputs that require grad.
 """
 from __future__ import annotations
 

@@ -54,11 +54,18 @@ SGDS = {
     "nesterov+wd": lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True,
                                               weight_decay=0.01),
     "maximize": lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.5, maximize=True),
+    # Adam's bias corrections come from its step count, a value of the program
+    "adam": lambda ps: torch.optim.Adam(ps, lr=0.01),
+    "adam weight decay amsgrad maximize": lambda ps: torch.optim.Adam(
+        ps, lr=0.01, weight_decay=0.1, amsgrad=True, maximize=True),
+    "adamw": lambda ps: torch.optim.AdamW(ps, lr=0.01, weight_decay=0.1),
+    "rmsprop centered momentum": lambda ps: torch.optim.RMSprop(ps, lr=0.01, momentum=0.5,
+                                                                centered=True),
 }
 
 
 @pytest.mark.parametrize("name", list(SGDS))
-def test_sgd_step_compiles_and_is_eager_bit_for_bit(name):
+def test_step_compiles_and_is_eager_bit_for_bit(name):
     eager = _run(False, SGDS[name])
     compiled = _run(True, SGDS[name])
     _same(eager, compiled)
@@ -152,11 +159,12 @@ def test_bound_method_and_a_raw_leaf_optimized_directly():
     assert compiled._program.step.eager_reason is None
 
 
-@pytest.mark.parametrize("case", ["adam", "item", "dropout"])
+@pytest.mark.parametrize("case", ["adagrad", "item", "dropout"])
 def test_what_cannot_be_replayed_runs_eagerly_with_eager_results(case):
-    """Adam reads its step count in Python, ``loss.item()`` reads a traced value, dropout
-    draws random numbers: these steps run eagerly (PyTorch's graph break)."""
-    make = (lambda ps: torch.optim.Adam(ps, lr=0.01)) if case == "adam" else SGDS["plain"]
+    """Adagrad reads its step count in Python, ``loss.item()`` reads a traced value,
+    dropout draws random numbers: these steps run eagerly (PyTorch's graph break)."""
+    make = (lambda ps: torch.optim.Adagrad(ps, lr=0.1, lr_decay=0.01)) if (
+        case == "adagrad") else SGDS["plain"]
 
     def run(compiled):
         model, opt = _setup(make, dropout=case == "dropout")

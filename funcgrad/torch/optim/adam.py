@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from funcgrad.torch import _factories
+from funcgrad.torch import _dtypes as D, _factories, _storage
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim import _foreach
@@ -103,9 +103,8 @@ class Adam(Optimizer):
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        step = state["step"].item()
-        step_size = lr / (1 - beta1 ** step)
-        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        step_size, bias_correction2_sqrt = _bias_corrections(state["step"], lr, beta1, beta2,
+                                                             p.dtype)
         if group["amsgrad"]:
             state["max_exp_avg_sq"].copy_(FUNCTIONS["maximum"](state["max_exp_avg_sq"],
                                                                exp_avg_sq))
@@ -113,7 +112,23 @@ class Adam(Optimizer):
         else:
             second = exp_avg_sq
         denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
-        p.addcdiv_(exp_avg, denom, value=-step_size)
+        if isinstance(step_size, Tensor):  # addcdiv_'s value must be a number
+            p.add_(FUNCTIONS["mul"](exp_avg / denom, -step_size))
+        else:
+            p.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def _bias_corrections(step: Tensor, lr: float, beta1: float, beta2: float,
+                      dtype: Any) -> tuple:
+    """``(lr / (1 - beta1^t), sqrt(1 - beta2^t))``: Python numbers from the step count,
+    or, where the count is a traced value (a training step compiled as one program),
+    0-d tensors computed in float64 as Python computes them and rounded to the
+    parameters' dtype, as a Python number is when it meets a tensor: the same bits."""
+    if _storage.raw_of(step._data) is not None or step.is_meta:
+        t = step.item()
+        return lr / (1 - beta1 ** t), math.sqrt(1 - beta2 ** t)
+    t = step.to(D.float64)
+    return ((lr / (1 - beta1 ** t)).to(dtype), (1 - beta2 ** t).sqrt().to(dtype))
 
 
 class AdamW(Adam):
