@@ -158,6 +158,11 @@ class _Layout:
                         state_key.append((position[id(p)], key, "tensor"))
                     else:
                         state_key.append((position[id(p)], key, _static(value)))
+        held = [t._a for t in tensors] + [v._a for _, _, v in self.entries]
+        owners = {id(_storage.owner(r)) for r in map(_storage.raw_of, held) if r is not None}
+        if len(owners) < len(held):  # the trace would not see a write through the other
+            raise _Fallback("two of the tensors it reads share memory (views of one "
+                            "storage)")
         self.key = (modes, tuple(groups), tuple(state_key),
                     tuple((g is not None, t.requires_grad) for t, g in
                           zip(tensors, self.grads)), grad_mode.state.enabled)
@@ -181,7 +186,7 @@ class _Swapped:
             v for _, _, v in lay.entries]
         self.saved = [(t, t._a, t._vc.v) for t in held]
         self.saved_grads = list(lay.grads)
-        self.saved_state = [(opt, {p: dict(d) for p, d in opt.state.items()})
+        self.saved_state = [(opt, {p: (d, dict(d)) for p, d in opt.state.items()})
                             for opt in lay.optimizers]
         for t, v in zip(held, self.values):
             t._a = v
@@ -191,9 +196,12 @@ class _Swapped:
             t._a, t._vc.v = a, v
         for t, g in zip(self.layout.tensors, self.saved_grads):
             t._grad = g
-        for opt, state in self.saved_state:
+        for opt, state in self.saved_state:  # the same dicts, with what they held
             opt.state.clear()
-            opt.state.update(state)
+            for p, (d, items) in state.items():
+                d.clear()
+                d.update(items)
+                opt.state[p] = d
 
 
 class StepProgram:

@@ -212,3 +212,36 @@ def test_matches_pytorch():
     for p, q in zip(model.parameters(), compiled[1]):
         np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-4,
                                    atol=1e-6)
+
+
+def test_tensors_sharing_memory_run_eagerly_and_state_dicts_keep_their_identity():
+    """A step reading a parameter and a view of it (the trace would not see the update
+    through the view) runs eagerly; the optimizer's per-parameter state dicts stay the
+    same objects across compiled calls."""
+    def run(compiled):
+        model, opt = _setup(SGDS["momentum"])
+        view = model[0].weight.detach()[:2]  # shares the weight's memory
+
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(model(X), Y).backward()
+            opt.step()
+            return view.sum()
+        run_step = torch.compile(step) if compiled else step
+        return [run_step().item() for _ in range(3)], run_step
+    eager, compiled = run(False), run(True)
+    assert eager[0] == compiled[0]
+    assert "share memory" in compiled[1]._program.step.eager_reason
+    model, opt = _setup(SGDS["momentum"])
+
+    @torch.compile
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(X), Y).backward()
+        opt.step()
+    step()
+    dicts = [opt.state[p] for p in model.parameters()]
+    step()
+    step()
+    assert step._program.step.eager_reason is None
+    assert all(d is opt.state[p] for d, p in zip(dicts, model.parameters()))
