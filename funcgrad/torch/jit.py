@@ -91,9 +91,7 @@ class _Program:
         self.out_trees: dict = {}
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
         self.forward = funcgrad.jit(self._pure, static_argnums=(0, 1, 2))
-        # a function that trains (backward, an optimizer) compiles as one step program
-        self.step = StepProgram(fn, self._step_state) if (
-            module is None and is_training_step(fn, _reachable(fn))) else None
+        self._step: StepProgram | bool | None = None  # False: not a training step
         self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
         self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
 
@@ -146,6 +144,17 @@ class _Program:
         """The modules whose parameters and buffers are inputs of the program, by name
         prefix: the compiled module, or those a compiled function uses."""
         return {"": self.module} if self.module is not None else captured_modules(self.fn)
+
+    @property
+    def step(self) -> StepProgram | None:
+        """The program of a function that trains (calls backward, reads an optimizer),
+        compiled as one step; None for a module or a function that does not train.
+        Decided on the first call (an optimizer may be made after ``torch.compile``)."""
+        if self._step is None:
+            self._step = StepProgram(self.fn, self._step_state) if (
+                self.module is None and is_training_step(self.fn, _reachable(self.fn))
+            ) else False
+        return self._step or None
 
     def _step_state(self) -> tuple[dict, dict, dict]:
         """What a training step reads: (modules, tensors read directly, everything it

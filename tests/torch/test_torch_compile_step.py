@@ -245,3 +245,24 @@ def test_tensors_sharing_memory_run_eagerly_and_state_dicts_keep_their_identity(
     step()
     assert step._program.step.eager_reason is None
     assert all(d is opt.state[p] for d, p in zip(dicts, model.parameters()))
+
+
+def test_an_update_alone_compiled_before_its_optimizer_exists():
+    """A function that only steps an optimizer (made after torch.compile, the backward
+    pass outside) is a training step too: it reads the current gradients every call."""
+    def run(compiled):
+        model, _ = _setup(SGDS["plain"])
+
+        def update():
+            opt.step()
+        run_update = torch.compile(update) if compiled else update
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for k in range(3):
+            opt.zero_grad()
+            F.cross_entropy(model(X * (k + 1)), Y).backward()
+            run_update()
+        return [p.detach().clone() for p in model.parameters()], run_update
+    eager, (compiled, run_update) = run(False)[0], run(True)
+    assert all(torch.equal(a, b) for a, b in zip(eager, compiled))
+    assert run_update._program.step is not None
+    assert run_update._program.step.eager_reason is None
