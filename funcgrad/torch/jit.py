@@ -250,7 +250,8 @@ def captured_modules(fn: Any, tensors: dict | None = None, reachable: dict | Non
     those in a list, tuple or dict it reads, or the attributes of an object it reads):
     their parameters and buffers become inputs of its compiled program, as torch.compile
     lifts them. A tensor read directly goes into ``tensors`` (name -> tensor) when that is
-    given (a training step's state); otherwise one that requires grad is refused (the
+    given (a training step's state, whose search also enters the functions it reads, as
+    the loss function it calls); otherwise one that requires grad is refused (the
     compiled program would take it as a constant, and no gradient would reach it).
     ``reachable``: `_reachable` of ``fn``, if the caller has it."""
     modules: dict = {}
@@ -277,6 +278,10 @@ def captured_modules(fn: Any, tensors: dict | None = None, reachable: dict | Non
                 visit(f"{name}.{i}", v, depth + 1)
         elif isinstance(value, dict) and len(value) <= _MAX_SCANNED:
             for k, v in value.items():
+                visit(f"{name}.{k}", v, depth + 1)
+        elif tensors is not None and isinstance(value, (
+                types.FunctionType, types.MethodType, functools.partial)):
+            for k, v in _reachable(value).items():  # a helper the step calls (the loss)
                 visit(f"{name}.{k}", v, depth + 1)
         elif depth == 0 and hasattr(value, "__dict__") and not isinstance(
                 value, (type, types.ModuleType, types.FunctionType, Optimizer)):

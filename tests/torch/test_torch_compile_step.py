@@ -266,3 +266,27 @@ def test_an_update_alone_compiled_before_its_optimizer_exists():
     assert all(torch.equal(a, b) for a, b in zip(eager, compiled))
     assert run_update._program.step is not None
     assert run_update._program.step.eager_reason is None
+
+
+def test_modules_used_through_a_helper_function_are_state():
+    """The step calls a loss function that uses the model (with BatchNorm's running
+    statistics, updated in place): its parameters and buffers are the program's state."""
+    def run(compiled):
+        model, opt = _setup(SGDS["momentum"], batchnorm=True)
+
+        def loss_of(x, y):
+            return F.cross_entropy(model(x), y)
+
+        def step():
+            opt.zero_grad()
+            loss = loss_of(X, Y)
+            loss.backward()
+            opt.step()
+            return loss
+        run_step = torch.compile(step) if compiled else step
+        losses = [run_step().item() for _ in range(3)]
+        return losses, list(model.parameters()) + list(model.buffers()), run_step
+    eager, compiled = run(False), run(True)
+    assert eager[0] == compiled[0]
+    assert all(torch.equal(a.detach(), b.detach()) for a, b in zip(eager[1], compiled[1]))
+    assert compiled[2]._program.step.eager_reason is None
