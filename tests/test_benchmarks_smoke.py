@@ -37,10 +37,12 @@ def test_table_has_a_row_per_workload_and_implementation(report):
     assert all(r.value is None or r.value > 0 for r in report.rows)
     text = table(report)
     assert text.count("\n") == len(report.rows) + 1
-    assert len(report.targets) == 16
+    assert len(report.targets) == 18
     assert {(1, "funcgrad.torch"), (3, "funcgrad.torch")} <= impls  # issue 20's targets
-    # issue 17: the facade's step with the model compiled, and the loss function compiled
-    assert {(3, "funcgrad.torch compile(model)"), (3, "funcgrad.torch compile(loss)")} <= impls
+    # issue 17: the facade's step with the model compiled, the loss function compiled, and
+    # the whole step compiled
+    assert {(3, "funcgrad.torch compile(model)"), (3, "funcgrad.torch compile(loss)"),
+            (3, "funcgrad.torch compile(step)")} <= impls
     for workload in (1, 2, 3):  # issue 17: jitted rows and their first calls
         assert {(workload, "funcgrad jit"), (workload, "funcgrad jit: first call")} <= impls
     assert {(6, "funcgrad"), (6, "funcgrad.torch")} <= impls  # (their gradients checked)

@@ -225,6 +225,31 @@ def test_donated_argument_is_reused_and_deleted():
     assert "out=" not in jf.lower(fnp.asarray(X), Y).compile().as_text()
 
 
+def test_donated_buffer_is_reused_after_its_views_die_and_only_then():
+    """A donated matrix read through a transpose (a layer's ``w.T``) is still its own
+    memory: the update is written into it once the view is dead, never while it lives."""
+    big_w, big_g = np.linspace(-1, 1, 10_000).reshape(100, 100), np.full((100, 100), 0.5)
+    x = np.linspace(0, 1, 100)
+
+    def step(w, g):
+        return x @ w.T, w - 0.1 * g
+    jf = jit(step, donate_argnums=0)
+    source = jf.lower(fnp.asarray(big_w), big_g).compile().as_text()
+    assert "out=v0" in source, source
+    y, new = jf(fnp.asarray(big_w.copy()), big_g)
+    identical(x @ big_w.T, y)
+    identical(big_w - 0.1 * big_g, new)
+
+    def late_view(w, g):  # the view is read after the update: w's buffer stays
+        t = w.T
+        return w - 0.1 * g, x @ t
+    jf = jit(late_view, donate_argnums=0)
+    assert "out=v0" not in jf.lower(fnp.asarray(big_w), big_g).compile().as_text()
+    new, y = jf(fnp.asarray(big_w.copy()), big_g)
+    identical(big_w - 0.1 * big_g, new)
+    identical(x @ big_w.T, y)
+
+
 def test_inputs_are_never_overwritten_without_donation():
     jf = jit(lambda x: fnp.exp(fnp.sin(x)) + 1.0)
     x = fnp.asarray(X.copy())

@@ -309,8 +309,8 @@ class _Buffers:
             self.add_fresh(step.outs[0])
             return
         viewed = [r[1] for r in step.ins if r[0] == "v" and r[1] in self.group]
-        for v in step.outs:
-            self._new(v, False)
+        for v in step.outs:  # memory of the viewed inputs: owned where all of theirs is
+            self._new(v, bool(viewed))
             for u in viewed:
                 self._merge(v, u)
 

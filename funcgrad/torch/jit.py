@@ -45,16 +45,18 @@ from itertools import chain
 from typing import Any, Callable, Iterator, Sequence
 
 import funcgrad
-import funcgrad.numpy as fnp
 from funcgrad import tree_util
-from funcgrad.core import Tracer
+from funcgrad.core import Tracer, is_inexact
 from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
+from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._factories import get_rng_state
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._dispatch import zeros_of
+from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.function import Function
+from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 from funcgrad.torch.nn.module import Module
+from funcgrad.torch.optim.optimizer import Optimizer
 
 __all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tracing"]
 
@@ -89,6 +91,7 @@ class _Program:
         self.out_trees: dict = {}
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
         self.forward = funcgrad.jit(self._pure, static_argnums=(0, 1, 2))
+        self._step: StepProgram | bool | None = None  # False: not a training step
         self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
         self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
 
@@ -142,6 +145,24 @@ class _Program:
         prefix: the compiled module, or those a compiled function uses."""
         return {"": self.module} if self.module is not None else captured_modules(self.fn)
 
+    @property
+    def step(self) -> StepProgram | None:
+        """The program of a function that trains (calls backward, reads an optimizer),
+        compiled as one step; None for a module or a function that does not train.
+        Decided on the first call (an optimizer may be made after ``torch.compile``)."""
+        if self._step is None:
+            self._step = StepProgram(self.fn, self._step_state) if (
+                self.module is None and is_training_step(self.fn, _reachable(self.fn))
+            ) else False
+        return self._step or None
+
+    def _step_state(self) -> tuple[dict, dict, dict]:
+        """What a training step reads: (modules, tensors read directly, everything it
+        reads besides its arguments) by name."""
+        tensors: dict = {}
+        reachable = _reachable(self.fn)
+        return captured_modules(self.fn, tensors, reachable), tensors, reachable
+
     def name(self) -> str:
         target = self.module if self.module is not None else self.fn
         return getattr(target, "__name__", type(target).__name__)
@@ -153,18 +174,21 @@ class _Program:
         return tuple(state), in_tree, modes, list(state.values()), leaves
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
+        if self.step is not None:
+            return self.step(args, kwargs)
         names, in_tree, modes, state, leaves = self.signature(args, kwargs)
         tensors = state + leaves
         if grad_mode.state.enabled and any(isinstance(t, Tensor) and t.requires_grad
                                            for t in tensors):
-            outs = CompiledFunction.apply(self, (names, in_tree, modes), *tensors)
-            outs = list(outs) if isinstance(outs, tuple) else [outs]
+            outs = _call_recorded(self, (names, in_tree, modes), tensors)
         else:
             outs = func.from_array(self.forward(names, in_tree, modes,
                                                 *func.to_array(tensors)))
         return self.out_trees[(names, in_tree, modes)].unflatten(outs)
 
     def lowered(self, args: tuple, kwargs: dict) -> Any:
+        if self.step is not None:
+            return self.step.lowered(args, kwargs)
         names, in_tree, modes, state, leaves = self.signature(args, kwargs)
         return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves))
 
@@ -220,12 +244,16 @@ def _reachable(fn: Any) -> dict:
 _MAX_SCANNED = 64
 
 
-def captured_modules(fn: Any) -> dict:
+def captured_modules(fn: Any, tensors: dict | None = None, reachable: dict | None = None
+                     ) -> dict:
     """name -> Module of the modules ``fn`` uses without taking them as arguments (also
     those in a list, tuple or dict it reads, or the attributes of an object it reads):
     their parameters and buffers become inputs of its compiled program, as torch.compile
-    lifts them. A tensor that requires grad read directly is refused (the compiled program
-    would take it as a constant, and no gradient would reach it)."""
+    lifts them. A tensor read directly goes into ``tensors`` (name -> tensor) when that is
+    given (a training step's state, whose search also enters the functions it reads, as
+    the loss function it calls); otherwise one that requires grad is refused (the
+    compiled program would take it as a constant, and no gradient would reach it).
+    ``reachable``: `_reachable` of ``fn``, if the caller has it."""
     modules: dict = {}
     seen: set = set()
 
@@ -236,7 +264,9 @@ def captured_modules(fn: Any) -> dict:
         if isinstance(value, Module):
             modules[name] = value
         elif isinstance(value, Tensor):
-            if value.requires_grad:
+            if tensors is not None:
+                tensors[name] = value
+            elif value.requires_grad:
                 raise RuntimeError(
                     f"{_name_of(fn)} reads the tensor {name!r}, which requires grad, from its "
                     "closure or globals: a compiled program would take it as a constant and "
@@ -249,12 +279,16 @@ def captured_modules(fn: Any) -> dict:
         elif isinstance(value, dict) and len(value) <= _MAX_SCANNED:
             for k, v in value.items():
                 visit(f"{name}.{k}", v, depth + 1)
+        elif tensors is not None and isinstance(value, (
+                types.FunctionType, types.MethodType, functools.partial)):
+            for k, v in _reachable(value).items():  # a helper the step calls (the loss)
+                visit(f"{name}.{k}", v, depth + 1)
         elif depth == 0 and hasattr(value, "__dict__") and not isinstance(
-                value, (type, types.ModuleType, types.FunctionType)):
+                value, (type, types.ModuleType, types.FunctionType, Optimizer)):
             for k, v in vars(value).items():  # an object holding a model (self.model)
                 visit(f"{name}.{k}", v, depth + 1)
 
-    for name, value in _reachable(fn).items():
+    for name, value in (_reachable(fn) if reachable is None else reachable).items():
         visit(name, value, 0)
     return modules
 
@@ -328,38 +362,76 @@ def _avals(leaves: Sequence) -> tuple:
                  for x in leaves)
 
 
-class CompiledFunction(Function):
-    """One call of a compiled program as one autograd node: the forward program returns
-    the outputs and the residuals, the backward program turns the residuals and the
-    outputs' cotangents into the inputs' gradients (no recomputation)."""
+DOUBLE_BACKWARD_ERROR = ("torch.compile with aot_autograd does not currently support "
+                         "double backward")
 
-    @staticmethod
-    def forward(ctx: Any, program: _Program, static: tuple, *tensors: Any) -> tuple:
-        wanted = tuple(i for i, t in enumerate(tensors)
-                       if isinstance(t, Tensor) and t.requires_grad)
-        arrays = func.to_array(list(tensors))
-        both = program.forward_saving(*static, wanted, *arrays)
-        n_out = program.out_trees[static].num_leaves
-        outs = both[:n_out]
-        # saved only for the engine's checks (in-place changes, a second backward): the
-        # residuals may be views of these tensors
-        ctx.save_for_backward(*[t for t in tensors if isinstance(t, Tensor)])
-        ctx.program, ctx.key = program, (*static, wanted, _avals(arrays))
-        ctx.residuals = both[n_out:]
-        ctx.n_inputs = len(tensors)
-        ctx.out_avals = [(tuple(o.shape), o.dtype) for o in outs]
-        return tuple(func.from_array(outs))
 
-    @staticmethod
-    def backward(ctx: Any, *grads: Any) -> tuple:
-        ctx.saved_tensors  # noqa: B018 (raises if they were modified in place or freed)
-        cts = func.to_array([fnp.zeros(*aval) if g is None else g
-                             for g, aval in zip(grads, ctx.out_avals)])
-        got = ctx.program.backward(*ctx.key, *ctx.residuals, *cts)
-        out: list = [None] * ctx.n_inputs
-        for i, g in zip(ctx.key[3], got):
-            out[i] = None if g is None else func.from_array([g])[0]
-        return (None, None, *out)
+class CompiledFunctionBackward(Node):
+    """One call of a compiled program as one autograd node, as PyTorch's: the forward
+    program returned the outputs and the residuals, the backward program turns the
+    residuals and the outputs' cotangents into the inputs' gradients (no recomputation).
+    The inputs are saved only for the engine's checks (in-place changes since the call, a
+    second backward): the residuals may be views of their memory."""
+
+    __slots__ = ("_program", "_key", "_residuals", "_refs")
+
+    def saved_refs(self) -> list:
+        return self._refs
+
+    def saved_arrays(self) -> list:
+        return list(self._residuals or ())
+
+    def release(self) -> None:
+        self._residuals = None
+        self._refs = []
+
+    def apply(self, grads: list, create_graph: bool) -> list:
+        if self._residuals is None:
+            raise RuntimeError(FREED_ERROR)
+        for ref in self._refs:
+            if ref.vc.v != ref.version:
+                ref.check(self)  # raises PyTorch's in-place error
+        cts = [zeros_of(m) if g is None else func.to_array(g)
+               for g, m in zip(grads, self._meta)]
+        got = self._program.backward(*self._key, *self._residuals, *cts)
+        out = [None if g is None else make(g) for g in got]  # one per edge: the wanted
+        if create_graph:  # differentiable once, as PyTorch's compiled backward
+            needs = [g for g in grads if g is not None and g.requires_grad]
+            stop = node_class("CompiledFunctionBackwardBackward", _NoDoubleBackward)(
+                tuple(g._edge() for g in needs) + self._next)
+            stop._meta = [None]
+            out = [None if g is None else make(func.to_array(g), grad_fn=stop)
+                   for g in out]
+        return out
+
+
+class _NoDoubleBackward(Node):
+    """What gradients computed by a compiled backward under ``create_graph`` lead to
+    (named as PyTorch names it): differentiating them again raises PyTorch's error."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list, create_graph: bool) -> list:
+        raise RuntimeError(DOUBLE_BACKWARD_ERROR)
+
+
+def _call_recorded(program: _Program, static: tuple, tensors: list) -> list:
+    """The outputs of the saving forward program on ``tensors``, given one
+    `CompiledFunctionBackward` node for the inputs that require grad."""
+    wanted = tuple(i for i, t in enumerate(tensors)
+                   if isinstance(t, Tensor) and t.requires_grad)
+    arrays = func.to_array(tensors)
+    both = program.forward_saving(*static, wanted, *arrays)
+    n_out = program.out_trees[static].num_leaves
+    outs = both[:n_out]
+    node = CompiledFunctionBackward(tuple(tensors[i]._edge() for i in wanted),
+                                    None, [meta_of(o) for o in outs])
+    node._program = program
+    node._key = (*static, wanted, _avals(arrays))
+    node._residuals = both[n_out:]
+    node._refs = [SavedRef(t) for t in tensors if isinstance(t, Tensor)]
+    return [make(o, grad_fn=node, output_nr=k) if is_inexact(o.dtype) else make(o)
+            for k, o in enumerate(outs)]
 
 
 class _Compiled:

@@ -38,18 +38,29 @@ def linear_recurrence(a: Any, b: Any, axis: int) -> Any:
 
 
 def logsumexp(x: Any, axis: tuple, keepdims: bool) -> Any:
-    """log(sum(exp(x))) shifted by the max (0 where it is not finite): no exp overflows."""
+    """log(sum(exp(x))) shifted by the max (0 where it is not finite): no exp overflows.
+    Where every max is finite the sum is at least 1 (the max's own term), so only a row
+    of -inf (log(0)) needs the floating-point warning silenced."""
+    numpy_in = type(x) is np.ndarray  # ufunc reductions: np.max/np.sum's wrappers skipped
     if x.size:
-        peak = np.max(x, axis=axis, keepdims=True)
-        peak = np.where(np.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
+        peak = (np.maximum.reduce(x, axis=axis, keepdims=True) if numpy_in
+                else np.max(x, axis=axis, keepdims=True))
+        finite = bool(np.isfinite(peak).all())
+        if not finite:
+            peak = np.where(np.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
         terms = x - peak
         # exp in place on the fresh difference (a 0-d one comes back as a numpy scalar)
         in_place = type(terms) is np.ndarray and terms.dtype.kind in "fc"
         terms = np.exp(terms, out=terms) if in_place else np.exp(terms)
     else:
-        peak, terms = 0, np.exp(x)  # an empty sum is 0 whatever the shift
-    with np.errstate(divide="ignore"):  # log(0) = -inf: a sum of exp(-inf)
-        out = np.log(np.sum(terms, axis=axis, keepdims=True)) + peak
+        peak, terms, finite = 0, np.exp(x), False  # an empty sum is 0 whatever the shift
+    total = (np.add.reduce(terms, axis=axis, keepdims=True) if type(terms) is np.ndarray
+             else np.sum(terms, axis=axis, keepdims=True))
+    if finite:
+        out = np.log(total) + peak
+    else:
+        with np.errstate(divide="ignore"):  # log(0) = -inf: a sum of exp(-inf)
+            out = np.log(total) + peak
     return out if keepdims else np.squeeze(out, axis)
 
 

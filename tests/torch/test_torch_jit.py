@@ -228,3 +228,15 @@ def test_engine_checks_apply_to_compiled_calls():
         model[0].weight.mul_(2.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
+
+
+def test_double_backward_through_a_compiled_call_raises_pytorchs_error():
+    """First-order gradients under create_graph are eager's; differentiating them again
+    raises PyTorch's error (it once silently dropped the second-order term)."""
+    f = torch.compile(lambda u: (u ** 3).sum())
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = torch.autograd.grad(f(x), x, create_graph=True)
+    assert torch.equal(g.detach(), torch.tensor([3.0, 12.0])) and g.requires_grad
+    with pytest.raises(RuntimeError, match="torch.compile with aot_autograd does not "
+                                           "currently support double backward"):
+        torch.autograd.grad(g.sum(), x)

@@ -21,7 +21,9 @@ from typing import Any, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.array import Array
 from funcgrad.dtypes import is_floating
+from funcgrad.primitives import constants
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import anomaly, grad_mode, profiler
 from funcgrad.torch.autograd.node import AccumulateGrad, GraphRoot, Node
@@ -58,7 +60,9 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence) -> list:
                 if not is_floating(a.dtype):
                     raise RuntimeError("grad can be implicitly created only for real scalar "
                                        f"outputs but got {out.dtype}")
-                result.append(make(fnp.ones_like(a)))
+                # a concrete scalar's 1 is made directly (the funcgrad op would dispatch)
+                result.append(make(constants.ones_like(a) if type(a) is Array
+                                   else fnp.ones_like(a)))
             else:
                 result.append(None)
         else:

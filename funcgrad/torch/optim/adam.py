@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from funcgrad.torch import _factories
+from funcgrad.torch import _dtypes as D, _factories, _storage
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.optim import _foreach
 from funcgrad.torch.optim.optimizer import (Optimizer, check_betas, check_fused, check_lr,
                                             check_non_negative, new_step, to_scalar)
 
@@ -55,6 +56,41 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = _factories.zeros_like(p)
 
+    def _step_group(self, group: dict) -> None:
+        if group["differentiable"] or group["foreach"] is False or not self._step_fused(
+                group):
+            super()._step_group(group)
+
+    def _step_fused(self, group: dict) -> bool:
+        """The group's update on the memory of its tensors (`_foreach.adam`); False,
+        having done nothing, where some tensor has no memory the fused path may write
+        (or the per-tensor path must say what is wrong: complex or capturable)."""
+        params = [p for p in group["params"] if p._grad is not None]
+        if group["capturable"] or any(p.is_complex() for p in params):
+            return False
+        for p in params:
+            if not self.state[p]:
+                self._init_state(p, self.state[p], group)
+        keys = ["exp_avg", "exp_avg_sq", "step"] + (
+            ["max_exp_avg_sq"] if group["amsgrad"] else [])
+        states = [self.state[p][k] for p in params for k in keys]
+        n = len(params)
+        raws = _foreach.buffers(params + states + [p._grad for p in params],
+                                range(n + len(states)))
+        if raws is None:
+            return False
+        lr, k = to_scalar(group["lr"]), len(keys)
+        for i in range(n):
+            m, v, step, *v_max = raws[n + k * i:n + k * (i + 1)]
+            _foreach.adam(raws[i], raws[n + len(states) + i], m, v,
+                          v_max[0] if v_max else None, step, group, lr)
+        # the versions the per-tensor path's in-place ops leave: exp_avg_sq takes a mul_
+        # and an addcmul_, a decoupled weight decay a mul_ of the parameter
+        decayed = group["decoupled_weight_decay"] and group["weight_decay"] != 0
+        _foreach.bump(params + states + [self.state[p]["exp_avg_sq"] for p in params]
+                      + (params if decayed else []))
+        return True
+
     def _update(self, p: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         beta1, beta2 = group["betas"]
         lr, eps, weight_decay = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
@@ -67,9 +103,8 @@ class Adam(Optimizer):
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        step = state["step"].item()
-        step_size = lr / (1 - beta1 ** step)
-        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        step_size, bias_correction2_sqrt = _bias_corrections(state["step"], lr, beta1, beta2,
+                                                             p.dtype)
         if group["amsgrad"]:
             state["max_exp_avg_sq"].copy_(FUNCTIONS["maximum"](state["max_exp_avg_sq"],
                                                                exp_avg_sq))
@@ -77,7 +112,23 @@ class Adam(Optimizer):
         else:
             second = exp_avg_sq
         denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
-        p.addcdiv_(exp_avg, denom, value=-step_size)
+        if isinstance(step_size, Tensor):  # addcdiv_'s value must be a number
+            p.add_(FUNCTIONS["mul"](exp_avg / denom, -step_size))
+        else:
+            p.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def _bias_corrections(step: Tensor, lr: float, beta1: float, beta2: float,
+                      dtype: Any) -> tuple:
+    """``(lr / (1 - beta1^t), sqrt(1 - beta2^t))``: Python numbers from the step count,
+    or, where the count is a traced value (a training step compiled as one program),
+    0-d tensors computed in float64 as Python computes them and rounded to the
+    parameters' dtype, as a Python number is when it meets a tensor: the same bits."""
+    if _storage.raw_of(step._data) is not None or step.is_meta:
+        t = step.item()
+        return lr / (1 - beta1 ** t), math.sqrt(1 - beta2 ** t)
+    t = step.to(D.float64)
+    return ((lr / (1 - beta1 ** t)).to(dtype), (1 - beta2 ** t).sqrt().to(dtype))
 
 
 class AdamW(Adam):

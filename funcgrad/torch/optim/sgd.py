@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from funcgrad.array import new_array
 from funcgrad.torch import _storage
+from funcgrad.torch.optim import _foreach
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.optim.optimizer import Optimizer, check_fused, check_lr, to_scalar
 
@@ -69,6 +71,8 @@ class SGD(Optimizer):
             self._step_tensors(group)
             return
         lr = to_scalar(group["lr"])
+        if group["foreach"] is not False and self._step_fused(group, lr):
+            return
         for p in group["params"]:
             if p._grad is None:
                 continue
@@ -84,6 +88,27 @@ class SGD(Optimizer):
                 else:
                     old._assign_array(buf)
             p._add_scaled(direction, -lr)
+
+    def _step_fused(self, group: dict, lr: float) -> bool:
+        """The group's update on the memory of its tensors (`_foreach.sgd`); False,
+        having done nothing, where some tensor has no memory the fused path may write."""
+        params = [p for p in group["params"] if p._grad is not None]
+        momentum = group["momentum"] != 0
+        bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum else []
+        held = [b for b in bufs if b is not None]
+        n = len(params)
+        raws = _foreach.buffers(params + held + [p._grad for p in params],
+                                range(n + len(held)))
+        if raws is None:
+            return False
+        raw_bufs = iter(raws[n:n + len(held)])
+        for k, p in enumerate(params):
+            buf = next(raw_bufs) if momentum and bufs[k] is not None else None
+            new = _foreach.sgd(raws[k], raws[n + len(held) + k], buf, group, lr)
+            if new is not None:
+                self.state[p]["momentum_buffer"] = make(new_array(new))
+        _foreach.bump(params + held)
+        return True
 
     def _step_tensors(self, group: dict) -> None:
         """The update recorded by autograd (``differentiable=True``: grad mode is on)."""

@@ -1,0 +1,98 @@
+"""The optimizers' fused updates: the update equations of a whole parameter group run on
+the parameters' and states' memory directly, with in-place ufuncs (PyTorch's ``foreach``
+path, the default here as on CUDA).
+
+Each function below writes the same ufunc calls, in the same order and on the same dtypes
+(Python numbers as weakly typed scalars), as the optimizer's per-tensor path spells with
+tensor ops, so both give the same bits; the per-tensor path stays for what has no memory
+to write (traced values, under ``torch.func`` or ``torch.compile``), for
+``differentiable=True`` (the update is recorded) and for ``foreach=False``. `buffers`
+says which group the fused path may take.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from funcgrad.torch import _storage
+
+__all__ = ["buffers", "bump", "sgd", "adam"]
+
+
+def buffers(tensors: Sequence, written: Sequence) -> list | None:
+    """The numpy arrays of ``tensors`` (None if any has no plain numpy memory: traced, on
+    a GPU, meta); of those at the positions ``written`` also refused (None) where a write
+    would not be the in-place op's: read-only memory, elements sharing memory (an
+    ``expand``), memory borrowed from a computed gradient."""
+    out = []
+    for t in tensors:
+        raw = _storage.raw_of(t._a)
+        if type(raw) is not np.ndarray:
+            return None
+        out.append(raw)
+    for k in written:
+        t = tensors[k]
+        if (not out[k].flags.writeable or _storage.overlapping(t._a)
+                or type(t._vc).__name__ == "_Borrowed"):
+            return None
+    return out
+
+
+def bump(tensors: Sequence) -> None:
+    """Bump the version counters of tensors written in place, as their in-place ops do."""
+    for t in tensors:
+        t._vc.v += 1
+
+
+def sgd(p: np.ndarray, g: np.ndarray, buf: np.ndarray | None, group: dict, lr: float
+        ) -> np.ndarray | None:
+    """SGD's update of ``p`` in place; returns the new momentum buffer when there was
+    none (``buf`` None, momentum on), else None (``buf`` is updated in place)."""
+    if group["maximize"]:
+        g = np.negative(g)
+    wd = group["weight_decay"]
+    if wd != 0:
+        g = np.add(g, np.multiply(wd, p))
+    momentum = group["momentum"]
+    new = None
+    if momentum != 0:
+        if buf is None:
+            buf = new = g.copy()
+        else:
+            np.multiply(momentum, buf, out=buf)
+            np.add(buf, np.multiply(1 - group["dampening"], g), out=buf)
+        g = np.add(g, np.multiply(momentum, buf)) if group["nesterov"] else buf
+    np.add(p, np.multiply(g, -lr), out=p, casting="same_kind")
+    return new
+
+
+def adam(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray,
+         v_max: np.ndarray | None, step: np.ndarray, group: dict, lr: float) -> None:
+    """Adam's (AdamW's) update of ``p`` and its state, all in place."""
+    beta1, beta2 = group["betas"]
+    wd = group["weight_decay"]
+    if group["maximize"]:
+        g = np.negative(g)
+    step += 1
+    if wd != 0:
+        if group["decoupled_weight_decay"]:
+            np.multiply(p, 1 - lr * wd, out=p)
+        else:
+            g = np.add(g, np.multiply(p, wd))
+    t = np.subtract(g, m)  # m = lerp(m, g, 1 - beta1) = m + (g - m) * (1 - beta1)
+    np.add(m, np.multiply(t, 1 - beta1, out=t), out=m)
+    np.multiply(v, beta2, out=v)
+    t = np.multiply(g, g)
+    np.add(v, np.multiply(t, 1 - beta2, out=t), out=v)
+    n = step.item()
+    step_size = lr / (1 - beta1 ** n)
+    bias_correction2_sqrt = math.sqrt(1 - beta2 ** n)
+    if v_max is not None:
+        np.maximum(v_max, v, out=v_max)
+    denom = np.sqrt(v if v_max is None else v_max)
+    np.add(np.true_divide(denom, bias_correction2_sqrt, out=denom), group["eps"], out=denom)
+    np.add(p, np.multiply(np.true_divide(m, denom, out=denom), -step_size, out=denom), out=p)
+
+
