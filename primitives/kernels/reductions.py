@@ -75,7 +75,13 @@ def unweighted(weight: Any) -> bool:
 
 def nll_loss(logp: Any, target: Any, weight: Any, axis: int, reduction: str) -> Any:
     """-logp at each target's class along ``axis``, weighted, reduced as PyTorch does;
-    (C,) and (N, C) inputs take one fancy index."""
+    (C,) and (N, C) inputs take one fancy index. A target outside the classes raises
+    PyTorch's IndexError here, where the values are known in every mode (a compiled
+    program's labels are only known when it runs; numpy's indexing would wrap -1)."""
+    classes = logp.shape[axis]
+    if target.size and (target.min() < 0 or target.max() >= classes):
+        bad = target[(target < 0) | (target >= classes)].ravel()[0]
+        raise IndexError(f"Target {int(bad)} is out of bounds.")
     if type(logp) is np.ndarray and logp.ndim <= 2:
         picked = logp[target] if logp.ndim == 1 else logp[np.arange(len(target)), target]
     else:

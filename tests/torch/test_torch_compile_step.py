@@ -4,8 +4,11 @@ bit, step after step; what the program cannot replay runs eagerly, with eager's 
 import numpy as np
 import pytest
 
+import funcgrad
+import funcgrad.numpy as fnp
 import funcgrad.torch as torch
 import funcgrad.torch.nn as nn
+from funcgrad.primitives.reductions import nll_loss
 import funcgrad.torch.nn.functional as F
 
 
@@ -290,3 +293,29 @@ def test_modules_used_through_a_helper_function_are_state():
     assert eager[0] == compiled[0]
     assert all(torch.equal(a.detach(), b.detach()) for a, b in zip(eager[1], compiled[1]))
     assert compiled[2]._program.step.eager_reason is None
+
+
+@pytest.mark.parametrize("label", [-1, 3])
+def test_a_label_outside_the_classes_raises_in_compiled_code_as_in_eager(label):
+    """The compiled program knows the labels only when it runs: the loss's kernel checks
+    them there (numpy's indexing would silently take class -1 as the last)."""
+    model, opt = _setup(lambda ps: torch.optim.SGD(ps, lr=0.1))
+    bad = torch.tensor([0, 1, 2, 1, 0, 2, 2, label])
+
+    def loss_of(x, y):
+        return F.cross_entropy(model(x), y)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = loss_of(x, y)
+        loss.backward()
+        opt.step()
+        return loss
+    for fn in (loss_of, torch.compile(loss_of), torch.compile(step)):
+        fn(X, Y)  # traced and compiled with good labels first
+        with pytest.raises(IndexError, match=f"Target {label} is out of bounds."):
+            fn(X, bad)
+    jitted = funcgrad.jit(lambda z, y: nll_loss(z, y, 1.0, axis=1, reduction="mean"))
+    jitted(fnp.zeros((2, 3)), fnp.asarray([0, 1]))
+    with pytest.raises(IndexError, match=f"Target {label} is out of bounds."):
+        jitted(fnp.zeros((2, 3)), fnp.asarray([0, label]))
