@@ -574,6 +574,10 @@ class Tensor:
         read, by the optimizer, before the next ``zero_grad``)."""
         return make(self._a, vc=_Borrowed())
 
+    def _is_borrowed(self) -> bool:
+        """Whether this tensor's memory is borrowed (`_borrowing`): not to be written."""
+        return type(self._vc) is _Borrowed
+
     def _own(self, values: Any = None) -> None:
         """Hold memory of this tensor's own, if it was borrowing (`_borrowing`): a copy,
         or ``values`` (a new array of its own, replacing the values)."""

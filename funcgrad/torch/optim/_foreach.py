@@ -35,7 +35,7 @@ def buffers(tensors: Sequence, written: Sequence) -> list | None:
     for k in written:
         t = tensors[k]
         if (not out[k].flags.writeable or _storage.overlapping(t._a)
-                or type(t._vc).__name__ == "_Borrowed"):
+                or t._is_borrowed()):
             return None
     return out
 
