@@ -6,7 +6,11 @@ see; instruction counts do not (about 1%). Each workload is set up and run once,
 ``--calls`` calls run inside one ``functools.reduce`` call, and callgrind collects only
 while that C function runs (``--toggle-collect=functools_reduce``): the count is the
 calls' alone, from one run, without the imports and set-up, which under valgrind take
-minutes. A Python without symbols for that function collects nothing; then each workload
+minutes. Before the window, everything the set-up made is frozen (``gc.freeze``): the
+cyclic collector's full passes otherwise walk every imported module's objects, so that a
+change which only imports more (a new module nothing in the workload calls) moved a count
+by 5%; frozen, the count is the workload's own allocations and collections. A Python
+without symbols for that function collects nothing; then each workload
 runs twice, with 0 and with ``--calls`` calls, and the difference is taken instead.
 
 Workloads: the small-op chain's gradient (functional and through the facade), and the
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import os
 import re
 import subprocess
@@ -111,6 +116,10 @@ def build(name: str):
 
 def _child(name: str, calls: int) -> None:
     fn = build(name)
+    # what the set-up made (modules, data) is moved out of the collector's reach: a full
+    # collection in the window would cost in proportion to it, not to the path counted
+    gc.collect()
+    gc.freeze()
     functools.reduce(lambda _, __: fn(), range(calls), None)  # callgrind's window
 
 
