@@ -17,7 +17,8 @@ import numpy as np
 from funcgrad import transforms, tree_util
 from funcgrad.array import Array
 
-__all__ = ["check_grads", "check_vjp", "check_jvp", "numerical_jvp", "default_tolerance"]
+__all__ = ["check_grads", "check_vjp", "check_jvp", "numerical_jvp", "default_tolerance",
+           "numpy_uses_svml", "assert_within_ulps"]
 
 _TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 2e-2,
         np.dtype(np.float64): 1e-5, np.dtype(np.complex64): 2e-2,
@@ -175,3 +176,28 @@ def _check(f: Callable, args: tuple, order: int, modes: tuple, atol: float, rtol
             raise AssertionError(f"[{where}] {failures[0]}") from None
         if order > 1:
             _check(derivative, args, order - 1, modes, atol, rtol, eps, rng, f"{where} > ")
+
+
+def numpy_uses_svml() -> bool:
+    """Whether numpy computes its float transcendental functions (log, tan, ...) on this
+    CPU with its AVX-512 loops (Intel's SVML, accurate to a few ulp) instead of the C
+    library's. Results reproduced bit for bit from XLA (funcgrad.random's draws) hold
+    bit for bit only where numpy calls the C library; with SVML they are within a few ulp."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__  # numpy 2; 1 below
+    except ImportError:  # pragma: no cover - numpy 1
+        from numpy.core._multiarray_umath import __cpu_features__
+    return bool(__cpu_features__.get("AVX512_SKX"))
+
+
+def assert_within_ulps(actual: Any, expected: Any, ulps: int) -> None:
+    """Same dtype and shape, and float values at most ``ulps`` units in the last place
+    apart (same signs; NaN where the other is NaN)."""
+    a, e = np.asarray(actual), np.asarray(expected)
+    assert a.dtype == e.dtype and a.shape == e.shape, (a.dtype, a.shape, e.dtype, e.shape)
+    signed = np.dtype(f"i{a.dtype.itemsize}")
+    both_nan = np.isnan(a) & np.isnan(e)
+    distance = np.abs(a.view(signed).astype(np.int64) - e.view(signed).astype(np.int64))
+    far = ~both_nan & (distance > ulps)
+    assert not far.any(), (f"{far.sum()} of {a.size} values more than {ulps} ulp apart, "
+                           f"the first at {np.argwhere(far)[0]}: {a[far][0]} != {e[far][0]}")

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad._config import default_float
 from funcgrad.array import Array
 from funcgrad.numpy._reductions import normalize_axis_tuple
 from funcgrad.scipy import special
@@ -89,4 +90,4 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     shape[pos] = int(num_classes)
     classes = fnp.reshape(fnp.arange(int(num_classes)), tuple(shape))
     hit = fnp.expand_dims(x, pos) == classes
-    return hit.astype(np.float64 if dtype is None else dtype)
+    return hit.astype(default_float() if dtype is None else dtype)

@@ -6,7 +6,8 @@
 
 The random draws are funcgrad.random's (``normal``, ``uniform``, ``truncated_normal``, with
 JAX's signatures), so for a given key these are JAX's numbers wherever funcgrad.random
-reproduces JAX's. The default dtype is float64 (funcgrad's default float). Complex dtypes
+reproduces JAX's. The default dtype is funcgrad's default float (float64; float32 with
+``jax_enable_x64`` disabled, as in JAX). Complex dtypes
 are not supported (JAX draws complex weights with a rotation-invariant law; not here yet).
 """
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad._config import default_float
+from funcgrad import random
 from funcgrad.array import Array
 
 __all__ = ["Initializer", "zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
@@ -30,15 +33,12 @@ Initializer = Callable[..., Array]
 _TRUNCATED_STD = 0.87962566103423978
 
 
-def _random() -> Any:
-    # funcgrad.random is a sibling package built on its own branch (h/random): imported
-    # when an initializer draws, so that funcgrad.nn imports without it
-    from funcgrad import random
-    return random
+def _or_default(dtype: Any) -> np.dtype:
+    return default_float() if dtype is None else np.dtype(dtype)
 
 
 def _float_dtype(dtype: Any, default: Any) -> np.dtype:
-    dtype = np.dtype(np.float64 if dtype is None and default is None else
+    dtype = np.dtype(default_float() if dtype is None and default is None else
                      default if dtype is None else dtype)
     if dtype.kind == "c":
         raise NotImplementedError(f"initializers: complex dtypes ({dtype}) are not supported")
@@ -55,19 +55,18 @@ def _shape(shape: Any) -> tuple:
 
 def zeros(key: Any, shape: Any, dtype: Any = None) -> Array:
     """An array of zeros (``key`` is ignored)."""
-    return fnp.zeros(_shape(shape), dtype=np.dtype(np.float64 if dtype is None else dtype))
+    return fnp.zeros(_shape(shape), dtype=_or_default(dtype))
 
 
 def ones(key: Any, shape: Any, dtype: Any = None) -> Array:
     """An array of ones (``key`` is ignored)."""
-    return fnp.ones(_shape(shape), dtype=np.dtype(np.float64 if dtype is None else dtype))
+    return fnp.ones(_shape(shape), dtype=_or_default(dtype))
 
 
 def constant(value: Any, dtype: Any = None) -> Initializer:
     """An initializer filling with ``value``."""
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Array:
-        return fnp.full(_shape(shape), value, dtype=np.dtype(np.float64 if dtype is None
-                                                                else dtype))
+        return fnp.full(_shape(shape), value, dtype=_or_default(dtype))
     return init
 
 
@@ -75,7 +74,7 @@ def normal(stddev: float = 1e-2, dtype: Any = None) -> Initializer:
     """Normal draws with mean 0 and standard deviation ``stddev``."""
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Array:
         dtype = _float_dtype(dtype, None)
-        return _random().normal(key, _shape(shape), dtype) * fnp.asarray(stddev, dtype)
+        return random.normal(key, _shape(shape), dtype) * fnp.asarray(stddev, dtype)
     return init
 
 
@@ -83,7 +82,7 @@ def uniform(scale: float = 1e-2, dtype: Any = None) -> Initializer:
     """Uniform draws on [0, scale)."""
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Array:
         dtype = _float_dtype(dtype, None)
-        return _random().uniform(key, _shape(shape), dtype) * fnp.asarray(scale, dtype)
+        return random.uniform(key, _shape(shape), dtype) * fnp.asarray(scale, dtype)
     return init
 
 
@@ -92,7 +91,7 @@ def truncated_normal(stddev: float = 1e-2, dtype: Any = None, lower: float = -2.
     """stddev times a standard normal truncated to [lower, upper]."""
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Array:
         dtype = _float_dtype(dtype, None)
-        draw = _random().truncated_normal(key, lower, upper, _shape(shape), dtype)
+        draw = random.truncated_normal(key, lower, upper, _shape(shape), dtype)
         return draw * fnp.asarray(stddev, dtype)
     return init
 
@@ -133,7 +132,6 @@ def variance_scaling(scale: float, mode: str, distribution: str, in_axis: Any = 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Array:
         shape, dtype = _shape(shape), _float_dtype(dtype, None)
         variance = scale / denominators[mode](*_fans(shape, in_axis, out_axis, batch_axis))
-        random = _random()
         if distribution == "truncated_normal":
             draw = random.truncated_normal(key, -2, 2, shape, dtype)
             return draw * fnp.asarray(math.sqrt(variance) / _TRUNCATED_STD, dtype)
@@ -180,7 +178,7 @@ def orthogonal(scale: float = 1.0, column_axis: int = -1, dtype: Any = None) -> 
         n_cols = shape[column_axis]
         n_rows = math.prod(shape) // n_cols
         tall = (n_rows, n_cols) if n_rows >= n_cols else (n_cols, n_rows)
-        q, r = fnp.linalg.qr(_random().normal(key, tall, dtype))
+        q, r = fnp.linalg.qr(random.normal(key, tall, dtype))
         q = q * fnp.sign(fnp.diagonal(r))
         if n_rows < n_cols:
             q = fnp.swapaxes(q, 0, 1)

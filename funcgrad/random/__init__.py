@@ -14,7 +14,10 @@ run by cupy too); every sampler is composed of primitives, reads no array values
 its shape and dtype as static arguments, so draws can be traced and batched.
 
 **JAX's numbers.** For the same key, shape and dtype the results equal those of JAX 0.10.2
-on the CPU with ``jax_enable_x64=True``:
+on the CPU with ``jax_enable_x64=True``. The draws that go through numpy's log or tan
+(cauchy, gumbel, logistic, the gamma family) are bit for bit where numpy calls the C
+library for those; on CPUs where it runs its AVX-512 loops (Intel's SVML,
+`funcgrad.test_util.numpy_uses_svml`) they are within a few ulp of JAX's instead:
 
 - bit for bit: `split`, `fold_in`, `bits`, `uniform` (any minval/maxval: XLA's fused
   multiply-add is reproduced), `randint`, `bernoulli`, `rademacher`, `permutation`,
@@ -34,8 +37,10 @@ on the CPU with ``jax_enable_x64=True``:
 
 funcgrad follows numpy's 64-bit defaults, so the default dtypes are JAX's x64 ones:
 float64 draws, int64 `randint`/`poisson`/`rademacher`, uint64 `bits`, and integer seeds
-read as int64 (JAX without x64 keeps only a seed's low 32 bits). Pass ``dtype=float32``
-for the numbers JAX gives by default.
+read as int64. With ``jax_enable_x64`` disabled (``funcgrad.config``), the defaults are
+JAX's 32-bit ones (float32 draws, int32 integers, uint32 bits, a seed's low 32 bits), and
+so are the numbers: the same as JAX run with its default configuration. Either way, an
+explicit ``dtype=float32`` gives JAX's float32 numbers.
 
 **Keys.** `PRNGKey(seed)` gives a raw ``uint32[2]`` Array, `key(seed)` a typed
 `KeyArray` (dtype ``key<fry>``, shape ``()``) over the same data; `key_data` and

@@ -17,16 +17,17 @@ from funcgrad.primitives.random import bitcast_convert_type, erf_inv, fma, xla_l
 from funcgrad.primitives.special import erf
 
 from ._keys import check_prng_key, random_bits, split_data
-from ._util import (DEFAULT_UINT, as_dtype, broadcast_to_rank, canonical_shape, check_shape,
+from ._util import (as_dtype, broadcast_to_rank, canonical_shape, check_shape, default_uint,
                     float_dtype, next_after, shape_of)
 
 _SQRT2 = np.sqrt(2)
 
 
 def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Uniform random bits as unsigned ints of ``dtype`` (default uint64)."""
+    """Uniform random bits as unsigned ints of ``dtype`` (default uint64; uint32 with x64
+    disabled)."""
     data, _ = check_prng_key("bits", key)
-    dtype = DEFAULT_UINT if dtype is None else np.dtype(dtype)
+    dtype = default_uint() if dtype is None else np.dtype(dtype)
     if dtype.kind != "u":
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
     return random_bits(data, dtype.itemsize * 8, canonical_shape(shape))

@@ -8,12 +8,13 @@ from typing import Any, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad._config import default_float, default_int
 from funcgrad.array import Array
 from funcgrad.primitives.random import random_poisson, xla_log
 
 from ._continuous import gumbel_data, uniform_data
 from ._keys import check_prng_key, on_device_of, random_bits, split_data
-from ._util import (DEFAULT_INT, canonical_shape, check_shape, dtype_of, float_dtype,
+from ._util import (canonical_shape, check_shape, dtype_of, float_dtype,
                     normalize_axis, shape_of)
 
 _UINT32_MAX = np.iinfo(np.uint32).max
@@ -36,7 +37,7 @@ def _convert_and_clip_integer(val: Array, dtype: np.dtype) -> Array:
 
 def _as_int_array(x: Any) -> Array:
     x = fnp.asarray(x)
-    return x if x.dtype.kind in "iu" else fnp.astype(x, DEFAULT_INT)
+    return x if x.dtype.kind in "iu" else fnp.astype(x, default_int())
 
 
 def _randint(data: Array, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) -> Array:
@@ -67,7 +68,7 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any,
             dtype: Any = None) -> Array:
     """Integers in [minval, maxval) (default int64); narrower dtypes are drawn in 32 bits."""
     data, _ = check_prng_key("randint", key)
-    dtype = DEFAULT_INT if dtype is None else np.dtype(dtype)
+    dtype = default_int() if dtype is None else np.dtype(dtype)
     shape = canonical_shape(shape)
     if dtype.kind not in "iu":
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
@@ -107,7 +108,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None,
 def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
     """-1 or +1 with equal probability (default int64)."""
     data, _ = check_prng_key("rademacher", key)
-    dtype = DEFAULT_INT if dtype is None else np.dtype(dtype)
+    dtype = default_int() if dtype is None else np.dtype(dtype)
     heads = fnp.astype(bernoulli(data, 0.5, canonical_shape(shape)), dtype)
     return fnp.astype(2 * heads - 1, dtype)
 
@@ -183,17 +184,17 @@ def _choice_with_p(data: Array, p: Any, n_inputs: int, shape: tuple, replace: bo
                    mode: str | None) -> Array:
     p = fnp.asarray(p)
     if p.dtype.kind not in "fc":
-        p = fnp.astype(p, np.float64)
+        p = fnp.astype(p, default_float())
     if tuple(p.shape) != (n_inputs,):
         raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
                          f"p has shape {tuple(p.shape)} and a.shape[axis] is {n_inputs}.")
     if replace:  # inverse CDF: the first cumulative weight at or above a uniform point
         p_cuml = _cumsum_blocked(p)
         r = p_cuml[-1] * (1 - uniform_data(data, shape, p_cuml.dtype))
-        return fnp.astype(_searchsorted_left(p_cuml, r), DEFAULT_INT)
+        return fnp.astype(_searchsorted_left(p_cuml, r), default_int())
     # Gumbel top-k: the k largest of log p + Gumbel noise are a sample without replacement
     noise = gumbel_data(data, (n_inputs,), p.dtype, "low" if mode is None else mode)
-    return fnp.astype(top_k_indices(noise + xla_log(p), math.prod(shape)), DEFAULT_INT)
+    return fnp.astype(top_k_indices(noise + xla_log(p), math.prod(shape)), default_int())
 
 
 def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
@@ -260,8 +261,8 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
         logits_shape = list(shape[len(shape) - len(batch_shape):])
         logits_shape.insert(axis % ndim, logits.shape[axis])
         noise = gumbel_data(data, (*prefix, *logits_shape), dtype, mode)
-        return fnp.argmax(noise + fnp.expand_dims(logits, tuple(range(len(prefix)))),
-                          axis=axis)
+        return fnp.astype(fnp.argmax(noise + fnp.expand_dims(logits, tuple(range(len(prefix)))),
+                                     axis=axis), default_int())
     noisy = logits + gumbel_data(data, tuple(logits.shape), dtype, mode)
     k = math.prod(prefix)
     if k > logits.shape[axis]:
@@ -275,7 +276,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
 def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
     """Poisson(lam) counts (default int64); lam is used in float32, as in JAX."""
     data, _ = check_prng_key("poisson", key)
-    dtype = DEFAULT_INT if dtype is None else np.dtype(dtype)
+    dtype = default_int() if dtype is None else np.dtype(dtype)
     if dtype.kind not in "iu":
         raise ValueError(f"dtype argument to `poisson` must be an integer dtype, got {dtype}")
     shape = shape_of(lam) if shape is None else canonical_shape(shape)

@@ -10,15 +10,18 @@ from typing import Any, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad._config import canonical_dtype, config, default_float, default_int
 from funcgrad.array import Array
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.primitives.random import bitcast_convert_type
 
-# funcgrad follows numpy's 64-bit defaults, so funcgrad.random reproduces JAX run with
-# jax_enable_x64=True; the one place to change that is here
-DEFAULT_FLOAT = np.dtype(np.float64)
-DEFAULT_INT = np.dtype(np.int64)
-DEFAULT_UINT = np.dtype(np.uint64)
+
+
+def default_uint() -> np.dtype:
+    """uint64, or uint32 with x64 disabled: `bits`' default, as `default_float` and
+    `default_int` are the other samplers' (funcgrad.random gives JAX's numbers for JAX's
+    setting of ``jax_enable_x64``: 64-bit by default, as numpy, 32-bit when disabled)."""
+    return np.dtype(np.uint64 if config.x64_enabled else np.uint32)
 
 
 class TypePromotionError(ValueError):
@@ -77,15 +80,16 @@ def shape_of(x: Any) -> tuple:
 
 
 def dtype_of(x: Any) -> np.dtype:
-    """The dtype funcgrad gives x: an Array's own, float64/int64/bool for Python numbers."""
+    """The dtype funcgrad gives x: an Array's own; for Python numbers the default float or
+    int (`canonical_dtype`), or bool."""
     if hasattr(x, "dtype"):
         return np.dtype(x.dtype)
-    return np.asarray(x).dtype
+    return canonical_dtype(np.asarray(x).dtype)
 
 
 def float_dtype(name: str, dtype: Any, kinds: str = "f", what: str = "a float") -> np.dtype:
     """The requested dtype (the default float when None), which must be of ``kinds``."""
-    dtype = DEFAULT_FLOAT if dtype is None else np.dtype(dtype)
+    dtype = default_float() if dtype is None else np.dtype(dtype)
     if dtype.kind not in kinds:
         raise ValueError(f"dtype argument to `{name}` must be {what} dtype, got {dtype}")
     return dtype
