@@ -17,7 +17,7 @@ from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.optim.optimizer import Optimizer
 
-__all__ = ["reachable", "captured_modules"]
+__all__ = ["reachable", "captured_modules", "probe_tables"]
 
 
 
@@ -131,6 +131,8 @@ def captured_modules(fn: Any, tensors: dict | None = None, optimizers: list | No
         elif isinstance(value, Tensor):
             if tensors is not None:
                 tensors[name] = value
+            elif probes is not None and not value.requires_grad:
+                probes.equal(f"{src}.requires_grad")
             elif value.requires_grad:
                 raise RuntimeError(
                     f"{_name_of(fn)} reads the tensor {name!r}, which requires grad, from its "
@@ -197,3 +199,14 @@ def _split(value: Any, probes: Any) -> tuple:
 
 def _name_of(fn: Any) -> str:
     return getattr(fn, "__name__", type(fn).__name__)
+
+
+def probe_tables(module: Module, probes: Any, names: bool) -> None:
+    """Probe what a search of ``module``'s tree reads of one module: its training flag
+    and the parameters, buffers and submodules in its tables (with their names, if the
+    search reads ``names``)."""
+    at = probes.obj(module)
+    probes.equal(f"{at}.training")
+    tables = [f"{at}.{table}" for table in ("_parameters", "_buffers", "_modules")]
+    probes.ids(*[f"{t}.values()" for t in tables], *(tables if names else ()))
+

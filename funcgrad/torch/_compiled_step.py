@@ -46,6 +46,7 @@ from funcgrad.array import buffer_of, new_array
 from funcgrad.core import ConcretizationTypeError
 from funcgrad.torch import _storage, func
 from funcgrad.torch._factories import get_rng_state, set_rng_state
+from funcgrad.torch._captured import probe_tables
 from funcgrad.torch._step_replay import MISS, Probes, Replay
 from funcgrad.torch._tensor import Tensor, array_of, grad_of
 from funcgrad.torch.autograd import grad_mode
@@ -102,10 +103,7 @@ def _module_state(roots: Any, probes: Probes) -> tuple[list, tuple]:
             continue
         seen.add(id(m))
         modes.append(m.training)
-        at = probes.obj(m)
-        probes.equal(f"{at}.training")
-        probes.ids(*(f"{at}.{table}.values()" for table in ("_parameters", "_buffers",
-                                                             "_modules")))
+        probe_tables(m, probes, names=False)
         tensors += [t for t in m._parameters.values() if t is not None]
         tensors += [t for t in m._buffers.values() if t is not None]
         stack += [c for c in reversed(m._modules.values()) if c is not None]

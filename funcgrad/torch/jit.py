@@ -46,8 +46,9 @@ from funcgrad import tree_util
 from funcgrad.core import Tracer, is_inexact
 from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
-from funcgrad.torch._captured import captured_modules, reachable
+from funcgrad.torch._captured import captured_modules, probe_tables, reachable
 from funcgrad.torch._compiled_step import StepProgram, is_training_step
+from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._factories import get_rng_state
 from funcgrad.torch._dispatch import zeros_of
 from funcgrad.torch._tensor import Tensor, make
@@ -89,6 +90,8 @@ class _Program:
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
         self.forward = funcgrad.jit(self._pure, static_argnums=(0, 1, 2))
         self._step: StepProgram | bool | None = None  # False: not a training step
+        self._found: tuple | None = None  # the last call's state, with its guard
+        self._trees: dict = {}  # input tree -> the first equal one
         self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
         self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
 
@@ -166,10 +169,23 @@ class _Program:
         return getattr(target, "__name__", type(target).__name__)
 
     def signature(self, args: tuple, kwargs: dict) -> tuple:
-        """(names, input tree, training flags, state tensors, input leaves) of a call."""
-        state, modes = _state_of(self.modules())
+        """(names, input tree, training flags, state tensors, input leaves) of a call.
+        The state is found again only when the guard of the last search (`Probes`: the
+        modules' tables, what a function reads) sees a change; the input tree is the
+        first equal one, so that the programs' caches compare it by identity."""
+        found = self._found
+        if found is None or not found[0]():
+            probes = Probes()
+            modules = ({"": self.module} if self.module is not None else
+                       captured_modules(self.fn, probes=probes))
+            state, modes = _state_of(modules)
+            for module in modules.values():
+                for m in module.modules():
+                    probe_tables(m, probes, names=True)
+            found = self._found = (probes.guard(), tuple(state), modes, list(state.values()))
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        return tuple(state), in_tree, modes, list(state.values()), leaves
+        in_tree = self._trees.setdefault(in_tree, in_tree)
+        return found[1], in_tree, found[2], list(found[3]), leaves
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
         if self.step is not None:
