@@ -47,7 +47,7 @@ from funcgrad.core import ConcretizationTypeError
 from funcgrad.torch import _storage, func
 from funcgrad.torch._factories import get_rng_state, set_rng_state
 from funcgrad.torch._captured import probe_tables
-from funcgrad.torch._step_replay import MISS, Probes, Replay
+from funcgrad.torch._step_replay import MISS, Probes, Replay, owner_id
 from funcgrad.torch._tensor import Tensor, array_of, grad_of
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn.module import Module
@@ -337,7 +337,8 @@ class StepProgram:
                         args if replayable else ())
         if program is not None and replayable:
             self._replay = replay
-        return replay.write_back(outs, grads)
+        taken = {owner_id(buffer_of(a)) for a in arrays if type(a) is funcgrad.Array}
+        return replay.write_back(outs, grads, taken)
 
     # -- tracing -------------------------------------------------------------------------
     def _traced(self, key: tuple, values: list, rest: list) -> list:

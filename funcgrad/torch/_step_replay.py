@@ -32,7 +32,7 @@ from funcgrad.torch import _storage
 from funcgrad.torch._tensor import array_of, borrowing, grad_of, make
 from funcgrad.torch.autograd import grad_mode
 
-__all__ = ["Probes", "Replay", "MISS"]
+__all__ = ["Probes", "Replay", "MISS", "owner_id"]
 
 MISS = object()  # a call the replay does not cover: the step's state is found again
 _MISSING = object()  # what a probe reads where there is nothing
@@ -114,6 +114,8 @@ class Replay:
     ``program``: the compiled function of the raw arrays; ``donated``: whether it may
     write into the tensors' memory (the call's arrays were `_donatable`)."""
 
+    owners: set  # the ids of the owners of the tensors' and state tensors' memory
+
     def __init__(self, guard: Callable[[], bool], layout: Any, plan: tuple,
                  program: Callable | None, donated: bool, args: tuple):
         self.guard, self.layout, self.plan = guard, layout, plan
@@ -143,23 +145,14 @@ class Replay:
                  for t, aval in zip(self.with_grad, self.grad_avals)]
         if any(r is None for r in leaves) or any(r is None for r in grads):
             return MISS
-        if self.donated and not self._still_donatable(grads + leaves):
+        others = grads + leaves
+        taken = set(self.owners)  # (the guard has seen these: only their write flag can
+        taken.update(map(owner_id, others))  # change; `_donatable` for the others)
+        if self.donated and (len(taken) != len(self.owners) + len(others)
+                             or not all(map(_WRITEABLE, self.raws))):
             return MISS
         outs = self.program(*self.raws, *grads, *self.entry_raws, *leaves)
-        return self.write_back(list(outs), grads)
-
-    def _still_donatable(self, others: list) -> bool:
-        """`_donatable` for arrays the guard has seen (the tensors' and state's: only
-        their write flag can change) and the others (the gradients, the inputs)."""
-        if not all(r.flags.writeable for r in self.raws):
-            return False
-        owners = set(self.owners)
-        for r in others:
-            owner = _owner_id(r)
-            if owner in owners:
-                return False
-            owners.add(owner)
-        return True
+        return self.write_back(list(outs), grads, taken)
 
     def _plan_writes(self) -> None:
         """What `write_back` does, by output position: the memory each output is meant
@@ -191,24 +184,23 @@ class Replay:
             targets.append(self.entry_raws[k] if k is not None else None)
         self.targets = targets
 
-    def write_back(self, outs: list, grads: list) -> Any:
+    def write_back(self, outs: list, grads: list, taken: set) -> Any:
         """Give the call's new values (raw arrays: the results', the tensors', the
         gradients', the state tensors') to the step's results, tensors, gradients and
         optimizer state; first each value that shares memory with an input or another
         value gets a copy (a tensor left unchanged comes back as its own memory, and a
         donated parameter's buffer may hold its new value). ``grads``: the raw arrays of
-        the gradients the call read."""
+        the gradients the call read; ``taken``: the ids of the owners of all its inputs'
+        memory (`owner_id`), which this takes."""
         targets = self.targets
         if self.same_grads:
             targets = list(targets)
             for k, at in self.same_grads:
                 targets[k] = grads[at]
-        taken = set(self.owners)
-        taken.update(map(_owner_id, grads))
         for k, (value, target) in enumerate(zip(outs, targets)):
             if value is target or not isinstance(value, np.ndarray):
                 continue
-            owner = _owner_id(value)
+            owner = owner_id(value)
             if owner in taken:
                 outs[k] = _storage.snapshot(new_array(value))
             else:
@@ -235,7 +227,10 @@ class Replay:
         return self.plan[0].unflatten([make(_array(v)) for v in outs[:self.n_out]])
 
 
-def _owner_id(raw: Any) -> int:
+_WRITEABLE = operator.attrgetter("flags.writeable")
+
+
+def owner_id(raw: Any) -> int:
     """The id of what owns ``raw``'s memory (`_storage.owner`; most arrays own theirs)."""
     return id(raw) if raw.base is None else id(_storage.owner(raw))
 
