@@ -104,6 +104,24 @@ def _array_call(args: tuple, static: frozenset) -> tuple[list, tuple, list] | No
                   tuple([x.dtype for x in leaves])), leaves
 
 
+def _signature_and_raws(leaves: list) -> tuple[tuple, list] | None:
+    """(the signature, the raw values) of a call's dynamic leaves, in one pass; None if a
+    leaf is a tracer of another transform."""
+    signature, raws = [], []
+    for x in leaves:
+        if type(x) is Array:  # the common leaf, inline
+            raw = x._value
+            signature.append((x.shape, x.dtype, "cpu" if type(raw) is np.ndarray
+                              else x.device))
+            raws.append(raw)
+        elif isinstance(x, Tracer):
+            return None
+        else:
+            signature.append(_leaf_signature(x))
+            raws.append(_raw(x))
+    return tuple(signature), raws
+
+
 class _Entry:
     """One compiled program: the function, its output structure and what it was traced
     from (for `Lowered`)."""
@@ -216,25 +234,30 @@ class Jitted:
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
         static, leaves, tree, donated = self._split(args, kwargs)
-        signature, raws = [], []
-        for x in leaves:  # the signature and the program's inputs, in one pass
-            if type(x) is Array:  # the common leaf, inline
-                raw = x._value
-                signature.append((x.shape, x.dtype, "cpu" if type(raw) is np.ndarray
-                                  else x.device))
-                raws.append(raw)
-            elif isinstance(x, Tracer):
-                return self._traced_call(args, kwargs, static, leaves, tree)
-            else:
-                signature.append(_leaf_signature(x))
-                raws.append(_raw(x))
-        key = (static, tree, tuple(signature), donated)
+        found = _signature_and_raws(leaves)
+        if found is None:  # a tracer among the leaves
+            return self._traced_call(args, kwargs, static, leaves, tree)
+        signature, raws = found
+        key = (static, tree, signature, donated)
         entry = self._cache.get(key)
         if entry is None:
             return self._first_call(key, static, leaves, tree, donated)
         out = entry.run(raws)
         _delete(leaves, donated)
         return out
+
+    def executable(self, *args: Any, **kwargs: Any) -> Callable | None:
+        """The compiled program a call with these arguments runs, as a function of the
+        dynamic leaves' raw (numpy, cupy) arrays returning the raw outputs, flat; None
+        until a call of this signature has compiled it. For a caller that checks the
+        signature of its calls itself and then calls the program directly (the facade's
+        compiled training step): the function does not check its inputs, and it may
+        write into the donated ones."""
+        static, leaves, tree, donated = self._split(args, kwargs)
+        found = _signature_and_raws(leaves)
+        entry = None if found is None else self._cache.get(
+            (static, tree, found[0], donated))
+        return None if entry is None else entry.fn
 
     def _flat_fun(self, static: tuple, tree: Any) -> Callable:
         """The user's function on the flat dynamic leaves, returning flat outputs (and

@@ -15,9 +15,12 @@ on the tracers, ``backward()`` runs the engine on them, the optimizer's in-place
 rebinds the traced values, so the whole step lands in one tape, which `funcgrad.jit`
 compiles to straight-line numpy. Afterwards every tensor, gradient and state dict is put
 back exactly as it was; each call of the program then writes its new values into the
-tensors' memory (in place, bumping their versions, as the eager step's in-place updates
-do) or, where the step made a new tensor (a gradient after ``zero_grad()``, a first
-momentum buffer), gives it a new tensor.
+tensors' memory (in place, moving each version counter as far as the traced step moved
+it, as the eager step's in-place updates do; a tensor it only reads keeps its version)
+or, where the step made a new tensor (a gradient after ``zero_grad()``, a first momentum
+buffer), gives it a new tensor. After a call, the next one replays it (`_step_replay`)
+while a guard finds nothing that call's state was found from changed: the program then
+runs directly on the tensors' memory, without the search for the step's state.
 
 The signature of a call (`_Layout.key`) holds what Python decided on while tracing: which
 gradients exist, the optimizers' hyper-parameters (a scheduler's new learning rate
@@ -39,11 +42,13 @@ import numpy as np
 
 import funcgrad
 from funcgrad import tree_util
-from funcgrad.array import new_array
+from funcgrad.array import buffer_of, new_array
 from funcgrad.core import ConcretizationTypeError
 from funcgrad.torch import _storage, func
 from funcgrad.torch._factories import get_rng_state, set_rng_state
-from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch._captured import probe_tables
+from funcgrad.torch._step_replay import MISS, Probes, Replay, owner_id
+from funcgrad.torch._tensor import Tensor, array_of, grad_of
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.optim.optimizer import Optimizer
@@ -84,10 +89,10 @@ def _optimizers(reachable: dict) -> list:
     return found
 
 
-def _module_state(roots: Any) -> tuple[list, tuple]:
+def _module_state(roots: Any, probes: Probes) -> tuple[list, tuple]:
     """(every parameter and buffer, every training flag) of the module trees ``roots``,
-    in `Module.modules` order (each module once): read from their tables directly, as
-    this runs on every call."""
+    in `Module.modules` order (each module once), read from their tables directly (each
+    read probed)."""
     tensors: list = []
     modes = []
     seen: set = set()
@@ -98,6 +103,7 @@ def _module_state(roots: Any) -> tuple[list, tuple]:
             continue
         seen.add(id(m))
         modes.append(m.training)
+        probe_tables(m, probes, names=False)
         tensors += [t for t in m._parameters.values() if t is not None]
         tensors += [t for t in m._buffers.values() if t is not None]
         stack += [c for c in reversed(m._modules.values()) if c is not None]
@@ -123,10 +129,11 @@ def _static(value: Any) -> Any:
 
 class _Layout:
     """The mutable state of one call: the tensors (parameters, buffers), their gradients,
-    the optimizers' state tensors, and the signature ``key`` of all that Python reads."""
+    the optimizers' state tensors, and the signature ``key`` of all that Python reads;
+    every read probed into ``probes``."""
 
-    def __init__(self, modules: dict, read: dict, optimizers: list):
-        held, modes = _module_state(modules.values())
+    def __init__(self, modules: dict, read: dict, optimizers: list, probes: Probes):
+        held, modes = _module_state(modules.values(), probes)
         tensors: list = []
         seen: set = set()
         for t in held + list(read.values()):
@@ -135,6 +142,7 @@ class _Layout:
                 tensors.append(t)
         groups = []
         for opt in optimizers:
+            probes.ids(f"{probes.obj(opt)}.param_groups")
             for group in opt.param_groups:
                 for p in group["params"]:
                     if id(p) not in seen:
@@ -142,40 +150,76 @@ class _Layout:
                         tensors.append(p)
                 groups.append(tuple((k, _static(v)) for k, v in group.items()
                                     if k not in ("params", "param_names")))
+                _probe_group(group, probes)
         self.tensors = tensors
-        self.grads = [t._grad for t in tensors]
+        self.grads = [grad_of(t) for t in tensors]
         self.optimizers = optimizers
         self.entries = []  # (state dict, key, tensor) of every optimizer state tensor
-        state_key = []
-        position = {id(t): k for k, t in enumerate(tensors)}
-        for opt in optimizers:
-            for p, d in opt.state.items():
-                if not isinstance(p, Tensor) or id(p) not in position:
-                    raise _Fallback("optimizer state of a tensor it does not optimize")
-                for key, value in d.items():
-                    if isinstance(value, Tensor):
-                        self.entries.append((d, key, value))
-                        state_key.append((position[id(p)], key, "tensor"))
-                    else:
-                        state_key.append((position[id(p)], key, _static(value)))
-        held = [t._a for t in tensors] + [v._a for _, _, v in self.entries]
+        self.state_key = self._state(optimizers, probes)
+        at = probes.obj(tuple(tensors))
+        probes.ids(f"map(A, {at})")
+        probes.equal(f"tuple(map(NONE, map(G, {at})))")
+        probes.equal(f"tuple(map(RG, {at}))")
+        probes.ids(f"map(A, {probes.obj(tuple(v for _, _, v in self.entries))})")
+        probes.equal("GM.enabled")
+        held = [array_of(t) for t in tensors] + [array_of(v) for _, _, v in self.entries]
         owners = {id(_storage.owner(r)) for r in map(_storage.raw_of, held) if r is not None}
         if len(owners) < len(held):  # the trace would not see a write through the other
             raise _Fallback("two of the tensors it reads share memory (views of one "
                             "storage)")
-        self.key = (modes, tuple(groups), tuple(state_key),
+        self.key = (modes, tuple(groups), self.state_key,
                     tuple((g is not None, t.requires_grad) for t, g in
                           zip(tensors, self.grads)), grad_mode.state.enabled)
 
+    def _state(self, optimizers: list, probes: Probes) -> tuple:
+        """The optimizers' state: its tensors into ``entries``, the rest as a signature."""
+        state_key = []
+        position = {id(t): k for k, t in enumerate(self.tensors)}
+        for opt in optimizers:
+            at = probes.obj(opt)
+            probes.ids(f"{at}.state", f"{at}.state.values()")
+            for p, d in opt.state.items():
+                if not isinstance(p, Tensor) or id(p) not in position:
+                    raise _Fallback("optimizer state of a tensor it does not optimize")
+                table = probes.obj(d)
+                probes.ids(table)
+                for key, value in d.items():
+                    src = f"{table}[{probes.obj(key)}]"
+                    if isinstance(value, Tensor):
+                        probes.same(src)
+                        self.entries.append((d, key, value))
+                        state_key.append((position[id(p)], key, "tensor"))
+                    else:
+                        probes.equal(f"S({src})")
+                        state_key.append((position[id(p)], key, _static(value)))
+        return tuple(state_key)
+
     def arrays(self) -> list:
-        return ([t._a for t in self.tensors] + [g._a for g in self.grads if g is not None]
-                + [v._a for _, _, v in self.entries])
+        return ([array_of(t) for t in self.tensors]
+                + [array_of(g) for g in self.grads if g is not None]
+                + [array_of(v) for _, _, v in self.entries])
+
+
+def _probe_group(group: dict, probes: Probes) -> None:
+    """Probe what a call reads of a parameter group: its keys, parameters, the types of
+    its values, then (so that the comparison never reaches a tensor's ``==``) the
+    hyper-parameters' values."""
+    g = probes.obj(group)
+    probes.ids(g, f"{g}['params']")
+    probes.equal(f"tuple(map(type, {g}.values()))")
+    names = [k for k in group if k not in ("params", "param_names")]
+    plain = [probes.obj(k) for k in names if not isinstance(group[k], Tensor)]
+    probes.equal("(" + "".join(f"{g}[{k}], " for k in plain) + ")")
+    for k in names:
+        if isinstance(group[k], Tensor):
+            probes.equal(f"S({g}[{probes.obj(k)}])")
 
 
 class _Swapped:
     """Within the block, the layout's tensors, gradients and state tensors hold the
     given traced values; afterwards everything is as it was (values, versions, ``.grad``
-    objects, the optimizers' state dicts)."""
+    objects, the optimizers' state dicts). ``given``: tensor id -> (the traced value it
+    was given, its version then), for `_collect`."""
 
     def __init__(self, layout: _Layout, values: list):
         self.layout, self.values = layout, values
@@ -184,24 +228,32 @@ class _Swapped:
         lay = self.layout
         held = [t for t in lay.tensors] + [g for g in lay.grads if g is not None] + [
             v for _, _, v in lay.entries]
-        self.saved = [(t, t._a, t._vc.v) for t in held]
+        self.saved = [(t, array_of(t), t._version) for t in held]
         self.saved_grads = list(lay.grads)
         self.saved_state = [(opt, {p: (d, dict(d)) for p, d in opt.state.items()})
                             for opt in lay.optimizers]
+        self.given = {id(t): (v, version) for (t, _, version), v in zip(self.saved,
+                                                                          self.values)}
         for t, v in zip(held, self.values):
-            t._a = v
+            t._hold(v)
 
     def __exit__(self, *exc: Any) -> None:
         for t, a, v in self.saved:
-            t._a, t._vc.v = a, v
+            t._hold(a, v)
         for t, g in zip(self.layout.tensors, self.saved_grads):
-            t._grad = g
+            t._set_grad(g)
         for opt, state in self.saved_state:  # the same dicts, with what they held
             opt.state.clear()
             for p, (d, items) in state.items():
                 d.clear()
                 d.update(items)
                 opt.state[p] = d
+
+    def change(self, t: Tensor) -> tuple[bool, int]:
+        """(whether ``t`` holds another value than it was given, how far its version
+        moved since)."""
+        value, version = self.given[id(t)]
+        return array_of(t) is not value, t._version - version
 
 
 class StepProgram:
@@ -214,22 +266,24 @@ class StepProgram:
         # as the eager step's in-place update (`_donatable` says when that is safe)
         self.jitted = funcgrad.jit(self._traced, static_argnums=(0,), donate_argnums=(1,))
         self.jitted_undonated = funcgrad.jit(self._traced, static_argnums=(0,))
-        self.outputs: dict = {}  # signature -> what the step's results are (`_collect`)
+        self.outputs: dict = {}  # signature -> what the step does (`_collect`)
         self.eager_reason: str | None = None  # why it runs eagerly (None: compiled)
         self._live: tuple | None = None  # the call being traced: (layout, input tree)
+        self._replay: Replay | None = None  # the last call's, for the next (`Replay`)
 
     def _signature(self, args: tuple, kwargs: dict) -> tuple:
-        """(layout, input leaves, input tree, signature) of a call."""
-        modules, tensors, reachable = self._reads()
-        layout = _Layout(modules, tensors, _optimizers(reachable))
+        """(layout, input leaves, input tree, signature, guard) of a call."""
+        probes = Probes(S=_static)
+        modules, tensors, optimizers = self._reads(probes)
+        layout = _Layout(modules, tensors, optimizers, probes)
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         if any(isinstance(x, Tensor) and x.requires_grad for x in leaves):
             raise _Fallback("an input requires grad")
-        return layout, leaves, in_tree, (layout.key, in_tree)
+        return layout, leaves, in_tree, (layout.key, in_tree), probes.guard()
 
     def lowered(self, args: tuple, kwargs: dict) -> Any:
         """The step's program for these inputs, lowered (its IR and code)."""
-        layout, leaves, in_tree, key = self._signature(args, kwargs)
+        layout, leaves, in_tree, key, _ = self._signature(args, kwargs)
         self._live = (layout, in_tree)
         n = len(layout.tensors)
         arrays = layout.arrays() + func.to_array(leaves)
@@ -241,29 +295,50 @@ class StepProgram:
     def __call__(self, args: tuple, kwargs: dict) -> Any:
         if self.eager_reason is not None:
             return self.fn(*args, **kwargs)
+        if self._replay is not None:
+            out = self._replay.run(args, kwargs)
+            if out is not MISS:
+                return out
         try:
-            layout, leaves, in_tree, key = self._signature(args, kwargs)
-            self._live = (layout, in_tree)
-            n = len(layout.tensors)
-            arrays = layout.arrays() + func.to_array(leaves)
-            try:
-                if _donatable(arrays, n):  # (fresh handles: the tensors keep theirs)
-                    raws = [_storage.raw_of(a) for a in arrays[:n]]
-                    handles = [new_array(r) for r in raws]
-                    outs = self.jitted(key, handles, arrays[n:])
-                    # a value the step leaves as it is may come back as its handle
-                    # (deleted by the donation): it is the tensor's memory
-                    given = {id(h): r for h, r in zip(handles, raws)}
-                    outs = [new_array(given[id(o)]) if id(o) in given else o
-                            for o in outs]
-                else:
-                    outs = self.jitted_undonated(key, arrays[:n], arrays[n:])
-            finally:
-                self._live = None
+            return self._call(args, kwargs)
         except (_Fallback, ConcretizationTypeError) as why:
             self.eager_reason = str(why)
+            self._replay = None
             return self.fn(*args, **kwargs)
-        return self._write_back(layout, self.outputs[key], outs)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
+        """A call whose state is found (and its program traced, for a new signature);
+        it leaves a `Replay` for the next calls."""
+        self._replay = None
+        layout, leaves, in_tree, key, guard = self._signature(args, kwargs)
+        n = len(layout.tensors)
+        arrays = layout.arrays() + func.to_array(leaves)
+        donated = _donatable(arrays, layout.tensors)
+        jitted = self.jitted if donated else self.jitted_undonated
+        replayable = not kwargs and len(leaves) == len(args) and all(
+            isinstance(a, Tensor) and a is x for a, x in zip(args, leaves))
+        program = jitted.executable(key, arrays[:n], arrays[n:])
+        grads = [buffer_of(a) for a in arrays[n:n + sum(g is not None for g in layout.grads)]]
+        if program is not None:
+            outs = list(program(*map(buffer_of, arrays)))
+        else:
+            self._live = (layout, in_tree)
+            try:
+                # (fresh handles of the donated memory: the tensors keep theirs)
+                handles = [new_array(buffer_of(a)) for a in arrays[:n]] if donated else (
+                    arrays[:n])
+                given = {id(h): buffer_of(a) for h, a in zip(handles, arrays)}
+                outs = [given.get(id(o), o) for o in jitted(key, handles, arrays[n:])]
+                outs = [buffer_of(o) if isinstance(o, funcgrad.Array) else o for o in outs]
+            finally:
+                self._live = None
+            program = jitted.executable(key, arrays[:n], arrays[n:])
+        replay = Replay(guard, layout, self.outputs[key], program, donated,
+                        args if replayable else ())
+        if program is not None and replayable:
+            self._replay = replay
+        taken = {owner_id(buffer_of(a)) for a in arrays if type(a) is funcgrad.Array}
+        return replay.write_back(outs, grads, taken)
 
     # -- tracing -------------------------------------------------------------------------
     def _traced(self, key: tuple, values: list, rest: list) -> list:
@@ -273,65 +348,25 @@ class StepProgram:
         n = len(layout.arrays()) - len(values)
         rng = get_rng_state()
         try:
-            with _Swapped(layout, list(values) + list(rest[:n])):
+            swapped = _Swapped(layout, list(values) + list(rest[:n]))
+            with swapped:
                 inputs = in_tree.unflatten(func.from_array(list(rest[n:])))
                 out = self.fn(*inputs[0], **inputs[1])
                 if not bool((get_rng_state() == rng).all()):
                     raise _Fallback("it draws random numbers")
-                results, self.outputs[key] = _collect(layout, out)
+                results, self.outputs[key] = _collect(layout, out, swapped)
         except BaseException:
             set_rng_state(rng)  # the eager run draws what it would have drawn
             raise
         return results
 
-    # -- a call's new state --------------------------------------------------------------
-    def _write_back(self, layout: _Layout, described: tuple, outs: list) -> Any:
-        """Give the call's new values to the step's results, tensors, gradients and
-        optimizer state; first each value that shares memory with an input or another
-        value gets a copy (a tensor left unchanged comes back as its own memory, and a
-        donated parameter's buffer may hold its new value)."""
-        out_tree, grads, entries = described
-        targets = ([None] * out_tree.num_leaves + list(layout.tensors)
-                   + [old if kind == "same" else None
-                      for old, kind in zip(layout.grads, grads) if kind is not None]
-                   + [kind[1] if kind[0] == "same" else None for _, _, kind in entries])
-        taken = {id(_storage.owner(r)) for r in map(_storage.raw_of, layout.arrays())
-                 if r is not None}
-        values = []
-        for value, target in zip(outs, targets):
-            raw = _storage.raw_of(value)
-            if raw is not None and not (target is not None and raw is _storage.raw_of(
-                    target._a)):
-                owner = id(_storage.owner(raw))
-                if owner in taken:
-                    value = _storage.snapshot(value)
-                else:
-                    taken.add(owner)
-            values.append(value)
-        it = iter(values)
-        results = [make(next(it)) for _ in range(out_tree.num_leaves)]
-        for t in layout.tensors:
-            _write(t, next(it))
-        for t, old, kind in zip(layout.tensors, layout.grads, grads):
-            if kind == "same":
-                _write(old, next(it))
-            elif kind == "new":
-                t._grad = make(next(it))._borrowing()
-            else:
-                t._grad = None
-        for slot, key, kind in entries:
-            if kind[0] == "same":
-                _write(kind[1], next(it))
-                slot.state()[key] = kind[1]
-            else:
-                slot.state()[key] = make(next(it))
-        return out_tree.unflatten(results)
 
-
-def _donatable(arrays: list, n: int) -> bool:
-    """Whether the first ``n`` arrays (the tensors') may be donated to the program: each
-    writable memory of its own, which no other array of the call shares (no two views of
-    one storage, no gradient or input viewing a parameter)."""
+def _donatable(arrays: list, tensors: list) -> bool:
+    """Whether the first arrays, those of ``tensors``, may be donated to the program:
+    each writable memory of its own (not borrowed from a gradient), which no other array
+    of the call shares (no two views of one storage, no gradient or input viewing a
+    parameter)."""
+    n = len(tensors)
     owners = set()
     for k, a in enumerate(arrays):
         raw = _storage.raw_of(a)
@@ -342,60 +377,51 @@ def _donatable(arrays: list, n: int) -> bool:
             return False
         owners.add(owner)
         if k < n and (type(raw) is not np.ndarray or not raw.flags.writeable
-                      or _storage.overlapping(a)):
+                      or _storage.overlapping(a) or tensors[k]._is_borrowed()):
             return False
     return True
 
 
-def _write(t: Tensor, value: Any) -> None:
-    """``value`` into ``t``'s memory and a version bump (the program may have written it
-    there already: a donated buffer)."""
-    raw, new = _storage.raw_of(t._a), _storage.raw_of(value)
-    if raw is not None and new is raw:
-        t._vc.v += 1  # (what `_assign_array` bumps)
-        return
-    t._assign_array(value)
-
-
-def _collect(layout: _Layout, out: Any) -> tuple:
+def _collect(layout: _Layout, out: Any, swapped: _Swapped) -> tuple:
     """(the traced values a step ends with: its results, the tensors', the gradients',
-    the optimizers' state tensors; how to give them back)."""
+    the optimizers' state tensors; what the step does, `Replay`'s plan: the results'
+    tree, whether each tensor changed and how far its version moved, each tensor's
+    gradient ("same" object, a "new" one, or None) and each state tensor (the index of
+    the same one in the layout's entries, or None for a new one), with their changes)."""
     out_leaves, out_tree = tree_util.tree_flatten(out)
     if not all(isinstance(o, Tensor) for o in out_leaves):
         raise TypeError(f"a compiled training step returned {out_tree} with non-tensor "
                         "leaves; return tensors (or tuples, lists, dicts of them)")
-    values = [o._a for o in out_leaves] + [t._a for t in layout.tensors]
+    values = [array_of(o) for o in out_leaves] + [array_of(t) for t in layout.tensors]
+    tensors = [swapped.change(t) for t in layout.tensors]
     grads = []
     for t, old in zip(layout.tensors, layout.grads):
-        g = t._grad
+        g = grad_of(t)
         if g is None:
-            grads.append(None)
+            grads.append((None, False, 0))
             continue
-        grads.append("same" if g is old else "new")
-        values.append(g._a)
-    before = {(id(d), key): v for d, key, v in layout.entries}
+        grads.append(("same", *swapped.change(g)) if g is old else ("new", True, 0))
+        values.append(array_of(g))
+    before = {(id(d), key): v for _, state in swapped.saved_state
+              for d, items in state.values() for key, v in items.items()}
+    index = {(id(d), key): k for k, (d, key, _) in enumerate(layout.entries)}
+    position = {id(t): k for k, t in enumerate(layout.tensors)}
     entries = []
-    for opt in layout.optimizers:
+    for i, opt in enumerate(layout.optimizers):
         for p, d in opt.state.items():
             for key, value in d.items():
+                old = before.get((id(d), key), _NONE)
                 if not isinstance(value, Tensor):
-                    if before.get((id(d), key), value) != value:
+                    if old is _NONE or isinstance(old, Tensor) or old != value:
                         raise _Fallback("non-tensor optimizer state that changes")
                     continue
-                old = before.get((id(d), key))
-                entries.append((_StateSlot(opt, p), key,
-                                ("same", old) if value is old else ("new", None)))
-                values.append(value._a)
-    return values, (out_tree, grads, entries)
+                if value is old:
+                    entries.append((i, position[id(p)], key, index[(id(d), key)],
+                                    *swapped.change(value)))
+                else:
+                    entries.append((i, position[id(p)], key, None, True, 0))
+                values.append(array_of(value))
+    return values, (out_tree, tensors, grads, entries)
 
 
-class _StateSlot:
-    """Where a state tensor goes back: ``optimizer.state[param]``."""
-
-    __slots__ = ("opt", "param")
-
-    def __init__(self, opt: Optimizer, param: Tensor):
-        self.opt, self.param = opt, param
-
-    def state(self) -> dict:
-        return self.opt.state[self.param]
+_NONE = object()  # (no such state entry before the step)

@@ -16,6 +16,7 @@ The operator and op methods are installed from the op tables (`funcgrad.torch._o
 from __future__ import annotations
 
 import copy
+import operator
 import warnings
 import weakref
 from typing import Any, Callable, Iterator
@@ -34,7 +35,8 @@ import funcgrad.numpy as fnp
 from funcgrad.viz.html import tensor_html
 from funcgrad.torch._tensor_str import tensor_repr
 
-__all__ = ["Tensor", "ViewOf", "make", "is_tensor", "tensors_in"]
+__all__ = ["Tensor", "ViewOf", "make", "borrowing", "array_of", "grad_of", "is_tensor",
+           "tensors_in"]
 
 
 class _Version:
@@ -105,6 +107,17 @@ def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr:
 
 
 _new = object.__new__
+
+# The package's reads of a tensor's fields where they run per tensor on every call (the
+# optimizers' fused updates, a compiled training step): C getters, cheaper than a property.
+array_of = operator.attrgetter("_a")    # its funcgrad Array (a tracer while traced)
+grad_of = operator.attrgetter("_grad")  # its .grad, without the property's warning
+
+
+def borrowing(data: Any) -> "Tensor":
+    """A new tensor on ``data`` borrowing that memory (`Tensor._borrowing`): a gradient
+    computed elsewhere, stored as ``.grad`` without a copy."""
+    return make(data, vc=_Borrowed())
 
 
 def is_tensor(obj: Any) -> bool:
@@ -577,6 +590,22 @@ class Tensor:
     def _is_borrowed(self) -> bool:
         """Whether this tensor's memory is borrowed (`_borrowing`): not to be written."""
         return type(self._vc) is _Borrowed
+
+    def _bump_version(self, n: int = 1) -> None:
+        """Count ``n`` in-place writes made into this tensor's memory by others (a fused
+        optimizer update, a compiled step's program), as its in-place ops count theirs."""
+        self._vc.v += n
+
+    def _hold(self, a: Any, version: int | None = None) -> None:
+        """Hold array ``a`` (and set the version counter to ``version``): a compiled
+        step's trace swaps traced values in, then puts the arrays and versions back."""
+        self._a = a
+        if version is not None:
+            self._vc.v = version
+
+    def _set_grad(self, grad: "Tensor | None") -> None:
+        """``.grad`` set without the setter's checks (a value the trace checked)."""
+        self._grad = grad
 
     def _own(self, values: Any = None) -> None:
         """Hold memory of this tensor's own, if it was borrowing (`_borrowing`): a copy,

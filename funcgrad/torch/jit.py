@@ -38,9 +38,6 @@ would replay the first call's draw or lose the update, so each raises an error s
 from __future__ import annotations
 
 import contextlib
-import dis
-import functools
-import types
 from itertools import chain
 from typing import Any, Callable, Iterator, Sequence
 
@@ -49,14 +46,15 @@ from funcgrad import tree_util
 from funcgrad.core import Tracer, is_inexact
 from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
+from funcgrad.torch._captured import captured_modules, probe_tables, reachable
 from funcgrad.torch._compiled_step import StepProgram, is_training_step
+from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._factories import get_rng_state
 from funcgrad.torch._dispatch import zeros_of
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 from funcgrad.torch.nn.module import Module
-from funcgrad.torch.optim.optimizer import Optimizer
 
 __all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tracing"]
 
@@ -92,6 +90,8 @@ class _Program:
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
         self.forward = funcgrad.jit(self._pure, static_argnums=(0, 1, 2))
         self._step: StepProgram | bool | None = None  # False: not a training step
+        self._found: tuple | None = None  # the last call's state, with its guard
+        self._trees: dict = {}  # input tree -> the first equal one
         self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
         self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
 
@@ -152,26 +152,40 @@ class _Program:
         Decided on the first call (an optimizer may be made after ``torch.compile``)."""
         if self._step is None:
             self._step = StepProgram(self.fn, self._step_state) if (
-                self.module is None and is_training_step(self.fn, _reachable(self.fn))
+                self.module is None and is_training_step(self.fn, reachable(self.fn))
             ) else False
         return self._step or None
 
-    def _step_state(self) -> tuple[dict, dict, dict]:
-        """What a training step reads: (modules, tensors read directly, everything it
-        reads besides its arguments) by name."""
+    def _step_state(self, probes: Any = None) -> tuple[dict, dict, list]:
+        """What a training step reads: (modules and tensors read directly, by name; the
+        optimizers), the reads probed into ``probes`` if given."""
         tensors: dict = {}
-        reachable = _reachable(self.fn)
-        return captured_modules(self.fn, tensors, reachable), tensors, reachable
+        optimizers: list = []
+        modules = captured_modules(self.fn, tensors, optimizers=optimizers, probes=probes)
+        return modules, tensors, optimizers
 
     def name(self) -> str:
         target = self.module if self.module is not None else self.fn
         return getattr(target, "__name__", type(target).__name__)
 
     def signature(self, args: tuple, kwargs: dict) -> tuple:
-        """(names, input tree, training flags, state tensors, input leaves) of a call."""
-        state, modes = _state_of(self.modules())
+        """(names, input tree, training flags, state tensors, input leaves) of a call.
+        The state is found again only when the guard of the last search (`Probes`: the
+        modules' tables, what a function reads) sees a change; the input tree is the
+        first equal one, so that the programs' caches compare it by identity."""
+        found = self._found
+        if found is None or not found[0]():
+            probes = Probes()
+            modules = ({"": self.module} if self.module is not None else
+                       captured_modules(self.fn, probes=probes))
+            state, modes = _state_of(modules)
+            for module in modules.values():
+                for m in module.modules():
+                    probe_tables(m, probes, names=True)
+            found = self._found = (probes.guard(), tuple(state), modes, list(state.values()))
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        return tuple(state), in_tree, modes, list(state.values()), leaves
+        in_tree = self._trees.setdefault(in_tree, in_tree)
+        return found[1], in_tree, found[2], list(found[3]), leaves
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
         if self.step is not None:
@@ -191,110 +205,6 @@ class _Program:
             return self.step.lowered(args, kwargs)
         names, in_tree, modes, state, leaves = self.signature(args, kwargs)
         return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves))
-
-
-# ---------------------------------------------------------------------------------------
-# What a compiled function uses: the modules it reads from its closure or globals
-# ---------------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=256)
-def _code_names(code: types.CodeType) -> frozenset:
-    """The global names a code object (and the functions, lambdas, comprehensions defined
-    in it) reads."""
-    names = {i.argval for i in dis.get_instructions(code)
-             if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _code_names(const)
-    return frozenset(names)
-
-
-def _reachable(fn: Any) -> dict:
-    """name -> value of what ``fn`` reads besides its arguments: its closure cells, the
-    globals its code names, the object of a bound method, a partial's bound arguments and
-    the attributes of a callable object."""
-    found: dict = {}
-    while isinstance(fn, functools.partial):
-        found.update({f"partial_arg{i}": a for i, a in enumerate(fn.args)})
-        found.update(fn.keywords)
-        fn = fn.func
-    if isinstance(fn, types.MethodType):
-        found["self"] = fn.__self__
-        fn = fn.__func__
-    code = getattr(fn, "__code__", None)
-    if code is None:  # a callable object: what it holds
-        found.update(getattr(fn, "__dict__", {}))
-        call = getattr(type(fn), "__call__", None)
-        code = getattr(call, "__code__", None)
-        if code is None:
-            return found
-        fn = call
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-        try:
-            found[name] = cell.cell_contents
-        except ValueError:  # a cell not filled yet
-            pass
-    scope = getattr(fn, "__globals__", {})
-    found.update({n: scope[n] for n in _code_names(code) if n in scope})
-    return found
-
-
-# containers longer than this are not searched for modules (this runs on every call: a
-# function reading a list of a dataset's tensors must not pay for walking it)
-_MAX_SCANNED = 64
-
-
-def captured_modules(fn: Any, tensors: dict | None = None, reachable: dict | None = None
-                     ) -> dict:
-    """name -> Module of the modules ``fn`` uses without taking them as arguments (also
-    those in a list, tuple or dict it reads, or the attributes of an object it reads):
-    their parameters and buffers become inputs of its compiled program, as torch.compile
-    lifts them. A tensor read directly goes into ``tensors`` (name -> tensor) when that is
-    given (a training step's state, whose search also enters the functions it reads, as
-    the loss function it calls); otherwise one that requires grad is refused (the
-    compiled program would take it as a constant, and no gradient would reach it).
-    ``reachable``: `_reachable` of ``fn``, if the caller has it."""
-    modules: dict = {}
-    seen: set = set()
-
-    def visit(name: str, value: Any, depth: int) -> None:
-        if id(value) in seen or depth > 2:
-            return
-        seen.add(id(value))
-        if isinstance(value, Module):
-            modules[name] = value
-        elif isinstance(value, Tensor):
-            if tensors is not None:
-                tensors[name] = value
-            elif value.requires_grad:
-                raise RuntimeError(
-                    f"{_name_of(fn)} reads the tensor {name!r}, which requires grad, from its "
-                    "closure or globals: a compiled program would take it as a constant and "
-                    "no gradient would reach it. Pass it as an argument of the compiled "
-                    "function, or hold it in an nn.Module (as an nn.Parameter) that the "
-                    "function uses.")
-        elif isinstance(value, (list, tuple)) and len(value) <= _MAX_SCANNED:
-            for i, v in enumerate(value):
-                visit(f"{name}.{i}", v, depth + 1)
-        elif isinstance(value, dict) and len(value) <= _MAX_SCANNED:
-            for k, v in value.items():
-                visit(f"{name}.{k}", v, depth + 1)
-        elif tensors is not None and isinstance(value, (
-                types.FunctionType, types.MethodType, functools.partial)):
-            for k, v in _reachable(value).items():  # a helper the step calls (the loss)
-                visit(f"{name}.{k}", v, depth + 1)
-        elif depth == 0 and hasattr(value, "__dict__") and not isinstance(
-                value, (type, types.ModuleType, types.FunctionType, Optimizer)):
-            for k, v in vars(value).items():  # an object holding a model (self.model)
-                visit(f"{name}.{k}", v, depth + 1)
-
-    for name, value in (_reachable(fn) if reachable is None else reachable).items():
-        visit(name, value, 0)
-    return modules
-
-
-def _name_of(fn: Any) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
 
 
 def _state_of(modules: dict) -> tuple[dict, tuple]:

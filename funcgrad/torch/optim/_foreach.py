@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from funcgrad.torch import _storage
+from funcgrad.torch._tensor import array_of
 
 __all__ = ["buffers", "bump", "sgd", "adam"]
 
@@ -27,14 +28,14 @@ def buffers(tensors: Sequence, written: Sequence) -> list | None:
     would not be the in-place op's: read-only memory, elements sharing memory (an
     ``expand``), memory borrowed from a computed gradient."""
     out = []
-    for t in tensors:
-        raw = _storage.raw_of(t._a)
+    for a in map(array_of, tensors):
+        raw = _storage.raw_of(a)
         if type(raw) is not np.ndarray:
             return None
         out.append(raw)
     for k in written:
         t = tensors[k]
-        if (not out[k].flags.writeable or _storage.overlapping(t._a)
+        if (not out[k].flags.writeable or _storage.overlapping(array_of(t))
                 or t._is_borrowed()):
             return None
     return out
@@ -43,7 +44,7 @@ def buffers(tensors: Sequence, written: Sequence) -> list | None:
 def bump(tensors: Sequence) -> None:
     """Bump the version counters of tensors written in place, as their in-place ops do."""
     for t in tensors:
-        t._vc.v += 1
+        t._bump_version()
 
 
 def sgd(p: np.ndarray, g: np.ndarray, buf: np.ndarray | None, group: dict, lr: float

@@ -1,0 +1,212 @@
+"""What a compiled function uses besides its arguments: the values it reads (closure
+cells, globals, a bound object, a partial's arguments) and, among them and inside the
+containers and helper functions they lead to, the modules whose parameters and buffers
+``torch.compile`` lifts as inputs of its program (`captured_modules`), the tensors and
+optimizers of a training step. The search can record each read it makes as a probe
+(`_step_replay.Probes`), so that a compiled step's next call can check cheaply that none
+of them gives anything else now.
+"""
+from __future__ import annotations
+
+import dis
+import functools
+import types
+from typing import Any
+
+from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn.module import Module
+from funcgrad.torch.optim.optimizer import Optimizer
+
+__all__ = ["reachable", "captured_modules", "probe_tables"]
+
+
+
+@functools.lru_cache(maxsize=256)
+def _code_names(code: types.CodeType) -> frozenset:
+    """The global names a code object (and the functions, lambdas, comprehensions defined
+    in it) reads."""
+    names = {i.argval for i in dis.get_instructions(code)
+             if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return frozenset(names)
+
+
+def reachable(fn: Any, probes: Any = None, at: str = "") -> dict:
+    """name -> value of what ``fn`` reads besides its arguments: its closure cells, the
+    globals its code names, the object of a bound method, a partial's bound arguments and
+    the attributes of a callable object. With ``probes`` (`_step_replay.Probes`; ``at``:
+    the expression ``fn`` is read by there), name -> (value, the expression reading it),
+    and what decides which values there are (the code, a callable's class) is probed."""
+    found: dict = {}
+
+    def put(name: str, value: Any, src: str) -> None:
+        found[name] = value if probes is None else (value, src)
+
+    def attrs(obj: Any, src: str) -> None:  # the attributes of an object, read one by one
+        table = getattr(obj, "__dict__", {})
+        if probes is not None:
+            probes.ids(f"getattr({src}, '__dict__', E)")
+        for k, v in table.items():
+            put(k, v, _item(probes, f"{src}.__dict__", k))
+
+    while isinstance(fn, functools.partial):
+        for i, a in enumerate(fn.args):
+            put(f"partial_arg{i}", a, f"{at}.args[{i}]")
+        if probes is not None:
+            probes.ids(f"{at}.keywords")
+        for k, v in fn.keywords.items():
+            put(k, v, _item(probes, f"{at}.keywords", k))
+        fn, at = fn.func, f"{at}.func"
+    if isinstance(fn, types.MethodType):
+        put("self", fn.__self__, f"{at}.__self__")
+        fn, at = fn.__func__, f"{at}.__func__"
+    if probes is not None:
+        probes.same(f"getattr({at}, '__code__', M)")
+    code = getattr(fn, "__code__", None)
+    if code is None:  # a callable object: what it holds
+        attrs(fn, at)
+        if probes is not None:
+            probes.same(f"getattr(type({at}), '__call__', M)")
+        call = getattr(type(fn), "__call__", None)
+        code = getattr(call, "__code__", None)
+        if code is None:
+            return found
+        fn = call
+        if probes is not None:  # (a class attribute: fixed while the class is)
+            at = probes.obj(call)
+            probes.same(f"getattr({at}, '__code__', M)")
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            put(name, cell.cell_contents, f"{probes.obj(cell)}.cell_contents"
+                if probes is not None else "")
+        except ValueError:  # a cell not filled yet
+            if probes is not None:
+                probes.same(f"C({probes.obj(cell)})")
+    scope = getattr(fn, "__globals__", {})
+    for n in _code_names(code):
+        if n in scope:
+            put(n, scope[n], f"{probes.obj(scope)}.get({n!r}, M)" if probes is not None
+                else "")
+        elif probes is not None:
+            probes.same(f"{probes.obj(scope)}.get({n!r}, M)")
+    return found
+
+
+# containers longer than this are not searched for modules (this runs on every call: a
+# function reading a list of a dataset's tensors must not pay for walking it)
+_MAX_SCANNED = 64
+
+
+def captured_modules(fn: Any, tensors: dict | None = None, optimizers: list | None = None,
+                     probes: Any = None) -> dict:
+    """name -> Module of the modules ``fn`` uses without taking them as arguments (also
+    those in a list, tuple or dict it reads, or the attributes of an object it reads):
+    their parameters and buffers become inputs of its compiled program, as torch.compile
+    lifts them. A tensor read directly goes into ``tensors`` (name -> tensor) when that is
+    given (a training step's state, whose search also enters the functions it reads, as
+    the loss function it calls, and puts the optimizers it meets into ``optimizers``);
+    otherwise one that requires grad is refused (the compiled program would take it as a
+    constant, and no gradient would reach it). ``probes``: what the search reads is
+    probed (`reachable`)."""
+    modules: dict = {}
+    seen: set = set()
+
+    def visit(name: str, value: Any, src: str, depth: int) -> None:
+        if depth > 2:
+            return
+        if id(value) in seen:
+            if probes is not None:
+                probes.same(src)
+            return
+        seen.add(id(value))
+        if probes is not None:  # its identity decides below, except for a leftover
+            if _scanned(value, depth, tensors is not None):
+                probes.same(src)
+            else:
+                probes.kind(src)
+        if isinstance(value, Module):
+            modules[name] = value
+        elif isinstance(value, Tensor):
+            if tensors is not None:
+                tensors[name] = value
+            elif probes is not None and not value.requires_grad:
+                probes.equal(f"{src}.requires_grad")
+            elif value.requires_grad:
+                raise RuntimeError(
+                    f"{_name_of(fn)} reads the tensor {name!r}, which requires grad, from its "
+                    "closure or globals: a compiled program would take it as a constant and "
+                    "no gradient would reach it. Pass it as an argument of the compiled "
+                    "function, or hold it in an nn.Module (as an nn.Parameter) that the "
+                    "function uses.")
+        elif isinstance(value, Optimizer):
+            if optimizers is not None:
+                optimizers.append(value)
+        elif isinstance(value, (list, tuple)):
+            if probes is not None:
+                probes.equal(f"len({src})")
+            if len(value) <= _MAX_SCANNED:
+                for i, v in enumerate(value):
+                    visit(f"{name}.{i}", v, f"{src}[{i}]", depth + 1)
+        elif isinstance(value, dict):
+            if probes is not None:
+                probes.ids(src)
+            if len(value) <= _MAX_SCANNED:
+                for k, v in value.items():
+                    visit(f"{name}.{k}", v, _item(probes, src, k), depth + 1)
+        elif tensors is not None and isinstance(value, _FUNCTIONS):
+            for k, v in reachable(value, probes, src).items():  # a helper (the loss)
+                visit(f"{name}.{k}", *_split(v, probes), depth + 1)
+        elif depth == 0 and _holds_state(value):
+            if probes is not None:
+                probes.ids(f"{src}.__dict__")
+            for k, v in vars(value).items():  # an object holding a model (self.model)
+                visit(f"{name}.{k}", v, _item(probes, f"{src}.__dict__", k), depth + 1)
+
+    for name, value in reachable(fn, probes, probes.obj(fn) if probes is not None
+                                 else "").items():
+        visit(name, *_split(value, probes), 0)
+    return modules
+
+
+_FUNCTIONS = (types.FunctionType, types.MethodType, functools.partial)
+
+
+def _holds_state(value: Any) -> bool:
+    """Whether a value the step reads directly is an object whose attributes are searched
+    (``self.model`` of a trainer object)."""
+    return hasattr(value, "__dict__") and not isinstance(
+        value, (type, types.ModuleType, types.FunctionType, Optimizer))
+
+
+def _scanned(value: Any, depth: int, entering: bool) -> bool:
+    """Whether `captured_modules` does anything with ``value`` other than skip it: else
+    its type alone (not which object it is) decides that it is skipped."""
+    return isinstance(value, (Module, Tensor, Optimizer, list, tuple, dict)) or (
+        entering and isinstance(value, _FUNCTIONS)) or (depth == 0 and _holds_state(value))
+
+
+def _item(probes: Any, src: str, key: Any) -> str:
+    """The expression reading ``src[key]`` (with probes; else nothing)."""
+    return f"{src}[{probes.obj(key)}]" if probes is not None else ""
+
+
+def _split(value: Any, probes: Any) -> tuple:
+    """(value, expression) of a `reachable` entry (the expression only with probes)."""
+    return value if probes is not None else (value, "")
+
+
+def _name_of(fn: Any) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def probe_tables(module: Module, probes: Any, names: bool) -> None:
+    """Probe what a search of ``module``'s tree reads of one module: its training flag
+    and the parameters, buffers and submodules in its tables (with their names, if the
+    search reads ``names``)."""
+    at = probes.obj(module)
+    probes.equal(f"{at}.training")
+    tables = [f"{at}.{table}" for table in ("_parameters", "_buffers", "_modules")]
+    probes.ids(*[f"{t}.values()" for t in tables], *(tables if names else ()))
+

@@ -1,0 +1,180 @@
+"""The compiled training step's later calls replay the last one while nothing its state
+was found from has changed (`_step_replay`): each change between calls (a learning rate,
+a replaced layer, another optimizer in the closure, grad mode, a parameter's ``.data``,
+an argument's shape) is seen, and every call's results, parameters, gradients and
+version counters are eager mode's."""
+import numpy as np
+import pytest
+
+import funcgrad.torch as torch
+import funcgrad.torch.nn as nn
+import funcgrad.torch.nn.functional as F
+
+X = torch.tensor(np.random.RandomState(0).randn(8, 4).astype(np.float32))
+Y = torch.tensor([0, 1, 2, 1, 0, 2, 2, 1])
+
+
+def _model(seed=0):
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 3))
+
+
+def _changes():
+    """name -> what is done to (state, k) before call k; state: model, opt, holder."""
+    def lr(s, k):
+        s["opt"].param_groups[0]["lr"] = 0.1 / (k + 1)
+
+    def layer(s, k):
+        if k == 2:
+            s["model"][2] = nn.Linear(6, 3)
+            s["opt"].add_param_group({"params": s["model"][2].parameters()})
+
+    def optimizer(s, k):
+        if k == 2:
+            s["holder"][0] = torch.optim.SGD(s["model"].parameters(), lr=0.05,
+                                             momentum=0.9)
+
+    def data(s, k):
+        if k == 2:
+            w = s["model"][0].weight
+            w.data = w.detach().clone() * 0.5
+
+    def train_mode(s, k):
+        s["model"].train(k % 2 == 0)
+
+    def grads_kept(s, k):
+        s["set_to_none"][0] = k < 2
+
+    return {"lr": lr, "layer": layer, "optimizer": optimizer, "data": data,
+            "train_mode": train_mode, "grads_kept": grads_kept}
+
+
+def _run(compiled, change, steps=5):
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+    state = {"model": model, "opt": opt, "holder": [opt], "set_to_none": [True]}
+    holder, set_to_none = state["holder"], state["set_to_none"]
+
+    def step(x, y):
+        holder[0].zero_grad(set_to_none=set_to_none[0])
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        holder[0].step()
+        return loss
+    run = torch.compile(step) if compiled else step
+    seen = []
+    for k in range(steps):
+        change(state, k)
+        loss = run(X, Y)
+        seen.append((loss.item(), [p.detach().clone() for p in model.parameters()],
+                     [None if p.grad is None else p.grad.detach().clone()
+                      for p in model.parameters()],
+                     [p._version for p in model.parameters()], X._version, Y._version))
+    return seen, run
+
+
+@pytest.mark.parametrize("name", list(_changes()))
+def test_a_change_between_calls_is_seen(name):
+    eager, _ = _run(False, _changes()[name])
+    compiled, run = _run(True, _changes()[name])
+    for k, (a, b) in enumerate(zip(eager, compiled)):
+        assert a[0] == b[0], (name, k)
+        for xs, ys in ((a[1], b[1]), (a[2], b[2])):
+            assert len(xs) == len(ys)
+            for x, y in zip(xs, ys):
+                assert (x is None) == (y is None) and (x is None or torch.equal(x, y))
+        assert a[3:] == b[3:], (name, k, "versions")
+    assert run._program.step.eager_reason is None
+
+
+def test_calls_after_the_first_ones_replay():
+    """Once the state is steady (the gradients and momentum buffers exist) every call is
+    a replay: the state is not searched again."""
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    @torch.compile
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    for _ in range(3):
+        step(X, Y)
+    program = step._program.step
+    searched = []
+    original = program._call
+    program._call = lambda *a: searched.append(1) or original(*a)
+    for _ in range(3):
+        step(X, Y)
+    assert not searched and program._replay is not None
+    step(X[:4], Y[:4])  # another input shape: searched (and traced) again
+    assert searched == [1]
+
+
+def test_a_tensor_only_read_keeps_its_version_and_numpy_sees_the_update():
+    w = np.random.RandomState(2).randn(4, 3).astype(np.float32)
+    param = torch.from_numpy(w).requires_grad_()  # the parameter is w's memory
+    scale = torch.tensor(2.0)
+    opt = torch.optim.SGD([param], lr=0.1)
+
+    @torch.compile
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(X @ param * scale, Y).backward()
+        opt.step()
+    before = w.copy()
+    versions = (scale._version, X._version)
+    for k in range(4):
+        step()
+        assert param._version == k + 1
+    assert (scale._version, X._version) == versions
+    assert not np.array_equal(w, before)
+    np.testing.assert_array_equal(w, param.detach().numpy())
+
+
+def test_grad_mode_and_argument_requiring_grad_are_seen():
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    @torch.compile
+    def update():
+        opt.step()
+    F.cross_entropy(model(X), Y).backward()
+    update()
+    update()
+    with torch.no_grad():
+        update()
+    assert update._program.step.eager_reason is None
+    eager = _model()
+    eager_opt = torch.optim.SGD(eager.parameters(), lr=0.1)
+    F.cross_entropy(eager(X), Y).backward()
+    for _ in range(3):
+        eager_opt.step()
+    assert all(torch.equal(a, b) for a, b in zip(eager.parameters(), model.parameters()))
+
+
+def test_a_compiled_model_or_loss_sees_its_modules_change():
+    """torch.compile(model) and of a loss function keep the state they found while their
+    guard sees no change: a replaced layer, a rebound closure variable, a parameter
+    made to require grad are seen."""
+    model = _model()
+    holder = {"model": model}
+    compiled = torch.compile(model)
+    loss_of = torch.compile(lambda x, y: F.cross_entropy(holder["model"](x), y))
+    for _ in range(2):
+        assert torch.equal(compiled(X), model(X))
+        assert loss_of(X, Y).item() == F.cross_entropy(model(X), Y).item()
+    model[2] = nn.Linear(6, 3)
+    assert torch.equal(compiled(X), model(X))
+    holder["model"] = other = _model(seed=3)
+    assert loss_of(X, Y).item() == F.cross_entropy(other(X), Y).item()
+    loss_of(X, Y).backward()
+    assert all(p.grad is not None for p in other.parameters())
+    offset = torch.zeros(3)
+    shifted = torch.compile(lambda x: model(x) + offset)
+    shifted(X)
+    offset.requires_grad_()
+    with pytest.raises(RuntimeError, match="requires grad"):
+        shifted(X)
