@@ -204,6 +204,26 @@ def test_gradient_of_a_large_chain_is_one_block_without_full_intermediates():
         assert np.array_equal(np.asarray(a), c), "an input was overwritten"
 
 
+def test_chunks_fill_the_scratch_budget_and_no_more_than_the_arrays():
+    """A chunk is as long as `SCRATCH_BYTES` of scratch rows allow (each ufunc call
+    costs about a microsecond of dispatch, whatever its length), within one
+    `CHUNK_ALIGN` step, and the rows are no longer than the block's arrays."""
+    x, ws, bs = chain_inputs(40000, 8)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compile_blocks, "SCRATCH_BYTES", 1 << 20)
+        text = source(grad(chain), x, ws, bs)
+    rows, chunk = map(int, re.search(r"np\.empty\(\((\d+), (\d+)\), dt\d+\)", text).groups())
+    assert f"in chunks of {chunk}" in text, text
+    step = rows * 8 * compile_blocks.CHUNK_ALIGN
+    assert (1 << 20) - step < rows * chunk * 8 <= 1 << 20, text
+    text = source(grad(chain), x, ws, bs)  # the default budget: one chunk of the arrays
+    assert "in chunks of 40000" in text and "np.empty((40000,)" in text, text
+    assert re.search(r"np\.empty\(\(\d+, 40000\), dt\d+\)", text), text
+    g = jit(grad(chain))
+    g(x, ws, bs)
+    assert_identical(grad(chain)(x, ws, bs), g(x, ws, bs), "chain gradient")
+
+
 def test_unblocked_backward_of_a_chain_allocates_nothing():
     """Without blocks (a GPU program, or blocks off): the derivative of tanh computes in
     the dead buffer of tanh's output, so the backward pass makes no new array; the

@@ -22,7 +22,7 @@ The passes, in order:
 - constants were folded while tracing: an operation on known values runs then, and enters
   the program as a constant;
 - elementwise blocks (host programs): a run of ufunc calls on large arrays of one shape
-  runs chunk by chunk, its intermediate values in cache-sized scratch rows
+  runs chunk by chunk, its intermediate values in scratch rows
   (`compile_blocks`).
 Primitives that communicate (``effectful``) are never dropped or merged. Records with
 sub-programs (control flow) are written by their `EMITTERS`; a few small kernels are

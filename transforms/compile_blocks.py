@@ -4,18 +4,23 @@ by chunk (loop tiling), so that the values it makes and uses up stay in cache.
 A gradient of an elementwise chain on 1e6 float64 elements (8 MB an array, past every
 cache) spends its time moving memory: each ufunc call reads its operands from memory and
 writes its result back, and the forward pass keeps every layer's residual alive until the
-backward pass reads it. Written as a block, the same calls run on chunks of a few thousand
-elements (the scratch rows of all the block's live values together fit in the last-level
-cache): each call reads the operands' chunks, each intermediate value lives only in a
-scratch row, and only the values used after the block (its *escaping* values) are written
-to full arrays. The generated source reads::
+backward pass reads it (in arrays allocated, and page-faulted, afresh on every call).
+Written as a block, the same calls run on chunks of tens of thousands of elements: each call
+reads the operands' chunks, each intermediate value lives only in a scratch row, and only
+the values used after the block (its *escaping* values) are written to full arrays. The
+chunk is as long as `SCRATCH_BYTES` of scratch rows allow, up to `CHUNK_MAX`: each ufunc
+call costs about a microsecond of Python and numpy dispatch whatever its length, and a
+chain of 100 layers makes 7 calls a layer in every chunk, so that chunks of 10240 elements
+spent over a tenth of the block's time in dispatch (a chunk of 40960 is 0.86x its time,
+paired CPU time at 1e5 and 1e6 elements; see benchmarks/RESULTS.md, 2026-12-02). The
+generated source reads::
 
     _f1 = v0.reshape(-1)                       # flat views of the block's inputs
     v22 = np.empty((1000000,), dt2)            # the values used after the block
     _f3 = v22.reshape(-1)
-    _S4 = np.empty((101, 10240), dt2)          # scratch rows for the values it uses up
-    for _i in range(0, 1000000, 10240):
-        _j = _i + 10240
+    _S4 = np.empty((101, 40960), dt2)          # scratch rows for the values it uses up
+    for _i in range(0, 1000000, 40960):
+        _j = _i + 40960
         _t5, _t6, ... = _S4
         mul_0(_f1[_i:_j], _f7[_i:_j], out=_t5)
         add_1(_t5, _f8[_i:_j], out=_t5)
@@ -54,8 +59,14 @@ __all__ = ["Block", "schedule", "write_block", "BLOCK_OPS", "BLOCK_MIN_SIZE"]
 # optimizer's update of one weight matrix, say), and the calls on whole arrays are faster
 BLOCK_MIN_SIZE = 32768
 BLOCK_MIN_BYTES = 16 << 20
-SCRATCH_BYTES = 8 << 20        # the scratch rows of a block together (last-level cache)
-CHUNK_MIN, CHUNK_MAX = 2048, 16384  # elements: fewer calls per element vs cache
+# the scratch rows of a block together: at most glibc's largest mmap threshold (32 MiB), so
+# that the rows come from the heap again on every call instead of from fresh pages that
+# fault (a few per cent of a call at 53 MiB); about a last-level cache
+SCRATCH_BYTES = 32 << 20
+# elements per chunk: from CHUNK_MIN (a block of very many live values: dispatch costs
+# more than cache saves below it) to CHUNK_MAX (512 KiB float64 rows, half an L2 cache;
+# longer chunks gained nothing measurable on chains of 10 to 100 layers)
+CHUNK_MIN, CHUNK_MAX = 8192, 65536
 CHUNK_ALIGN = 1024             # chunks start at multiples of this many elements
 MIN_STEPS = 2                  # one call alone gains little from chunks
 SCALAR_TYPES = (bool, int, float, complex)
@@ -198,11 +209,12 @@ class _Slots:
         self.free.setdefault(dtype, []).append(row)
 
 
-def _chunk(slots: _Slots) -> int:
-    """Elements per chunk: the scratch rows within `SCRATCH_BYTES`, clamped."""
+def _chunk(slots: _Slots, n: int) -> int:
+    """Elements per chunk: the scratch rows within `SCRATCH_BYTES`, clamped, and no more
+    than the block's ``n`` elements (its scratch rows no longer than the arrays)."""
     per_element = sum(len(r) * d.itemsize for d, r in slots.rows.items()) or 1
     c = SCRATCH_BYTES // per_element // CHUNK_ALIGN * CHUNK_ALIGN
-    return max(CHUNK_MIN, min(CHUNK_MAX, c))
+    return min(n, max(CHUNK_MIN, min(CHUNK_MAX, c)))
 
 
 def _in_aval(step: Any, k: int, var_avals: list) -> tuple:
@@ -333,7 +345,7 @@ def _row_for(v: int, dtype: np.dtype, dying: list, temps: dict, where: dict,
 
 def _emit(w: Any, block: Block, head: list, body: list, slots: _Slots, n: int,
           indent: str) -> None:
-    chunk = _chunk(slots)
+    chunk = _chunk(slots, n)
     calls = block.stop - block.start
     w.emit(indent, f"# elementwise block: {calls} calls on {block.shape}, in chunks of "
                    f"{chunk}")
