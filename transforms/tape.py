@@ -34,11 +34,13 @@ from funcgrad.primitives.elementwise import real
 from funcgrad.primitives.reductions import reduce_sum
 from funcgrad.primitives.shape import reshape
 from funcgrad.primitives.control import convert_element_type
+from funcgrad.regions import Regions
 from .tape_text import tape_text
 
 __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "trace_flat",
            "build_record", "Aux", "backward_pass", "accumulate_input_cotangents",
-           "fit_cotangent", "aval_of", "avals_of", "PhaseCell", "phase_cell"]
+           "fit_cotangent", "aval_of", "avals_of", "PhaseCell", "phase_cell",
+           "current_phase", "backward_passes"]
 
 
 class PhaseCell:
@@ -61,11 +63,19 @@ class _ThreadPhase(threading.local):
 
 
 _thread_phase = _ThreadPhase()
+# the backward passes running in all threads: while none is, every thread's phase is
+# "forward" (`current_phase` need not read the thread-local cell)
+backward_passes = Regions()
 
 
 def phase_cell() -> PhaseCell:
     """This thread's `PhaseCell`."""
     return _thread_phase.cell
+
+
+def current_phase() -> str:
+    """This thread's phase ("forward" or "backward")."""
+    return _thread_phase.cell.value if backward_passes.open else "forward"
 
 
 class RevTracer(Tracer):
@@ -415,6 +425,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
     cell = _thread_phase.cell
     outer = cell.value  # "backward" in a backward pass's own rules (double backward)
     cell.value = "backward"
+    backward_passes.enter()
     try:
         for rec in reversed(records):
             if rec.prim.multiple_results:
@@ -431,6 +442,7 @@ def backward_pass(records: list[Record], var_avals: list[tuple], seeds: Iterable
                 rec.saved = rec.out = None
     finally:
         cell.value = outer
+        backward_passes.exit()
     return cts
 
 

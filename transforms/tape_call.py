@@ -15,7 +15,7 @@ from funcgrad.array import Array
 from funcgrad.core import Primitive, bind
 from funcgrad.dtypes import EXTENDED_FLOATS
 from .tape import (Record, Residual, Tape, accumulate_input_cotangents, aval_of,
-                   build_record, phase_cell)
+                   backward_passes, build_record, current_phase, phase_cell)
 
 __all__ = ["record_primitive", "CallTape"]
 
@@ -47,17 +47,18 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
         k += 1
     traced = not prim.multiple_results and (d.kind in "fc" or d in EXTENDED_FLOATS)
     tape = _new(CallTape)
-    tape.avals = avals
+    tape.avals = tuple(avals)  # (a tuple: the garbage collector stops tracking it)
     tape.out_aval = (out.shape, d) if traced else None
     tape.is_complex = is_complex
     if traced and mask and prim.differentiable:
         tape.record = build_record(prim, params, args, in_vars, mask, (k,), out,
-                                   phase=phase_cell().value)
+                                   phase=current_phase())
         n = len(args)
         tape.reads = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
     else:
         tape.record, tape.reads = None, ((), False)
     tape.name = prim.name
+    tape.concrete = True
     tape._in_tree = tape._out_tree = None
     return out, tape
 
@@ -69,10 +70,11 @@ class CallTape(Tape):
     an output that is not traced); the `Tape` lists are made when read. `backward` runs the
     record's VJP rules directly, without a backward pass over records. ``reads``: (the
     argument positions whose values the rules read, whether they read the output), and
-    ``is_complex``: whether a differentiated input or the output is complex."""
+    ``is_complex``: whether a differentiated input or the output is complex; ``concrete``:
+    whether its residuals are concrete (not so after `with_residuals`)."""
 
-    __slots__ = ("record", "avals", "out_aval", "reads", "is_complex", "name", "_in_tree",
-                 "_out_tree")
+    __slots__ = ("record", "avals", "out_aval", "reads", "is_complex", "name", "concrete",
+                 "_in_tree", "_out_tree")
 
     @property
     def records(self) -> list[Record]:
@@ -80,7 +82,7 @@ class CallTape(Tape):
 
     @property
     def var_avals(self) -> list[tuple]:
-        return self.avals if self.out_aval is None else [*self.avals, self.out_aval]
+        return list(self.avals) if self.out_aval is None else [*self.avals, self.out_aval]
 
     @property
     def in_vars(self) -> list[int]:
@@ -100,13 +102,20 @@ class CallTape(Tape):
         g = cotangents[0]
         if rec is None or g is None:
             return cts
-        cell = phase_cell()
-        outer = cell.value  # "backward" already when this runs inside a backward pass
-        cell.value = "backward"
-        try:
+        if self.concrete and type(g) is Array:
+            # concrete values only: the rules' ops record nothing anywhere (no trace takes
+            # them), so they need no phase
             accumulate_input_cotangents(rec, g, cts, self.avals)
-        finally:
-            cell.value = outer
+        else:
+            cell = phase_cell()
+            outer = cell.value  # "backward" already when this runs inside a backward pass
+            cell.value = "backward"
+            backward_passes.enter()
+            try:
+                accumulate_input_cotangents(rec, g, cts, self.avals)
+            finally:
+                cell.value = outer
+                backward_passes.exit()
         if consume:
             rec.saved = rec.out = None
         return cts
@@ -115,6 +124,7 @@ class CallTape(Tape):
         new = _new(CallTape)
         new.avals, new.out_aval, new.name = self.avals, self.out_aval, self.name
         new.reads, new.is_complex = self.reads, self.is_complex
+        new.concrete = False  # (the new residuals may be traced values)
         new._in_tree, new._out_tree = self._in_tree, self._out_tree
         new.record = (None if self.record is None else
                       Tape.with_residuals(self, replace).records[0])

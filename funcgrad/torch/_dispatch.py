@@ -35,10 +35,11 @@ from funcgrad.core import Primitive, Tracer, is_inexact
 from funcgrad.transforms.tape import Residual, Tape, trace_flat
 from funcgrad.transforms.tape_call import record_primitive
 from funcgrad.torch import _storage
-from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch._tensor import Tensor, as_array, make
 from funcgrad.torch._views import output
 from funcgrad.torch.autograd import grad_mode, graph, profiler, saved
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
+from funcgrad.regions import Regions
 
 __all__ = ["apply", "capture_inputs", "substituting", "OpNode", "PrimNode", "PrimCall",
            "zeros_of", "proxy", "const_like", "pull_back"]
@@ -79,27 +80,28 @@ class _Scopes(threading.local):
 
 
 _scopes = _Scopes()
+_open_scopes = Regions()  # the blocks open in all threads (ops skip `_scopes` while none is)
 
 
 @contextlib.contextmanager
-def capture_inputs() -> Iterator[dict]:
+def _scope(kind: str, table: dict) -> Iterator[dict]:
+    _scopes.stack.append((kind, table))
+    _open_scopes.enter()
+    try:
+        yield table
+    finally:
+        _scopes.stack.pop()
+        _open_scopes.exit()
+
+
+def capture_inputs() -> contextlib.AbstractContextManager[dict]:
     """Collect id(tensor) -> tensor for every tensor an op reads inside the block."""
-    seen: dict = {}
-    _scopes.stack.append(("seen", seen))
-    try:
-        yield seen
-    finally:
-        _scopes.stack.pop()
+    return _scope("seen", {})
 
 
-@contextlib.contextmanager
-def substituting(arrays: dict) -> Iterator[None]:
+def substituting(arrays: dict) -> contextlib.AbstractContextManager[dict]:
     """Inside the block, ops read ``arrays[id(t)]`` in place of the array of tensor ``t``."""
-    _scopes.stack.append(("arrays", arrays))
-    try:
-        yield
-    finally:
-        _scopes.stack.pop()
+    return _scope("arrays", arrays)
 
 
 def _in_scopes(inputs: Sequence, datas: list) -> list:
@@ -142,12 +144,14 @@ class PrimCall:
         return f"PrimCall({self.prim.name}{params})"
 
 
-def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
-          target: Tensor | None = None, differentiable: bool = True) -> Any:
+def apply(name: str, f: Callable, inputs: Sequence, multi: bool = False,
+          differentiable: bool = True, *, target: Tensor | None = None) -> Any:
     """Run ``f`` on the arrays of ``inputs`` (tensors and Python scalars; each is one
     ``next_functions`` slot) and return the output tensor(s), recording a node called
-    ``name`` when grad mode is on and an input requires grad."""
-    if profiler.state.sessions and not profiler.state.inside:  # one event per facade op
+    ``name`` when grad mode is on and an input requires grad. (The positional parameters
+    are a `Spec`'s fields: an op calls ``apply(*spec)``.)"""
+    if profiler.sessions.open and profiler.state.sessions and not profiler.state.inside:
+        # one event per facade op
         return profiler.op_range(name, inputs, lambda: apply(
             name, f, inputs, multi=multi, target=target, differentiable=differentiable))
     datas = []
@@ -170,10 +174,10 @@ def apply(name: str, f: Callable, inputs: Sequence, *, multi: bool = False,
             if isinstance(x, Tracer):
                 concrete = False
         i += 1
-    if _scopes.stack:
+    if _open_scopes.open and _scopes.stack:
         datas = _in_scopes(inputs, datas)
         concrete = not any(isinstance(d, Tracer) for d in datas)
-    if diff and differentiable and grad_mode.state.enabled:
+    if diff and differentiable and grad_mode.is_grad_enabled():
         if concrete and type(f) is PrimCall and not multi:
             return _record_primitive(name, f, inputs, datas, diff)
         return _record(name, f, inputs, datas, diff, multi, target)
@@ -268,8 +272,8 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     if tape.out_aval is None:  # not differentiable (an integer or boolean result)
         return output(out, name, call, inputs, datas)
     cls = _PRIM_NODES.get(name) or _prim_node_class(name)
-    node = cls(_edges(inputs, diff), [(out.shape, out.dtype, out.device)], tape.is_complex,
-               tape, None, None, diff, False)
+    node = cls(_edges(inputs, diff), ((out.shape, out.dtype, out.device),), tape.is_complex,
+               tape, None, None, tuple(diff), False)
     # a fresh result (a ufunc's) views no input: no alias to look for
     result = make(out, False, node, 0) if prim.fresh else output(out, name, call, inputs,
                                                                    datas, node, 0)
@@ -330,7 +334,7 @@ class OpNode(Node):
         self._datas = datas
         self._diff = diff
         self._multi = multi
-        self._held_refs: list = []
+        self._held_refs: tuple = ()
         self._packed = None
         # PyTorch's gradients differ from funcgrad's cotangents where a differentiated input
         # or an output is complex
@@ -381,20 +385,23 @@ class OpNode(Node):
             self._datas = self._fn = None  # the residuals are all the backward needs
         if target is not None and has_saved:
             self._snapshot_old_value(target, outs[0])
+        refs = []
         for i in saved_in:
             if target is not None and i == 0:
                 continue  # the in-place target's old value: snapshotted above
             if inputs[i]._inference:
                 raise RuntimeError(_INFERENCE_ERROR)
             # no cycle: inputs never point back
-            self._held_refs.append(SavedRef(inputs[i], position=i))
+            refs.append(SavedRef(inputs[i], position=i))
         for k in saved_out:
             if target is not None:
-                self._held_refs.append(SavedRef(target, is_output=True, output_nr=k,
-                                            version=target._vc.v + 1, keep=False))
+                refs.append(SavedRef(target, is_output=True, output_nr=k,
+                                     version=target._vc.v + 1, keep=False))
             else:
-                self._held_refs.append(SavedRef(outs[k], is_output=True, output_nr=k,
-                                            keep=False))
+                refs.append(SavedRef(outs[k], is_output=True, output_nr=k, keep=False))
+        # tuples, not lists: the garbage collector stops tracking a tuple of untracked
+        # values, and stops visiting the graph's small containers, which live until backward
+        self._held_refs = tuple(refs)
         hooks = graph.current_hooks() if has_saved else None
         if hooks is not None:
             known = {id(inputs[i]._a): inputs[i] for i in saved_in}
@@ -436,7 +443,7 @@ class OpNode(Node):
         return None
 
     def saved_refs(self) -> list:
-        return self._held_refs
+        return list(self._held_refs)
 
     def unpacked_tape(self) -> Tape:
         """The tape, its residuals packed by saved-tensor hooks unpacked."""
@@ -464,13 +471,9 @@ class OpNode(Node):
                     return unpack(value)
         return None
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith(("_saved_", "_raw_saved_")):
-            return saved.attribute(self, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     def __dir__(self) -> list:
-        return sorted(set(super().__dir__()) | set(saved.attribute_names(self)))
+        own = [n for n in super().__dir__() if not n.startswith(("_saved_", "_raw_saved_"))]
+        return sorted(set(own) | set(saved.attribute_names(self)))
 
     def saved_arrays(self) -> list:
         """The arrays this node keeps for its backward (for memory reports)."""
@@ -483,29 +486,42 @@ class OpNode(Node):
             self._tape = None
             self._datas = None
             self._packed = None
-            self._held_refs = []  # the saved input tensors go now, as PyTorch frees them
+            self._held_refs = ()  # the saved input tensors go now, as PyTorch frees them
+
+    takes_arrays = True
 
     def apply(self, grads: list, create_graph: bool) -> list:
+        if not create_graph:
+            return [None if r is None else make(r) for r in self.apply_arrays(grads)]
+        self._check_saved()
+        out: list = [None] * len(self._next)
+        if any(g is not None for g in grads):
+            for i, r in zip(self._diff, self._apply_graph(grads)):
+                out[i] = r
+        return out
+
+    def _check_saved(self) -> None:
+        """PyTorch's errors for saved values that were freed or written in place since."""
         if self._tape is None:
             raise RuntimeError(FREED_ERROR)
         for s in self._held_refs:
             if s.vc.v != s.version:
                 s.check(self)  # raises PyTorch's in-place error
+
+    def apply_arrays(self, grads: list) -> list:
+        """The tape's rules on the saved values, from the gradients as funcgrad arrays of
+        the outputs' dtypes."""
+        self._check_saved()
         out: list = [None] * len(self._next)
-        if create_graph:
-            if any(g is not None for g in grads):
-                for i, r in zip(self._diff, self._apply_graph(grads)):
-                    out[i] = r
-            return out
-        cts = []  # the tape's rules on the saved values, from the gradients as funcgrad
-        given = missing = False  # arrays of the outputs' dtypes
+        cts = []
+        given = missing = False
         for g, meta in zip(grads, self._meta):
             if g is None:
                 cts.append(None)
                 missing = True
             else:
                 given = True
-                c = g._a
+                c = as_array(g)
                 dtype = meta[1]
                 cts.append(c if c.dtype is dtype or c.dtype == dtype else fnp.astype(c, dtype))
         if not given:
@@ -515,10 +531,10 @@ class OpNode(Node):
         tape = self._tape if self._packed is None else self.unpacked_tape()
         if self._complex:  # PyTorch's gradients are the conjugates of funcgrad's cotangents
             for i, r in zip(self._diff, pull_back(tape, [_conj(c) for c in cts])):
-                out[i] = make(_conj(r))
+                out[i] = _conj(r)
         else:
             for i, r in zip(self._diff, pull_back(tape, cts)):
-                out[i] = make(r)
+                out[i] = r
         return out
 
     def _apply_graph(self, grads: list) -> Sequence:
@@ -556,6 +572,9 @@ class OpNode(Node):
             tape, _ = _trace_op(g, args[:n])
             return tuple(pull_back(tape, list(args[n:])))
         return backward_op
+
+
+saved.install(OpNode)
 
 
 def _sources(inputs: Sequence, outs: list) -> dict:

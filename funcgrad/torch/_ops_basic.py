@@ -57,8 +57,7 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
         def fn(*args: Any, **kwargs: Any) -> Any:
             s = spec(*args, **kwargs)
             try:
-                return apply(s.name, s.f, s.slots, multi=s.multi,
-                             differentiable=s.differentiable)
+                return apply(*s)  # (its fields are apply's positional parameters)
             except ValueError as e:  # numpy's broadcasting error, in PyTorch's words
                 raise _size_mismatch(s.slots) or e from None
         # itself unless an autocast list has it

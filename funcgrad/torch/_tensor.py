@@ -35,8 +35,8 @@ import funcgrad.numpy as fnp
 from funcgrad.viz.html import tensor_html
 from funcgrad.torch._tensor_str import tensor_repr
 
-__all__ = ["Tensor", "ViewOf", "make", "borrowing", "array_of", "grad_of", "is_tensor",
-           "tensors_in"]
+__all__ = ["Tensor", "ViewOf", "make", "borrowing", "array_of", "as_array", "grad_of",
+           "is_tensor", "tensors_in"]
 
 
 class _Version:
@@ -99,10 +99,13 @@ def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr:
     t._hooks = NO_ENTRIES
     t._post_hooks = NO_ENTRIES
     t._acc = None
-    state = grad_mode.state
-    t._inference = state.inference
-    if state.dual_levels and type(data) is not Array:  # maybe a dual tensor's op result
-        forward_ad.track(t)
+    if grad_mode.special.open:  # some thread is in inference mode or forward AD
+        state = grad_mode.state
+        t._inference = state.inference
+        if state.dual_levels and type(data) is not Array:  # maybe a dual tensor's result
+            forward_ad.track(t)
+    else:
+        t._inference = False
     return t
 
 
@@ -118,6 +121,11 @@ def borrowing(data: Any) -> "Tensor":
     """A new tensor on ``data`` borrowing that memory (`Tensor._borrowing`): a gradient
     computed elsewhere, stored as ``.grad`` without a copy."""
     return make(data, vc=_Borrowed())
+
+
+def as_array(value: Any) -> Any:
+    """The funcgrad array of a tensor, or ``value`` itself (an array already)."""
+    return value._a if isinstance(value, Tensor) else value
 
 
 def is_tensor(obj: Any) -> bool:
@@ -676,9 +684,14 @@ class Tensor:
                                f"to the desired output type {_type_word(self.dtype)}")
         return result.to(self.dtype)
 
-    def _inplace_accumulate(self, other: "Tensor") -> None:
-        """``self += other`` without graph (gradient accumulation)."""
-        self._assign_array(self._a + other._a)
+    def _accumulate_grad(self, g: Any) -> None:
+        """Add gradient ``g`` (a tensor or a funcgrad array) into ``.grad`` without graph:
+        in place, or the first one kept without a copy (borrowed, as `_borrowing` does: the
+        engine's gradient may share memory)."""
+        if self._grad is None:
+            self._grad = make(as_array(g), vc=_Borrowed())
+        else:
+            self._grad._assign_array(self._grad._a + as_array(g))
 
     def _assign_array(self, a: Any) -> None:
         """Write funcgrad array ``a`` (cast to this tensor's dtype) into this tensor's

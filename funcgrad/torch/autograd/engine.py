@@ -24,7 +24,7 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.dtypes import is_floating
 from funcgrad.primitives import constants
-from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch._tensor import Tensor, as_array, make
 from funcgrad.torch.autograd import anomaly, grad_mode, profiler
 from funcgrad.torch.autograd.node import AccumulateGrad, GraphRoot, Node
 from funcgrad.torch import _factories
@@ -269,12 +269,15 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     buffers: dict = {}
     tie = itertools.count()
     heap: list = []  # the ready nodes but the next one (`node`), by descending sequence
-    prev = grad_mode.state.enabled
-    grad_mode.state.enabled = create_graph
+    prev = grad_mode.is_grad_enabled()
+    grad_mode.set_enabled(create_graph)
     watched = anomaly.is_anomaly_enabled() or profiler.is_profiling()  # through `_call`
     # a leaf's AccumulateGrad runs as soon as its gradient is complete (it would be popped
     # next: leaves go first); one with hooks, or a targeted or checked run, takes the heap
     inline_leaves = needed is None and not captures and not watched
+    # without create_graph, nodes that take arrays pass them on as their gradients (no
+    # tensor per gradient); the others, and hooks, get tensors (`_tensors`)
+    arrays = not create_graph
     pop, push = heapq.heappop, heapq.heappush
     node: Node | None = root
     try:
@@ -284,20 +287,22 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
             else:
                 grads = buffers.pop(node)
                 if node._tensor_hooks or node._retains:
-                    grads = _tensor_pre_hooks(node, grads)
+                    grads = _tensor_pre_hooks(node, _tensors(grads))
                 if type(node) is AccumulateGrad and node.variable._hooks:
-                    grads = _leaf_hooks(node, grads)
+                    grads = _leaf_hooks(node, _tensors(grads))
                 if captures:
                     for nr, k in captures.get(node, ()):
-                        captured[k] = grads[nr]
+                        captured[k] = _tensors(grads)[nr]
                 if needed is not None and not needed[node] and not (
                         accumulate and node in targets):
                     node = pop(heap)[2] if heap else None
                     continue
                 if node._pre_hooks or node._post_hooks or watched:
-                    outputs = _call(node, grads, create_graph)
+                    outputs = _call(node, _tensors(grads), create_graph)
+                elif arrays and node.takes_arrays:  # gradients stay funcgrad arrays
+                    outputs = node.apply_arrays(grads)
                 else:  # `_call` without hooks or anomaly checks to run
-                    outputs = node.apply(grads, create_graph)
+                    outputs = node.apply(_tensors(grads), create_graph)
             if not keep_graph:
                 node.release()
             held = None  # the one node this one made ready while no other is: it runs next
@@ -310,13 +315,17 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                     buf = buffers[nxt] = [None] * (n if n > nr else nr + 1)
                 if g is not None:
                     old = buf[nr]
-                    buf[nr] = g if old is None else old + g
+                    buf[nr] = g if old is None else _sum(old, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left:
                     continue
                 if inline_leaves and type(nxt) is AccumulateGrad and _plain(nxt):
-                    nxt.apply(buffers.pop(nxt), create_graph)
+                    leaf_grads = buffers.pop(nxt)
+                    if arrays:
+                        nxt.apply_arrays(leaf_grads)
+                    else:
+                        nxt.apply(_tensors(leaf_grads), create_graph)
                 elif needed is None or needed[nxt] or nxt in targets:
                     if held is None and not heap:  # (the heap would give it next)
                         held = nxt
@@ -327,7 +336,7 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                     push(heap, (-nxt._seq, next(tie), nxt))
             node = held if held is not None else pop(heap)[2] if heap else None
     finally:
-        grad_mode.state.enabled = prev
+        grad_mode.set_enabled(prev)
     if accumulate:
         return ()
     for k, g in enumerate(captured):
@@ -336,6 +345,20 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                                "been used in the graph. Set allow_unused=True if this is the "
                                "desired behavior.")
     return tuple(g if g is None or create_graph else _detached(g) for g in captured)
+
+
+def _tensors(grads: list) -> list:
+    """The gradients as tensors (the engine passes funcgrad arrays between nodes that take
+    them)."""
+    return [g if g is None or isinstance(g, Tensor) else make(g) for g in grads]
+
+
+def _sum(a: Any, b: Any) -> Any:
+    """Two gradients of one output added: as tensors (recorded under create_graph), or
+    as funcgrad arrays when either is one (no graph is being made then)."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return a + b
+    return as_array(a) + as_array(b)
 
 
 def _plain(node: AccumulateGrad) -> bool:

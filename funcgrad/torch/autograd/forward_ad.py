@@ -65,6 +65,7 @@ def enter_dual_level() -> int:
     state = grad_mode.state
     if state.dual_levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    grad_mode.special.enter()
     state.dual_levels = [_Level()]
     return 0
 
@@ -73,6 +74,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     """Leave the current level; the tangents of its dual tensors are dropped."""
     _current(level).leave()
     grad_mode.state.dual_levels = []
+    grad_mode.special.exit()
 
 
 class dual_level:

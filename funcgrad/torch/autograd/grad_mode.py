@@ -10,8 +10,11 @@ import inspect
 import threading
 from typing import Any, Callable
 
+from funcgrad.regions import Regions
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled"]
+           "is_grad_enabled", "is_inference_mode_enabled", "set_enabled", "disabled",
+           "special"]
 
 
 class _State(threading.local):
@@ -22,11 +25,23 @@ class _State(threading.local):
 
 
 state = _State()
+# threads whose grad mode is off (`set_enabled` keeps the count), and the open inference-mode
+# regions and forward-AD levels: while a count is 0, no thread need read its `state` for it
+disabled = Regions()
+special = Regions()
+
+
+def set_enabled(mode: bool) -> None:
+    """Set this thread's grad mode (every change of ``state.enabled`` comes here)."""
+    if state.enabled != mode:
+        (disabled.exit if mode else disabled.enter)()
+        state.enabled = mode
 
 
 def is_grad_enabled() -> bool:
-    """Whether operations on tensors that require grad record the graph (this thread)."""
-    return state.enabled
+    """Whether operations on tensors that require grad record the graph (this thread;
+    its state is only read while some thread's grad mode is off)."""
+    return not disabled.open or state.enabled
 
 
 def is_inference_mode_enabled() -> bool:
@@ -79,10 +94,10 @@ class _SwitchGrad(_DecoratorContextManager):
 
     def __enter__(self) -> None:
         self.prev = state.enabled
-        state.enabled = self.mode
+        set_enabled(self.mode)
 
     def __exit__(self, *exc: Any) -> None:
-        state.enabled = self.prev
+        set_enabled(self.prev)
 
 
 class no_grad(_SwitchGrad):
@@ -104,16 +119,16 @@ class set_grad_enabled(_DecoratorContextManager):
     def __init__(self, mode: bool) -> None:
         self.prev = state.enabled
         self.mode = bool(mode)
-        state.enabled = self.mode
+        set_enabled(self.mode)
 
     def __enter__(self) -> None:
-        state.enabled = self.mode
+        set_enabled(self.mode)
 
     def __exit__(self, *exc: Any) -> None:
-        state.enabled = self.prev
+        set_enabled(self.prev)
 
     def __call__(self, func: Callable) -> Callable:
-        state.enabled = self.prev  # decorating must not change the mode now
+        set_enabled(self.prev)  # decorating must not change the mode now
         return super().__call__(func)
 
     def clone(self) -> "set_grad_enabled":
@@ -133,10 +148,15 @@ class inference_mode(_DecoratorContextManager):
     def __enter__(self) -> None:
         self.prev = (state.enabled, state.inference)
         if self.mode:
-            state.enabled, state.inference = False, True
+            special.enter()
+            set_enabled(False)
+            state.inference = True
 
     def __exit__(self, *exc: Any) -> None:
-        state.enabled, state.inference = self.prev
+        enabled, state.inference = self.prev
+        set_enabled(enabled)
+        if self.mode:
+            special.exit()
 
     def clone(self) -> "inference_mode":
         return type(self)(self.mode)

@@ -147,12 +147,21 @@ class Node:
         return out[0] if len(out) == 1 else tuple(out)
 
     # -- engine interface ----------------------------------------------------------------------
+    # whether the engine may call `apply_arrays` (outside create_graph, without hooks)
+    takes_arrays = False
+
     @property
     def num_outputs(self) -> int:
         return len(self._meta)
 
     def apply(self, grads: list, create_graph: bool) -> list:
         """Gradients for ``next_functions`` given the gradients of this node's outputs."""
+        raise NotImplementedError
+
+    def apply_arrays(self, grads: list) -> list:
+        """`apply` without create_graph, from gradients that are tensors or funcgrad arrays
+        (None for zero) to funcgrad arrays: what the engine passes between nodes that take
+        arrays (no tensor made per gradient). Nodes with ``takes_arrays`` define it."""
         raise NotImplementedError
 
     def release(self) -> None:
@@ -209,6 +218,7 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
     num_outputs = 1  # (no output meta to keep: a leaf's gradient is never materialised here)
+    takes_arrays = True
 
     def __init__(self, variable: Any):
         super().__init__((), seq=float("inf"))
@@ -216,19 +226,31 @@ class AccumulateGrad(Node):
 
     def apply(self, grads: list, create_graph: bool) -> list:
         g = grads[0]
-        var = self.variable
         if g is None:
             return []
+        if not grad_mode.is_grad_enabled():
+            return self.apply_arrays(grads)
+        var = self.variable
         with _ACCUMULATE_LOCK:  # threads running backward into one leaf add up exactly
-            if var._grad is None:  # (the engine's gradient may share memory: borrowed)
-                var._grad = g.clone() if grad_mode.state.enabled else g._borrowing()
-            elif not grad_mode.state.enabled:
-                var._grad._inplace_accumulate(g)
-            else:
-                var._grad = var._grad + g
+            var._grad = g.clone() if var._grad is None else var._grad + g
+        self._post_accumulate()
+        return []
+
+    def apply_arrays(self, grads: list) -> list:
+        """Accumulate into ``.grad`` in place (the first gradient is kept without a copy,
+        borrowed: the engine's gradient may share memory)."""
+        g = grads[0]
+        if g is None:
+            return []
+        with _ACCUMULATE_LOCK:
+            self.variable._accumulate_grad(g)
+        self._post_accumulate()
+        return []
+
+    def _post_accumulate(self) -> None:
+        var = self.variable
         for hook in list(var._post_hooks.values()):
             hook(var)
-        return []
 
 
 class _AsStrided:

@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 
+from funcgrad.regions import Regions
+
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList",
            "op_range", "node_range", "is_profiling", "Interval"]
 
@@ -26,10 +28,11 @@ class _State(threading.local):
 
 
 state = _State()
+sessions = Regions()  # the active profiles of all threads (ops skip `state` while none is)
 
 
 def is_profiling() -> bool:
-    return bool(state.sessions)
+    return bool(sessions.open) and bool(state.sessions)
 
 
 def aten_name(node_name: str) -> str:
@@ -222,10 +225,12 @@ class profile:
         if self in state.sessions:
             raise RuntimeError("Profiler is already enabled on this thread")
         state.sessions.append(self)
+        sessions.enter()
         self._recording = True
 
     def _stop(self) -> None:
         state.sessions.remove(self)
+        sessions.exit()
         self._recording = False
         self._function_events = None
 
