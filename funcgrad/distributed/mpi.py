@@ -180,15 +180,15 @@ class MPITransport(Transport):
     def _agreed(self, sig: Signature) -> bool:
         return self.exchange.run(self.exchange.plan(sig), None) is not None
 
-    def _agreed_allreduce(self, x: Any, op: str, sig: Signature) -> Any:
-        plan = self.exchange.plans.get(sig) or self.exchange.plan(sig)
+    def _agreed_allreducer(self, sig: Signature, op: str) -> Callable[[Any], Any]:
+        plan = self.exchange.plan(sig)
         if plan.message is None:  # too large to ride along: agree, then MPI's all-reduce
-            return super()._agreed_allreduce(x, op, sig)
-        if type(x) is np.ndarray:
-            return self.exchange.run(plan, x)
+            return super()._agreed_allreducer(sig, op)
+        return self.exchange.allreducer(plan, lambda: self._disagreement(sig))
+
+    def _staged(self, run: Callable[[Any], Any], x: Any) -> Any:
         buf, back = _host(x)
-        out = self.exchange.run(plan, buf)
-        return None if out is None else back(out)
+        return back(run(buf))
 
     # -- collectives -------------------------------------------------------------------------
     def _allreduce(self, x: Any, op: str) -> Any:
