@@ -25,6 +25,7 @@ import numpy as np
 
 from funcgrad.primitives.kernels.collectives import Pending, Signature, Transport
 from .agreement import Exchange
+from .faults import abort_job
 
 __all__ = ["MPITransport", "Watchdog", "load_mpi", "DEFAULT_TIMEOUT"]
 
@@ -144,10 +145,8 @@ class MPITransport(Transport):
     # -- helpers ----------------------------------------------------------------------------
     def _timed_out(self, message: str) -> None:
         world = self.MPI.COMM_WORLD
-        sys.stderr.write(f"[funcgrad.distributed] rank {world.Get_rank()} of "
-                         f"{world.Get_size()}: {message}; aborting the job\n")
-        sys.stderr.flush()
-        world.Abort(1)
+        abort_job(f"[funcgrad.distributed] rank {world.Get_rank()} of {world.Get_size()}: "
+                  f"{message}; aborting the job")
 
     def _call(self, what: str, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args)``, watched by the watchdog."""
