@@ -11,7 +11,10 @@ mismatched sizes instead: a receive names a capacity, and the status says how lo
 message that arrived was. So here each rank sends its signature (a header of
 `SIGNATURE_BYTES`) followed by its operand in one message, receives its partner's into a
 buffer as large as the longest message the exchange ever sends, and checks the header and
-the length before it combines anything. One exchange both agrees and all-reduces.
+the length before it combines anything. One exchange both agrees and all-reduces. The
+MPI transport runs an all-reduce's exchange through `Exchange.allreducer`, a function made
+once per plan: between two ranks, the one swap with everything that depends on the plan
+settled beforehand (a repeated eager psum's whole path, below the primitive).
 
 The exchange is recursive doubling, MPICH's algorithm for short all-reduces: in step k a
 rank swaps its block's state with the rank 2**k away (counting among the largest power of
