@@ -191,18 +191,20 @@ class _Frames(threading.local):
         self.stack: list = []  # (axis name, trace), innermost last
 
 
-_frames = _Frames()
+# the vmaps binding axis names on this thread: ``frames.stack``, (name, trace) pairs,
+# innermost last; empty outside every vmap (an eager collective's first question)
+frames = _Frames()
 
 
 @contextlib.contextmanager
 def bind_axis_name(name: Hashable, trace: Any) -> Iterator[None]:
     """While active, collectives naming ``name`` are handled by ``trace`` (a vmap's
     batch trace, whose ``size`` is the axis size)."""
-    _frames.stack.append((name, trace))
+    frames.stack.append((name, trace))
     try:
         yield
     finally:
-        _frames.stack.remove((name, trace))
+        frames.stack.remove((name, trace))
 
 
 def axis_size_of(name: Hashable) -> int:
@@ -216,7 +218,7 @@ def axis_size_of(name: Hashable) -> int:
 
 def axis_frame(name: Hashable) -> Any:
     """The innermost live batch trace that binds ``name`` (None: no vmap does)."""
-    for n, trace in reversed(_frames.stack):
+    for n, trace in reversed(frames.stack):
         if n == name and trace.alive:
             return trace
     return None
@@ -230,7 +232,7 @@ class NamedAxisPrimitive(Primitive):
     index). Otherwise it binds as any primitive (a process group's transport)."""
 
     def bind(self, *args: Any, **params: Any) -> Any:
-        if _frames.stack:
+        if frames.stack:
             trace = axis_frame(params.get("axis_name"))
             if trace is not None:
                 top = find_top_trace(args)

@@ -62,14 +62,15 @@ from typing import Any, Callable, Hashable
 
 import numpy as np
 
-from funcgrad.core import Primitive
-from .batching import NamedAxisPrimitive, axis_size_of
+from funcgrad.array import Array
+from funcgrad.core import Primitive, wrap_raw
+from .batching import NamedAxisPrimitive, axis_size_of, frames
 from .binary import equal, where
 from .control import convert_element_type
 from .kernels.collectives import axis_transport
 from .samplers import collectives as samplers
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "pbroadcast",
+__all__ = ["AxisReduction", "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "pbroadcast",
            "ppermute", "axis_index", "pscatter", "all_gather_invariant", "pcast",
            "inverse_permutation"]
 
@@ -88,6 +89,33 @@ def _reduction(op: str) -> Callable:
         return axis_transport(axis_name).allreduce(
             x if type(x) is np.ndarray else _as_array(x), op)
     return impl
+
+
+class AxisReduction(NamedAxisPrimitive):
+    """psum, pmax and pmin: the transport's all-reduce ``op`` over the ranks of an axis,
+    with `reduce`, the call the `funcgrad.distributed` wrappers make."""
+
+    def __init__(self, name: str, op: str, doc: str):
+        super().__init__(name, _reduction(op), params=("axis_name",), effectful=True,
+                         doc=doc)
+        self.op = op
+        self.kernel = self.impl  # `reduce` goes to the transport only while this is impl
+
+    def reduce(self, x: Any, axis_name: Hashable) -> Any:
+        """``bind(x, axis_name=axis_name)``. An Array (no tracer) outside every vmap is
+        what `core.bind` hands to the implementation and wraps; here it goes straight to
+        what the implementation calls, the transport's all-reducer for its shape and
+        dtype (`Transport.allreducer`, remembered: agreement and errors included), and
+        is wrapped, without bind's general steps (an eager psum's Python rivals its
+        message latency). Anything else binds."""
+        if type(x) is Array and not frames.stack and self.impl is self.kernel:
+            raw = x._value
+            if type(raw) is np.ndarray:
+                transport = axis_transport(axis_name)
+                run = (transport.allreducers.get((raw.shape, raw.dtype, self.op))
+                       or transport.allreducer(raw.shape, raw.dtype, self.op))
+                return wrap_raw(run(raw))
+        return self.bind(x, axis_name=axis_name)
 
 
 def _pmean(x: Any, axis_name: Hashable) -> Any:
@@ -150,16 +178,13 @@ def _identity(x: Any, axis_name: Hashable, to: str) -> Any:
 
 # -- primitives -------------------------------------------------------------------------------
 
-psum = NamedAxisPrimitive("psum", _reduction("sum"), params=("axis_name",),
-                 effectful=True, doc="The sum of x over the ranks of axis_name.")
+psum = AxisReduction("psum", "sum", doc="The sum of x over the ranks of axis_name.")
 pmean = NamedAxisPrimitive("pmean", _pmean, params=("axis_name",),
                   effectful=True, doc="The mean of x over the ranks of axis_name.")
-pmax = NamedAxisPrimitive("pmax", _reduction("max"), params=("axis_name",),
-                 effectful=True,
-                 doc="The elementwise maximum of x over the ranks of axis_name.")
-pmin = NamedAxisPrimitive("pmin", _reduction("min"), params=("axis_name",),
-                 effectful=True,
-                 doc="The elementwise minimum of x over the ranks of axis_name.")
+pmax = AxisReduction("pmax", "max",
+                     doc="The elementwise maximum of x over the ranks of axis_name.")
+pmin = AxisReduction("pmin", "min",
+                     doc="The elementwise minimum of x over the ranks of axis_name.")
 all_gather = NamedAxisPrimitive(
     "all_gather", _all_gather, params=("axis_name", "axis", "tiled"),
     effectful=True, doc="Every rank's x, stacked along a new axis (tiled: joined along axis).")

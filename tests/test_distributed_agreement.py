@@ -90,10 +90,16 @@ def _on_every_rank(exchanges, call):
     return results
 
 
-def _allreduce(r, exchange, x, op):
+def _allreduce(r, exchange, x, op, via="run"):
+    """The exchange's all-reduce of x (True for a header-only agreement), or None where the
+    ranks disagree; ``via`` "allreducer": through the function the MPI transport calls."""
     sig = signature("allreduce", x.shape, x.dtype, REDUCE_OPS.index(op))
     plan = exchange.plan(sig)
-    return exchange.run(plan, x if plan.message is not None else None)
+    if plan.message is None:
+        return exchange.run(plan, None)
+    if via == "allreducer":
+        return exchange.allreducer(plan, lambda: None)(x)
+    return exchange.run(plan, x)
 
 
 def _operand(r, shape, dtype):
@@ -127,8 +133,12 @@ def test_the_doubling_pattern_pairs_every_rank_consistently():
         assert set(doubling) == {(n.bit_length() - 1)}
 
 
+VIA = pytest.mark.parametrize("via", ["run", "allreducer"])
+
+
+@VIA
 @pytest.mark.parametrize("n", range(1, 10))
-def test_fused_allreduce_equals_the_reduction_on_every_rank(n):
+def test_fused_allreduce_equals_the_reduction_on_every_rank(n, via):
     exchanges, boxes = _exchanges(n)
     cases = [((5,), "float64", "sum"), ((2, 3), "float32", "prod"), ((), "float64", "max"),
              ((4,), "int32", "min"), ((7,), "uint8", "bxor"), ((3,), "int64", "band"),
@@ -137,7 +147,7 @@ def test_fused_allreduce_equals_the_reduction_on_every_rank(n):
              ((3,), "float16", "sum")]
     for shape, dtype, op in cases:
         xs = [_operand(r, shape, dtype) for r in range(n)]
-        got = _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, xs[r], op))
+        got = _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, xs[r], op, via))
         want = xs[0]
         for x in xs[1:]:
             want = _EXPECTED[op](want, x)
@@ -150,12 +160,14 @@ def test_fused_allreduce_equals_the_reduction_on_every_rank(n):
     assert all(q.empty() for q in boxes.values())
 
 
-def test_results_are_new_arrays_and_inputs_are_not_written():
+@VIA
+def test_results_are_new_arrays_and_inputs_are_not_written(via):
     exchanges, _ = _exchanges(2)
     xs = [np.arange(4.0) + r for r in range(2)]
     kept = [x.copy() for x in xs]
-    first = _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, xs[r], "sum"))
-    second = _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, xs[r] * 2, "sum"))
+    first = _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, xs[r], "sum", via))
+    second = _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, xs[r] * 2, "sum",
+                                                                via))
     for r in range(2):
         np.testing.assert_array_equal(xs[r], kept[r])
         np.testing.assert_array_equal(first[r], [1.0, 3.0, 5.0, 7.0])  # not overwritten
@@ -166,26 +178,29 @@ def _big(n):
     return fused_capacity(n) // 8 + 1  # float64 elements: too many to ride along
 
 
+@VIA
 @pytest.mark.parametrize("n", range(2, 10))
 @pytest.mark.parametrize("differs", ["shape", "dtype", "op", "operation", "large",
-                                     "size only"])
-def test_any_disagreement_is_none_on_every_rank_and_leaves_nothing_behind(n, differs):
+                                     "size only", "bytes only"])
+def test_any_disagreement_is_none_on_every_rank_and_leaves_nothing_behind(n, differs, via):
     exchanges, boxes = _exchanges(n)
     for odd in sorted({0, n // 2, n - 1}):  # the rank that differs: a leaf, a host, ...
         def call(r, ex, odd=odd):
             x, op, operation = np.ones(3), "sum", "allreduce"
             if r == odd:
                 x = {"shape": np.ones(4), "dtype": np.ones(3, np.float32),
-                     "large": np.ones(_big(n)), "size only": np.ones((3, 1))}.get(differs, x)
+                     "large": np.ones(_big(n)), "size only": np.ones((3, 1)),
+                     "bytes only": np.ones(3, np.int64)}.get(differs, x)
                 op = "max" if differs == "op" else op
                 operation = "allgather" if differs == "operation" else operation
             if operation != "allreduce":
                 return ex.run(ex.plan(signature(operation, x.shape, x.dtype)), None)
-            return _allreduce(r, ex, x, op)
+            return _allreduce(r, ex, x, op, via)
         got = _on_every_rank(exchanges, call)
         assert got == [None] * n, (odd, got)
         assert all(q.empty() for q in boxes.values())
-        again = _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(3), "sum"))
+        again = _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(3), "sum",
+                                                                   via))
         for g in again:
             np.testing.assert_array_equal(g, np.full(3, float(n)))
 
@@ -205,7 +220,36 @@ def test_large_operands_and_other_collectives_exchange_headers_only():
     assert {ex.comm.longest for ex in exchanges} == {SIGNATURE_BYTES}
 
 
-def test_an_exchange_shows_the_watchdog_what_runs_until_it_ends_even_if_it_fails():
+def test_a_remembered_allreducer_still_agrees_on_every_call():
+    """The function the MPI transport makes once per plan sends its signature and checks
+    what arrived on every call: calls of two plans in turn each write their own header,
+    and against a call of the same byte count but another dtype, or the same call sent
+    without its operand (a non-blocking start of it), every rank learns of the mismatch
+    (never a sum of mislabelled bytes), with nothing left behind."""
+    exchanges, boxes = _exchanges(2)
+    f64, i64 = (signature("allreduce", (3,), dtype, 0) for dtype in (np.float64, np.int64))
+    made = [{sig: ex.allreducer(ex.plan(sig), lambda: "mismatch") for sig in (f64, i64)}
+            for ex in exchanges]
+    for _ in range(3):
+        for sig in (f64, i64, i64, f64):
+            got = _on_every_rank(exchanges, lambda r, ex: made[r][sig](
+                np.full(3, r + 1, sig.dtype)))
+            for g in got:
+                assert g.dtype == sig.dtype
+                np.testing.assert_array_equal(g, np.full(3, 3))
+    got = _on_every_rank(exchanges, lambda r, ex: made[r][(f64, i64)[r]](
+        np.ones(3, (f64, i64)[r].dtype)))
+    assert got == ["mismatch"] * 2
+    got = _on_every_rank(exchanges, lambda r, ex: (made[0][f64](np.ones(3)) if r == 0 else
+                                                   ex.run(ex.plan(f64), None)))
+    assert got == ["mismatch", None]
+    assert all(q.empty() for q in boxes.values())
+    again = _on_every_rank(exchanges, lambda r, ex: made[r][f64](np.ones(3)))
+    np.testing.assert_array_equal(again[1], np.full(3, 2.0))
+
+
+@VIA
+def test_an_exchange_shows_the_watchdog_what_runs_until_it_ends_even_if_it_fails(via):
     exchanges, _ = _exchanges(2)
     seen = []
     for ex in exchanges:
@@ -215,8 +259,8 @@ def test_an_exchange_shows_the_watchdog_what_runs_until_it_ends_even_if_it_fails
             seen.append(ex.busy[0])
             return sendrecv(*args)
         ex.comm.Sendrecv = watched
-    _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2), "sum"))
-    _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2 + r), "sum"))
+    _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2), "sum", via))
+    _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2 + r), "sum", via))
     assert seen == ["allreduce on a group of 2"] * 4
     assert [ex.busy for ex in exchanges] == [None, None]
 
@@ -224,7 +268,7 @@ def test_an_exchange_shows_the_watchdog_what_runs_until_it_ends_even_if_it_fails
         raise RuntimeError("the partner is gone")
     exchanges[0].comm.Sendrecv = broken
     with pytest.raises(RuntimeError, match="the partner is gone"):
-        _allreduce(0, exchanges[0], np.ones(2), "sum")
+        _allreduce(0, exchanges[0], np.ones(2), "sum", via)
     assert exchanges[0].busy is None
 
 

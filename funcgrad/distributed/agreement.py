@@ -11,7 +11,10 @@ mismatched sizes instead: a receive names a capacity, and the status says how lo
 message that arrived was. So here each rank sends its signature (a header of
 `SIGNATURE_BYTES`) followed by its operand in one message, receives its partner's into a
 buffer as large as the longest message the exchange ever sends, and checks the header and
-the length before it combines anything. One exchange both agrees and all-reduces.
+the length before it combines anything. One exchange both agrees and all-reduces. The
+MPI transport runs an all-reduce's exchange through `Exchange.allreducer`, a function made
+once per plan: between two ranks, the one swap with everything that depends on the plan
+settled beforehand (a repeated eager psum's whole path, below the primitive).
 
 The exchange is recursive doubling, MPICH's algorithm for short all-reduces: in step k a
 rank swaps its block's state with the rank 2**k away (counting among the largest power of
@@ -36,7 +39,7 @@ allocated zeroed, so the operating system maps only the pages messages touch.
 from __future__ import annotations
 
 from time import monotonic
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -178,6 +181,44 @@ class Exchange:
         if not carry:
             return True
         return value if type(value) is np.ndarray else np.asarray(value)  # 0-d: a scalar
+
+    def allreducer(self, plan: _Plan, mismatch: Callable[[], Any]
+                   ) -> Callable[[np.ndarray], Any]:
+        """``run(plan, x)`` for a plan that carries its operand, as a function of the
+        operand (a numpy array): the all-reduced value, or ``mismatch()`` where the
+        signatures differ. Between two ranks the whole exchange is one swap, and the
+        function does that swap's work alone, in one frame, with the plan's buffers at
+        hand: the header is written when another call's is there, the operand copied into
+        the message, one ``Sendrecv``, the check of what arrived (length and header: the
+        agreement), the combination, lower block first. Other groups run `run`."""
+        if self.fold is not None or len(self.steps) != 1:
+            def exchange(x: np.ndarray) -> Any:
+                out = self.run(plan, x)
+                return mismatch() if out is None else out
+            return exchange
+        ((partner, lower),) = self.steps
+        sig, header, arrived = plan.sig, self.header, self.arrived_header
+        signature, expected = sig.array.view(np.uint8), sig.bytes
+        outgoing, incoming, combine = plan.outgoing, plan.incoming, plan.combine
+        message, length, label = plan.message, plan.length, plan.label
+        sendrecv, inbox, status, byte = self.comm.Sendrecv, self.inbox, self.status, self.byte
+        scalar = sig.shape == ()
+
+        def swap(x: np.ndarray) -> Any:
+            if self.written is not sig:
+                header[:] = signature
+                self.written = sig
+            outgoing[...] = x
+            self.busy = (label, monotonic())
+            try:
+                sendrecv(message, partner, 0, inbox, partner, 0, status)
+            finally:
+                self.busy = None
+            if status.Get_count(byte) != length or arrived.tobytes() != expected:
+                return mismatch()
+            out = combine(incoming, x) if lower else combine(x, incoming)
+            return np.asarray(out) if scalar else out  # (a 0-d combination is a scalar)
+        return swap
 
     def _as_leaf(self, plan: _Plan, x: np.ndarray | None, message: Any, length: int,
                  host: int) -> Any:

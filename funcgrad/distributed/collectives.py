@@ -59,11 +59,15 @@ def _axis(axis: int, ndim: int, what: str) -> int:
 
 
 def _reduction(prim: Any, doc: str) -> Callable:
+    # an eager psum/pmax/pmin's common case goes to its primitive's `reduce`; prim.bind
+    # otherwise, a method: calling the object itself goes through its type's __call__
+    # slot, which enters a new interpreter frame from C (~1 k instructions)
+    one = (prim.reduce if isinstance(prim, C.AxisReduction) else
+           lambda x, name: prim.bind(x, axis_name=name))
+
     def reduce(x: Any, axis_name: Any) -> Any:
         if type(axis_name) is str and isinstance(x, Array):  # the common case, directly
-            # prim.bind, a method: calling the object itself goes through its type's
-            # __call__ slot, which enters a new interpreter frame from C (~1 k instructions)
-            return prim.bind(x, axis_name=axis_name)
+            return one(x, axis_name)
         names = _names(axis_name)
         return _leaves(x, lambda leaf: _over(prim, leaf, names))
     reduce.__name__ = reduce.__qualname__ = prim.name

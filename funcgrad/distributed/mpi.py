@@ -25,6 +25,7 @@ import numpy as np
 
 from funcgrad.primitives.kernels.collectives import Pending, Signature, Transport
 from .agreement import Exchange
+from .faults import abort_job
 
 __all__ = ["MPITransport", "Watchdog", "load_mpi", "DEFAULT_TIMEOUT"]
 
@@ -144,10 +145,8 @@ class MPITransport(Transport):
     # -- helpers ----------------------------------------------------------------------------
     def _timed_out(self, message: str) -> None:
         world = self.MPI.COMM_WORLD
-        sys.stderr.write(f"[funcgrad.distributed] rank {world.Get_rank()} of "
-                         f"{world.Get_size()}: {message}; aborting the job\n")
-        sys.stderr.flush()
-        world.Abort(1)
+        abort_job(f"[funcgrad.distributed] rank {world.Get_rank()} of {world.Get_size()}: "
+                  f"{message}; aborting the job")
 
     def _call(self, what: str, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args)``, watched by the watchdog."""
@@ -180,15 +179,15 @@ class MPITransport(Transport):
     def _agreed(self, sig: Signature) -> bool:
         return self.exchange.run(self.exchange.plan(sig), None) is not None
 
-    def _agreed_allreduce(self, x: Any, op: str, sig: Signature) -> Any:
-        plan = self.exchange.plans.get(sig) or self.exchange.plan(sig)
+    def _agreed_allreducer(self, sig: Signature, op: str) -> Callable[[Any], Any]:
+        plan = self.exchange.plan(sig)
         if plan.message is None:  # too large to ride along: agree, then MPI's all-reduce
-            return super()._agreed_allreduce(x, op, sig)
-        if type(x) is np.ndarray:
-            return self.exchange.run(plan, x)
+            return super()._agreed_allreducer(sig, op)
+        return self.exchange.allreducer(plan, lambda: self._disagreement(sig))
+
+    def _staged(self, run: Callable[[Any], Any], x: Any) -> Any:
         buf, back = _host(x)
-        out = self.exchange.run(plan, buf)
-        return None if out is None else back(out)
+        return back(run(buf))
 
     # -- collectives -------------------------------------------------------------------------
     def _allreduce(self, x: Any, op: str) -> Any:

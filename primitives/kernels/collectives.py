@@ -25,14 +25,22 @@ each rank called, instead of hanging or mixing up buffers (MPI's own behaviour f
 mismatched counts). Each call's `Signature` is built once and remembered. The agreement is
 a transport's hook, `Transport._agreed`; this module's default is one small all-reduce of
 the signature before the operation. A transport may fold the agreement into the data
-(`Transport._agreed_allreduce`): the MPI transport sends an all-reduce's operand in the
+(`Transport._agreed_allreducer`): the MPI transport sends an all-reduce's operand in the
 same point-to-point messages as the signatures, so a small all-reduce costs one exchange,
 not two (see ``funcgrad.distributed.agreement``). ``checks=False`` on a transport (or
 ``FUNCGRAD_DISTRIBUTED_CHECKS=0``, on every rank alike) skips the agreement.
+
+A blocking all-reduce, the collective a training loop calls over and over on the same few
+shapes, runs through a function made once per (shape, dtype, op) and remembered
+(`Transport.allreducer`): what a call needs that depends on those alone (the signature,
+the op's validity, the exchange's plan and buffers) is settled when it is made, and a
+later call does only the per-call work, the agreement included: every call still sends
+its signature and checks what arrived.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import zlib
 from abc import ABC, abstractmethod
@@ -161,17 +169,6 @@ def signature(operation: str, shape: tuple, dtype: Any, extra: int = 0) -> Signa
     return sig
 
 
-_ALLREDUCES: dict[tuple, Signature] = {}  # by (shape, dtype, op): no op code to look up
-
-
-def _allreduce_signature(x: Any, op: str) -> Signature:
-    if len(_ALLREDUCES) > 4096:
-        _ALLREDUCES.clear()
-    sig = _ALLREDUCES[x.shape, x.dtype, op] = signature("allreduce", x.shape, x.dtype,
-                                                        _op_code(op))
-    return sig
-
-
 def _describe(sig: np.ndarray) -> str:
     operation = _OPERATIONS[int(sig[0])]
     code, extra, ndim = (int(v) for v in sig[1:4])
@@ -209,10 +206,23 @@ class Transport(ABC):
     def __init__(self, rank: int, size: int):
         self.rank = rank
         self.size = size
+        # the blocking all-reducers by (shape, dtype, op) (`allreducer`); public so that
+        # the primitives' eager path looks one up without a call
+        self.allreducers: dict[tuple, Callable[[Any], Any]] = {}
         self.checks = _checks_default()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} rank {self.rank} of {self.size}>"
+
+    @property
+    def checks(self) -> bool:
+        """Whether collectives agree first (see the module docstring)."""
+        return self._checks
+
+    @checks.setter
+    def checks(self, value: bool) -> None:
+        self._checks = bool(value)
+        self.allreducers.clear()  # they were made for the old setting
 
     # -- agreement ---------------------------------------------------------------------
     def agree(self, operation: str, shape: tuple, dtype: Any, extra: int = 0) -> None:
@@ -231,11 +241,16 @@ class Transport(ABC):
         some maximum exceed it, or some minimum fall below it)."""
         return self._allreduce(sig.pair, "max").tobytes() == sig.pair_bytes
 
-    def _agreed_allreduce(self, x: Any, op: str, sig: Signature) -> Any:
-        """The all-reduce of ``x``, or None if the ranks' signatures differ (then None on
-        every rank, and nothing was reduced). This default agrees, then reduces; a
+    def _agreed_allreducer(self, sig: Signature, op: str) -> Callable[[Any], Any]:
+        """The checked blocking all-reduce of ``sig``'s operands as a function of the
+        operand (a numpy array; see `allreducer`), raising `CollectiveMismatchError` on
+        every rank if the ranks' signatures differ. This default agrees, then reduces; a
         transport that can carry the signature with the data overrides it."""
-        return self._allreduce(x, op) if self._agreed(sig) else None
+        def agree_then_reduce(x: Any) -> Any:
+            if not self._agreed(sig):
+                self._disagreement(sig)
+            return self._allreduce(x, op)
+        return agree_then_reduce
 
     def _disagreement(self, sig: Signature) -> None:
         """Raise the mismatch error, listing what each rank called (every rank learnt of
@@ -254,17 +269,48 @@ class Transport(ABC):
     # With ``block=False`` each returns a `Pending` instead of the result (the transport
     # starts the operation and returns at once where it can).
     def allreduce(self, x: Any, op: str = "sum", *, block: bool = True) -> Any:
-        if block and self.checks and self.size > 1:  # the common case: agreed and reduced
-            sig = _ALLREDUCES.get((x.shape, x.dtype, op)) or _allreduce_signature(x, op)
-            if sig.reducible:
-                out = self._agreed_allreduce(x, op, sig)
-                if out is None:
-                    self._disagreement(sig)
-                return out
-        code = _op_code(op)
-        self.agree("allreduce", x.shape, x.dtype, code)
+        if block:
+            run = (self.allreducers.get((x.shape, x.dtype, op))
+                   or self.allreducer(x.shape, x.dtype, op))
+            return run(x) if type(x) is np.ndarray else self._staged(run, x)
+        self.agree("allreduce", x.shape, x.dtype, _op_code(op))
         _check_reduction(op, x.dtype)
-        return self._run(block, "allreduce", x, op)
+        return self._start("allreduce", x, op)
+
+    def allreducer(self, shape: tuple, dtype: Any, op: str = "sum") -> Callable[[Any], Any]:
+        """The blocking all-reduce of numpy operands of ``shape`` and ``dtype`` as a
+        function of the operand (what ``allreduce(x, op)`` does, with the same agreement
+        and errors), made on first use and remembered in ``allreducers``: the signature,
+        the op's validity and the transport's own preparations are settled once, not on
+        every call. An unknown ``op`` raises here."""
+        key = (tuple(shape), np.dtype(dtype), op)
+        run = self.allreducers.get(key)
+        if run is None:
+            if len(self.allreducers) > 4096:  # a program with ever-new shapes: start afresh
+                self.allreducers.clear()
+            run = self.allreducers[key] = self._make_allreducer(*key)
+        return run
+
+    def _make_allreducer(self, shape: tuple, dtype: np.dtype, op: str) -> Callable[[Any], Any]:
+        code = _op_code(op)
+        problem = _reduction_problem(op, dtype)
+        checked = self.checks and self.size > 1
+        if problem is None:
+            if checked:
+                return self._agreed_allreducer(signature("allreduce", shape, dtype, code), op)
+            return functools.partial(self._allreduce, op=op)
+
+        def invalid(x: Any) -> Any:  # agreed first: the ranks learn of a mismatch first
+            if checked:
+                self.agree("allreduce", shape, dtype, code)
+            raise TypeError(problem)
+        return invalid
+
+    def _staged(self, run: Callable[[Any], Any], x: Any) -> Any:
+        """``run`` (an `allreducer`) applied to ``x``, an array of another backend than
+        numpy. This default passes it as it is (the transport's methods take its arrays);
+        a transport that moves data through host memory moves it there and back."""
+        return run(x)
 
     def allgather(self, x: Any, *, block: bool = True) -> Any:
         self.agree("allgather", x.shape, x.dtype)

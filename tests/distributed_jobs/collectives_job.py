@@ -177,6 +177,12 @@ def check_errors(n, r):
                                                 f"float64[{big}]", "rank 0: allreduce(sum) "
                                                 "on float64[3]"],
                  lambda: dist.psum(fnp.ones(big if last else 3), W))
+    for _ in range(2):  # remembered all-reducers of both, then one of each at once
+        dist.psum(fnp.ones(3), W)
+        dist.psum(fnp.ones(3, dtype="int64"), W)
+    expect_error(dist.CollectiveMismatchError, ["allreduce(sum) on float64[3]",
+                                                "allreduce(sum) on int64[3]"],
+                 lambda: dist.psum(fnp.ones(3, dtype="int64" if last else "float64"), W))
     expect_error(dist.CollectiveMismatchError, ["allreduce(sum) on float64[3, 1]"],
                  lambda: dist.psum(fnp.ones((3, 1) if last else 3), W))
     expect_error(dist.CollectiveMismatchError, ["broadcast(root=0)", "allreduce(sum)"],
