@@ -1,0 +1,91 @@
+"""What broke when PyTorch's tutorials (pytorch/tutorials: beginner_source, intermediate_source,
+recipes_source) ran with ``import torch`` served by funcgrad.torch: each test is a short
+snippet of our own using the API the way the tutorial does, compared with PyTorch where it
+is installed (the `aliasing` fixture: facts compared one by one)."""
+import math
+
+import numpy as np
+import pytest
+
+import funcgrad.torch as ft
+
+
+# -- introyt/tensors_deeper_tutorial: in-place view ops ---------------------------------------
+
+def test_unsqueeze_in_place_batches_a_tensor(aliasing):
+    def program(T):
+        batch = T.arange(6.).view(2, 3)
+        out = batch.unsqueeze_(0)
+        return {"same": out is batch, "shape": tuple(batch.shape), "values": batch,
+                "version": batch._version, "stride": batch.stride()}
+    aliasing.same(program)
+
+
+def test_in_place_view_ops_record_their_in_place_nodes(aliasing):
+    def program(T):
+        w = T.arange(6., requires_grad=True)
+        d = (w * 1).view(2, 3)
+        facts = {}
+        for step, call in [("t_", lambda: d.t_()), ("transpose_", lambda: d.transpose_(0, 1)),
+                           ("unsqueeze_", lambda: d.unsqueeze_(0)),
+                           ("squeeze_dim", lambda: d.squeeze_(0)),
+                           ("unsqueeze_2", lambda: d.unsqueeze_(2)),
+                           ("squeeze_all", lambda: d.squeeze_()),
+                           ("unsqueeze_3", lambda: d.unsqueeze_(0).unsqueeze_(-1)),
+                           ("squeeze_dims", lambda: d.squeeze_((0, 3))),
+                           ("swapdims_", lambda: d.swapdims_(0, 1))]:
+            call()
+            facts[step] = (type(d.grad_fn).__name__, tuple(d.shape), d._version)
+        (d * T.arange(6.).view(3, 2)).sum().backward()
+        facts["grad"] = w.grad
+        return facts
+    aliasing.same(program)
+
+
+def test_in_place_view_ops_refuse_a_leaf_and_keep_views_views(aliasing):
+    def program(T):
+        leaf = T.ones(2, 3, requires_grad=True)
+        base = T.zeros(2, 3)
+        row = base[0]
+        row.unsqueeze_(0)
+        row.fill_(5.)
+        grown = T.zeros(2, 3, requires_grad=True).clone()
+        part = grown[1]
+        part.unsqueeze_(0)
+        part.mul_(2)
+        return {"leaf": lambda: leaf.unsqueeze_(0), "leaf_shape": tuple(leaf.shape),
+                "base": base, "is_view": row._base is base, "row": tuple(row.shape),
+                "part_fn": type(part.grad_fn).__name__,
+                "grown_fn": lambda: type(grown.grad_fn).__name__,
+                "range": lambda: T.zeros(2, 3).transpose_(0, 5),
+                "t_3d": lambda: T.zeros(2, 3, 4).t_()}
+    aliasing.same(program)
+
+
+# -- introyt/modelsyt_tutorial: ``import torch.functional as F`` ----------------------------
+
+def test_torch_functional_is_a_module_naming_the_torch_functions():
+    import funcgrad.torch.functional as F
+    assert F.einsum is ft.einsum and F.meshgrid is ft.meshgrid and F.norm is ft.norm
+    assert ft.functional is F
+    assert set(F.__all__) <= set(dir(F))
+
+
+# -- introyt/autogradyt_tutorial: sin(linspace(0, 2 pi, 25)) near zero ----------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64",
+                                   "int32"])
+@pytest.mark.parametrize("start,end,steps", [(0., 2 * math.pi, 25), (-math.pi, math.pi, 2000),
+                                             (-3, 5, 100), (0.1, 0.7, 33), (10, 0, 5),
+                                             (3, 4, 1), (1, 2, 0), (-7.3, 11.1, 1001)])
+def test_linspace_values_are_pytorchs_to_the_bit(aliasing, dtype, start, end, steps):
+    def program(T):
+        return {"values": T.linspace(start, end, steps, dtype=getattr(T, dtype)).double()}
+    aliasing.same(program)
+
+
+def test_linspace_refuses_negative_steps_and_keeps_requires_grad(aliasing):
+    def program(T):
+        a = T.linspace(0., 2. * math.pi, steps=25, requires_grad=True)
+        return {"sin": T.sin(a), "leaf": a.is_leaf, "negative": lambda: T.linspace(0, 1, -1)}
+    aliasing.same(program, rtol=1e-6)  # (sin itself may differ in the last place)
