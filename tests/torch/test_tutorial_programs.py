@@ -89,3 +89,33 @@ def test_linspace_refuses_negative_steps_and_keeps_requires_grad(aliasing):
         a = T.linspace(0., 2. * math.pi, steps=25, requires_grad=True)
         return {"sin": T.sin(a), "leaf": a.is_leaf, "negative": lambda: T.linspace(0, 1, -1)}
     aliasing.same(program, rtol=1e-6)  # (sin itself may differ in the last place)
+
+
+# -- recipes/reasoning_about_shapes: a convolution of a meta input larger than memory -------
+
+def test_meta_convolution_of_a_huge_input_costs_only_its_shape(aliasing):
+    def program(T):
+        conv = T.nn.Conv2d(3, 5, 2, device="meta")
+        huge = T.rand(2 ** 10, 3, 2 ** 16, 2 ** 16, device="meta")
+        out = conv(huge)
+        act = T.relu(out) * 2 + 1
+        return {"shape": tuple(out.shape), "device": str(out.device),
+                "node": type(out.grad_fn).__name__, "act": (tuple(act.shape), str(act.dtype)),
+                "strided": tuple(T.nn.functional.conv2d(
+                    T.empty(1, 4, 2 ** 17, 9, device="meta"),
+                    T.empty(6, 2, 3, 3, device="meta"), stride=(4, 2), padding=1,
+                    groups=2).shape)}
+    aliasing.same(program)
+
+
+def test_meta_elementwise_ops_keep_eager_dtypes_and_errors():
+    import funcgrad
+    import funcgrad.numpy as fnp
+    big = funcgrad.device_put(fnp.zeros((3,)), "meta")
+    huge = fnp.broadcast_to(big, (2 ** 20, 2 ** 20, 3))
+    out = fnp.exp(huge) + fnp.arange(3, dtype="int32")
+    assert out.shape == (2 ** 20, 2 ** 20, 3) and out.dtype == np.float32 or \
+        out.dtype == fnp.zeros(1).dtype
+    assert (huge > 0).dtype == np.bool_
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        huge + fnp.zeros((2,))
