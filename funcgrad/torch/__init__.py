@@ -59,6 +59,7 @@ _methods.install()
 globals().update(_ops_basic.FUNCTIONS)
 _out.install(globals())
 from funcgrad.torch import functional  # noqa: E402  (names the functions just made)
+from funcgrad.torch import __future__  # noqa: E402,F401  (torch.__future__'s switches)
 
 inf = _math.inf
 nan = _math.nan

@@ -119,3 +119,63 @@ def test_meta_elementwise_ops_keep_eager_dtypes_and_errors():
     assert (huge > 0).dtype == np.bool_
     with pytest.raises(ValueError, match="could not be broadcast"):
         huge + fnp.zeros((2,))
+
+
+# -- recipes/swap_tensors: torch.utils.swap_tensors and torch.__future__ --------------------
+
+def test_swap_tensors_exchanges_contents_class_and_attributes(aliasing):
+    def program(T):
+        t1, t2 = T.arange(2), T.arange(3.)
+        T.utils.swap_tensors(t1, t2)
+        p, q = T.nn.Parameter(T.ones(2)), T.zeros(3)
+        T.utils.swap_tensors(p, q)
+        x, z = T.ones(2), T.zeros(2)
+        x.tag = "x"
+        T.utils.swap_tensors(x, z)
+        a, b = T.ones(2, requires_grad=True), T.zeros(3, requires_grad=True)
+        y = (a * 2).sum()
+        T.utils.swap_tensors(a, b)
+        return {"t1": t1, "t2": t2, "dtypes": (str(t1.dtype), str(t2.dtype)),
+                "classes": (type(p).__name__, type(q).__name__), "p": p, "q": q,
+                "tag": (getattr(z, "tag", None), getattr(x, "tag", None)),
+                "poisoned": lambda: y.backward(), "grads": lambda: (a.grad, b.grad),
+                "fresh": lambda: ((a * 3).sum().backward(), a.grad)[1]}
+    aliasing.same(program)
+
+
+@pytest.mark.parametrize("switch", ["default", "swap", "overwrite"])
+def test_module_conversion_follows_the_future_switches(aliasing, switch):
+    def program(T):
+        setter = {"swap": T.__future__.set_swap_module_params_on_conversion,
+                  "overwrite": T.__future__.set_overwrite_module_params_on_conversion}.get(switch)
+        m = T.nn.Linear(3, 2)
+        opt = T.optim.SGD(m.parameters(), lr=0.5)
+        m(T.ones(1, 3)).sum().backward()
+        w = m.weight
+        if setter:
+            setter(True)
+        try:
+            m.double()
+        finally:
+            if setter:
+                setter(False)
+        facts = {"same": w is m.weight, "w": str(w.dtype), "m": str(m.weight.dtype),
+                 "grad": str(m.weight.grad.dtype), "opt": str(opt.param_groups[0]["params"][0].dtype),
+                 "leaf": (m.weight.is_leaf, m.weight.requires_grad, type(m.weight).__name__)}
+        m.bfloat16()
+        facts["bf16"] = (str(m.weight.dtype), str(m.bias.dtype))
+        return facts
+    aliasing.same(program)
+
+
+def test_module_buffer_and_submodule_lookups(aliasing):
+    def program(T):
+        m = T.nn.Sequential(T.nn.Linear(1, 1), T.nn.BatchNorm1d(2))
+        m.set_submodule("0", T.nn.ReLU())
+        return {"buffer": m.get_buffer("1.running_mean"),
+                "not_buffer": lambda: m.get_buffer("1.weight"),
+                "missing": lambda: m.get_buffer("1.nope"),
+                "not_param": lambda: m.get_parameter("1.running_var"),
+                "path": lambda: m.get_submodule("1.x"), "replaced": repr(m[0]),
+                "type": str(m.type(T.float64)[1].weight.dtype), "shared": m.share_memory() is m}
+    aliasing.same(program)
