@@ -179,3 +179,80 @@ def test_module_buffer_and_submodule_lookups(aliasing):
                 "path": lambda: m.get_submodule("1.x"), "replaced": repr(m[0]),
                 "type": str(m.type(T.float64)[1].weight.dtype), "shared": m.share_memory() is m}
     aliasing.same(program)
+
+
+# -- module backward hooks (visualizing_gradients' alternative; nn docs) -------------------
+
+def test_full_backward_hooks_see_and_replace_gradients(aliasing):
+    def program(T):
+        log = []
+        lin = T.nn.Linear(3, 2)
+        with T.no_grad():
+            lin.weight.copy_(T.arange(6.).view(2, 3) / 10)
+            lin.bias.fill_(0.5)
+
+        def full(m, gi, go):
+            log.append(("full", type(m).__name__, [None if g is None else g.tolist()
+                                                   for g in gi], [g.tolist() for g in go]))
+
+        def pre(m, go):
+            log.append(("pre", [g.tolist() for g in go]))
+            return (go[0] * 2,)
+        h1 = lin.register_full_backward_hook(full)
+        h2 = lin.register_full_backward_pre_hook(pre)
+        x = T.ones(4, 3, requires_grad=True)
+        y = lin(x)
+        node = type(y.grad_fn).__name__
+        y.sum().backward()
+        facts = {"node": node, "log": list(log), "x_grad": x.grad, "b_grad": lin.bias.grad}
+        log.clear()
+        lin.zero_grad()
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lin(T.ones(4, 3)).sum().backward()
+        facts.update(no_input=list(log), warned=["no inputs require gradients" in str(w.message)
+                                                  for w in caught])
+        h1.remove()
+        h2.remove()
+        log.clear()
+        lin(x).sum().backward()
+        facts["removed"] = list(log)
+        seq = T.nn.Sequential(T.nn.Linear(3, 3), T.nn.ReLU(), T.nn.Linear(3, 1))
+        seq[1].register_full_backward_hook(lambda m, gi, go: (gi[0] * 0,))
+        x2 = T.ones(2, 3, requires_grad=True)
+        seq(x2).sum().backward()
+        facts.update(zeroed=x2.grad, upstream=seq[0].bias.grad)
+        return facts
+    aliasing.same(program, rtol=1e-6)
+
+
+def test_custom_function_nodes_print_as_python_classes(aliasing):
+    def program(T):
+        class Cube(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * 3 * x ** 2
+        y = Cube.apply(T.tensor(2., requires_grad=True))
+        text = repr(y.grad_fn)
+        return {"repr": text[:text.index(" at 0x")], "name": y.grad_fn.name(),
+                "tensor": str(y)}
+    aliasing.same(program)
+
+
+def test_data_parallel_without_gpus_calls_the_module(aliasing):
+    def program(T):
+        inner = T.nn.Linear(2, 1)
+        net = T.nn.DataParallel(inner)
+        out = net(T.ones(3, 2))
+        out.sum().backward()
+        return {"module": net.module is inner, "ids": net.device_ids,
+                "out": tuple(out.shape), "grad": inner.bias.grad,
+                "keys": list(net.state_dict()), "repr": repr(net).splitlines()[0]}
+    aliasing.same(program)

@@ -16,6 +16,7 @@ from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import add_hook
 from funcgrad.torch.nn.parameter import Buffer, Parameter
+from funcgrad.torch.nn._backward_hooks import BackwardHook
 from funcgrad.torch.utils._swap import swap_tensors
 from funcgrad.torch import _dtypes as D
 
@@ -88,13 +89,40 @@ class Module:
                 r = hook(self, args)
                 if r is not None:
                     args = r if isinstance(r, tuple) else (r,)
+        backward_hooks = self.__dict__.get("_backward_hooks")
+        pre_hooks = self.__dict__.get("_backward_pre_hooks")
+        bw = BackwardHook(self, list(backward_hooks.values()) if backward_hooks else [],
+                          list(pre_hooks.values()) if pre_hooks else []) \
+            if backward_hooks or pre_hooks else None
+        if bw is not None and backward_hooks:
+            args = bw.setup_input_hook(args)
         out = self.forward(*args, **kwargs)
         if self._forward_hooks:
             for hook in list(self._forward_hooks.values()):
                 r = hook(self, args, out)
                 if r is not None:
                     out = r
-        return out
+        return out if bw is None else bw.setup_output_hook(out)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        inputs are known; may return a new grad_input (`_backward_hooks`)."""
+        return self._add_backward_hook("_backward_hooks", hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """``hook(module, grad_output)`` when the gradients of the module's outputs are
+        known; may return a new grad_output."""
+        return self._add_backward_hook("_backward_pre_hooks", hook, prepend)
+
+    def _add_backward_hook(self, store: str, hook: Callable, prepend: bool) -> Any:
+        hooks = self.__dict__.get(store)
+        if hooks is None:
+            hooks = OrderedDict()
+            object.__setattr__(self, store, hooks)
+        handle = add_hook(hooks, hook)
+        if prepend:
+            hooks.move_to_end(next(reversed(hooks)), last=False)
+        return handle
 
     def register_forward_hook(self, hook: Callable) -> Any:
         """``hook(module, args, output)`` after each forward; may return a new output."""
