@@ -101,6 +101,14 @@ def allclose(input: Tensor, other: Tensor, rtol: "float" = 1e-05, atol: "float" 
     return _builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
+Tensor.isclose = isclose
+Tensor.allclose = allclose
+Tensor.is_cpu = property(lambda self: self.device.type == "cpu")
+Tensor.itemsize = property(lambda self: self.element_size())
+Tensor.nbytes = property(lambda self: self.element_size() * self.numel())
+Tensor.get_device = lambda self: -1 if self.device.type == "cpu" else self.device.index or 0
+
+
 def _typed(dt: dtype) -> object:
     def make_typed(*args: object) -> Tensor:
         if len(args) == 1 and not isinstance(args[0], _builtins.int):

@@ -256,3 +256,16 @@ def test_data_parallel_without_gpus_calls_the_module(aliasing):
                 "out": tuple(out.shape), "grad": inner.bias.grad,
                 "keys": list(net.state_dict()), "repr": repr(net).splitlines()[0]}
     aliasing.same(program)
+
+
+# -- Tensor methods the tutorials call that were missing -------------------------------------
+
+def test_small_tensor_methods(aliasing):
+    def program(T):
+        x = T.tensor([1.0, 2.5, -3.0])
+        y = x + 1e-7
+        return {"byte": x.byte(), "char": str(x.char().dtype), "short": str(x.short().dtype),
+                "allclose": x.allclose(y), "isclose": x.isclose(y, atol=0, rtol=1e-9),
+                "is_cpu": x.is_cpu, "itemsize": x.double().itemsize, "nbytes": x.nbytes,
+                "device": x.get_device()}
+    aliasing.same(program)
