@@ -30,7 +30,7 @@ from funcgrad.core import Primitive, Trace, Tracer, bind
 
 __all__ = ["META", "MetaTrace", "MetaTracer", "to_meta", "is_meta", "ShapeDtypeStruct",
            "eval_shape", "NO_DATA_ERROR", "dynamic_shape_error", "def_meta_impl", "stand_in",
-           "every_branch", "same_types"]
+           "def_elementwise", "every_branch", "same_types"]
 
 NO_DATA_ERROR = "Cannot copy out of meta tensor; no data!"
 ITEM_ERROR = "Tensor.item() cannot be called on meta tensors"
@@ -58,6 +58,10 @@ class MetaTrace(Trace):
         if refusal is not None:
             raise refusal
         stand_ins = [a._primal if type(a) is MetaTracer else a for a in args]
+        if prim in ELEMENTWISE or type(prim.impl) is np.ufunc:
+            out = _elementwise_on_meta(prim, stand_ins, params)
+            if out is not None:
+                return out
         with np.errstate(all="ignore"):  # zeros make 0/0 and log(0): their values are dropped
             try:
                 out = bind(prim, stand_ins, params)
@@ -69,6 +73,27 @@ class MetaTrace(Trace):
         if prim.multiple_results:
             return type(out)(to_meta(o) for o in out)
         return to_meta(out)
+
+
+def _elementwise_on_meta(prim: Primitive, stand_ins: list, params: dict) -> Any:
+    """An elementwise primitive's result on meta arrays: the inputs' broadcast shape and
+    the dtypes its implementation gives 0-dim operands. On stand-ins it would fill a result
+    of that shape, and a meta array may stand for more memory than the machine has. None
+    where that does not apply: shapes that do not broadcast (the stand-ins then raise the
+    implementation's own error, before any result is made) or a probe whose result is not
+    0-dim (a bitcast to another width changes the shape)."""
+    try:
+        shape = np.broadcast_shapes(*[getattr(a, "shape", ()) for a in stand_ins])
+    except ValueError:
+        return None
+    scalars = [np.zeros((), a.dtype) if hasattr(a, "dtype") else a for a in stand_ins]
+    with np.errstate(all="ignore"):
+        probe = prim.impl(*scalars, **params)
+    outs = tuple(probe) if prim.multiple_results else (probe,)
+    if any(np.ndim(o) for o in outs):
+        return None
+    metas = [to_meta(ShapeDtypeStruct(shape, np.result_type(o))) for o in outs]
+    return type(probe)(metas) if prim.multiple_results else metas[0]
 
 
 def _refusal(prim: Primitive, params: dict) -> Exception | None:
@@ -118,6 +143,9 @@ META = MetaTrace()
 # their implementation on stand-ins: ``fn(*args, **params)`` gets the meta arrays and
 # returns arrays (any device) with the results' shapes and dtypes
 META_IMPLS: dict = {}
+# primitives that broadcast their inputs elementwise (numpy ufuncs are found by type; the
+# others are declared with `def_elementwise`): on meta arrays, their shapes need no stand-in
+ELEMENTWISE: set = set()
 
 
 def def_meta_impl(prim: Primitive, fn: Callable) -> None:
@@ -125,6 +153,12 @@ def def_meta_impl(prim: Primitive, fn: Callable) -> None:
     implementation that cannot run on stand-ins (a user's kernel, PyTorch's custom ops with
     their ``register_fake``)."""
     META_IMPLS[prim] = fn
+
+
+def def_elementwise(prim: Primitive) -> None:
+    """Declare ``prim`` elementwise (see `ELEMENTWISE`): its result on meta arrays has the
+    broadcast shape of its inputs."""
+    ELEMENTWISE.add(prim)
 
 
 class MetaTracer(Tracer):

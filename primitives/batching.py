@@ -31,6 +31,7 @@ from typing import Any, Hashable, Iterator, Sequence
 import numpy as np
 
 from funcgrad.core import Primitive, bind, find_top_trace
+from funcgrad.meta import def_elementwise
 
 __all__ = ["moveaxis", "to_front", "materialize", "lift", "align", "shift_axes",
            "broadcasting", "leading", "leading_args", "passthrough", "not_batchable", "NamedAxisPrimitive",
@@ -128,6 +129,8 @@ def broadcasting(prim: Primitive, axes: Sequence[str] = (), same_shape: bool = F
         return _results(prim, prim(*new, **params))
 
     rule.__name__ = f"batch_{prim.name}"
+    if not axes and not same_shape:  # elementwise: on meta arrays, the broadcast shape
+        def_elementwise(prim)
     return prim.defbatch(rule)
 
 

@@ -40,7 +40,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from funcgrad.core import ZERO, Primitive
+from funcgrad.meta import ShapeDtypeStruct, def_meta_impl, stand_in
 from .indexing import NO_INDEX, Index, Slice, getitem
 from .kernels import conv as kernels
 from .samplers import conv as samplers
@@ -172,6 +175,34 @@ conv_general_dilated.defjvp(
         rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers,
         feature_group_count=feature_group_count, batch_group_count=batch_group_count,
         preferred_element_type=preferred_element_type))
+
+
+def _conv_on_meta(lhs: Any, rhs: Any, window_strides: tuple, padding: tuple,
+                  lhs_dilation: tuple, rhs_dilation: tuple,
+                  dimension_numbers: ConvDimensionNumbers, feature_group_count: int,
+                  batch_group_count: int, preferred_element_type: Any) -> ShapeDtypeStruct:
+    """The convolution's result on meta arrays from the shapes alone: on stand-ins the
+    im2col product would cost a real convolution. Operands whose features do not fit raise
+    the kernel's own error."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    xs = tuple(lhs.shape[i] for i in lhs_spec)
+    ws = tuple(rhs.shape[i] for i in rhs_spec)
+    if xs[1] != ws[1] * feature_group_count or xs[0] % batch_group_count:
+        return _conv_impl(stand_in(lhs), stand_in(rhs), window_strides, padding, lhs_dilation,
+                          rhs_dilation, dimension_numbers, feature_group_count,
+                          batch_group_count, preferred_element_type)
+    spatial = kernels.window_out_shape(kernels.padded_shape(xs[2:], padding, lhs_dilation),
+                                       ws[2:], window_strides, rhs_dilation)
+    canonical = (xs[0] // batch_group_count, ws[0]) + spatial
+    shape = [0] * len(canonical)
+    for role, axis in enumerate(out_spec):
+        shape[axis] = canonical[role]
+    dtype = (np.dtype(preferred_element_type) if preferred_element_type is not None
+             else np.result_type(lhs.dtype, rhs.dtype))
+    return ShapeDtypeStruct(tuple(shape), dtype)
+
+
+def_meta_impl(conv_general_dilated, _conv_on_meta)
 
 
 # -- sliding windows ---------------------------------------------------------------------------

@@ -37,7 +37,8 @@ from funcgrad.torch._factories import (tensor, as_tensor, from_numpy, zeros, one
 from funcgrad.torch import (_ops_basic, _ops_elementwise, _ops_reduce, _ops_shape,
                             _ops_matmul, _methods, _out)
 from funcgrad.torch import (_ops_order_stats, _ops_arrange,  # noqa: F401  (register ops)
-                            _ops_index_update, _ops_math_more, _ops_linalg_legacy)
+                            _ops_index_update, _ops_math_more, _ops_linalg_legacy,
+                            _ops_inplace_views)
 from funcgrad.torch._numeric_info import *  # noqa: F401,F403  (finfo, iinfo, range, ...)
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
@@ -57,6 +58,8 @@ from funcgrad.torch.jit import compile  # noqa: A004 (torch.compile shadows the 
 _methods.install()
 globals().update(_ops_basic.FUNCTIONS)
 _out.install(globals())
+from funcgrad.torch import functional  # noqa: E402  (names the functions just made)
+from funcgrad.torch import __future__  # noqa: E402,F401  (torch.__future__'s switches)
 
 inf = _math.inf
 nan = _math.nan
@@ -96,6 +99,14 @@ def isclose(input: Tensor, other: Tensor, rtol: "float" = 1e-05, atol: "float" =
 def allclose(input: Tensor, other: Tensor, rtol: "float" = 1e-05, atol: "float" = 1e-08,
              equal_nan: "bool" = False) -> "bool":
     return _builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+Tensor.isclose = isclose
+Tensor.allclose = allclose
+Tensor.is_cpu = property(lambda self: self.device.type == "cpu")
+Tensor.itemsize = property(lambda self: self.element_size())
+Tensor.nbytes = property(lambda self: self.element_size() * self.numel())
+Tensor.get_device = lambda self: -1 if self.device.type == "cpu" else self.device.index or 0
 
 
 def _typed(dt: dtype) -> object:

@@ -40,7 +40,8 @@ def _cast_to(dtype: D.dtype) -> Any:
 
 _CASTS = {"float": D.float32, "double": D.float64, "half": D.float16,
           "bfloat16": D.bfloat16, "long": D.int64, "int": D.int32, "bool": D.bool,
-          "cfloat": D.complex64, "cdouble": D.complex128}
+          "cfloat": D.complex64, "cdouble": D.complex128, "byte": D.uint8, "char": D.int8,
+          "short": D.int16}
 
 
 def _type_as(self: Tensor, other: Tensor) -> Tensor:

@@ -18,6 +18,7 @@ from funcgrad.array import new_array
 from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._dispatch import apply, const_like
+from funcgrad.torch._range_values import linspace_values
 from funcgrad.torch._tensor import Tensor, _size_args, make
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
@@ -339,7 +340,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    return _finish(np.linspace(float(start), float(end), steps), _dt(dtype), device,
+    dt = _dt(dtype)
+    return _finish(linspace_values(float(start), float(end), steps, dt.np), dt, device,
                    requires_grad)
 
 

@@ -28,7 +28,10 @@ VIEW_NODES = frozenset((
     "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
     "DiagonalBackward0", "UnfoldBackward0", "AsStridedBackward0", "ViewAsRealBackward0",
     "ViewAsComplexBackward0", "SplitBackward0", "SplitWithSizesBackward0",
-    "UnbindBackward0"))
+    "UnbindBackward0",
+    # the in-place view ops (`_ops_inplace_views`)
+    "UnsqueezeBackward1", "TBackward1", "TransposeBackward1", "SqueezeBackward3",
+    "SqueezeBackward4", "SqueezeBackward5"))
 
 
 def output(out: Any, name: str, f: Callable, inputs: Sequence, datas: list,

@@ -59,6 +59,8 @@ class BackwardCFunction(Node, FunctionCtx):
     """The node (and ctx) of one call of a custom Function."""
 
     _forward_cls: type = None  # type: ignore[assignment]
+    # a Python class in PyTorch (not a C++ node): the default repr, with its module
+    __repr__ = object.__repr__
 
     def __init__(self) -> None:
         super().__init__(())

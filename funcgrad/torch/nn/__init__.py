@@ -14,8 +14,10 @@ from funcgrad.torch.nn._rnn import *  # noqa: F401,F403
 from funcgrad.torch.nn._more_layers import *  # noqa: F401,F403
 from funcgrad.torch.nn._lazy import *  # noqa: F401,F403
 from funcgrad.torch.nn import functional, init, utils, parallel
+from funcgrad.torch.nn.parallel import DataParallel
 
 __all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils", "parallel",
+           "DataParallel",
            *layers.__all__, *_containers.__all__, *_conv_modules.__all__,
            *_loss_modules.__all__, *_norm_modules.__all__, *_transformer.__all__,
            *_rnn.__all__, *_more_layers.__all__, *_lazy.__all__]

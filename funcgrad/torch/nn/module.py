@@ -11,11 +11,13 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from funcgrad.meta import NO_DATA_ERROR
-from funcgrad.torch import _factories
+from funcgrad.torch import _factories, __future__ as torch_future
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import add_hook
 from funcgrad.torch.nn.parameter import Buffer, Parameter
+from funcgrad.torch.nn._backward_hooks import BackwardHook
+from funcgrad.torch.utils._swap import swap_tensors
 from funcgrad.torch import _dtypes as D
 
 __all__ = ["Module", "zero_grads"]
@@ -87,13 +89,40 @@ class Module:
                 r = hook(self, args)
                 if r is not None:
                     args = r if isinstance(r, tuple) else (r,)
+        backward_hooks = self.__dict__.get("_backward_hooks")
+        pre_hooks = self.__dict__.get("_backward_pre_hooks")
+        bw = BackwardHook(self, list(backward_hooks.values()) if backward_hooks else [],
+                          list(pre_hooks.values()) if pre_hooks else []) \
+            if backward_hooks or pre_hooks else None
+        if bw is not None and backward_hooks:
+            args = bw.setup_input_hook(args)
         out = self.forward(*args, **kwargs)
         if self._forward_hooks:
             for hook in list(self._forward_hooks.values()):
                 r = hook(self, args, out)
                 if r is not None:
                     out = r
-        return out
+        return out if bw is None else bw.setup_output_hook(out)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        inputs are known; may return a new grad_input (`_backward_hooks`)."""
+        return self._add_backward_hook("_backward_hooks", hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """``hook(module, grad_output)`` when the gradients of the module's outputs are
+        known; may return a new grad_output."""
+        return self._add_backward_hook("_backward_pre_hooks", hook, prepend)
+
+    def _add_backward_hook(self, store: str, hook: Callable, prepend: bool) -> Any:
+        hooks = self.__dict__.get(store)
+        if hooks is None:
+            hooks = OrderedDict()
+            object.__setattr__(self, store, hooks)
+        handle = add_hook(hooks, hook)
+        if prepend:
+            hooks.move_to_end(next(reversed(hooks)), last=False)
+        return handle
 
     def register_forward_hook(self, hook: Callable) -> Any:
         """``hook(module, args, output)`` after each forward; may return a new output."""
@@ -110,7 +139,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._remove(name)
+            self._remove(name, keep="_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -120,7 +149,7 @@ class Module:
         elif isinstance(value, Module):
             if d.get("_modules") is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._remove(name)
+            self._remove(name, keep="_modules")
             d["_modules"][name] = value
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
@@ -128,7 +157,7 @@ class Module:
                                 f"'{name}' (torch.nn.Module or None expected)")
             d["_modules"][name] = value
         elif isinstance(value, Buffer):
-            self._remove(name)
+            self._remove(name, keep="_buffers")
             self.register_buffer(name, value.data, value.persistent)
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
@@ -138,9 +167,12 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _remove(self, name: str) -> None:
+    def _remove(self, name: str, keep: str) -> None:
+        """Forget ``name`` everywhere but in store ``keep``, where the new value replaces
+        it in place (so a re-assigned child keeps its position, as in PyTorch)."""
         for store in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[store].pop(name, None)
+            if store != keep:
+                self.__dict__[store].pop(name, None)
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
@@ -192,8 +224,31 @@ class Module:
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
+        return self._get_member(target, "_parameters", "an nn.Parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        return self._get_member(target, "_buffers", "a buffer")
+
+    def _get_member(self, target: str, store: str, kind: str) -> Any:
+        """The parameter or buffer at dotted path ``target`` (PyTorch's errors)."""
         path, _, name = target.rpartition(".")
-        return self.get_submodule(path)._parameters[name]
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in getattr(mod, store):
+            raise AttributeError(f"`{name}` is not {kind}")
+        return getattr(mod, store)[name]
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target`` (its parent must exist; ``strict``: so
+        must the name)."""
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     # -- iteration ---------------------------------------------------------------------------
     def named_modules(self, memo: set | None = None, prefix: str = "",
@@ -287,15 +342,38 @@ class Module:
         """``fn`` applied to this module's own parameters (and their grads) and buffers."""
         with grad_mode.no_grad():
             for name, p in self._parameters.items():
-                if p is None:
-                    continue
-                p.data = fn(p)
-                if p._grad is not None:
-                    p._grad.data = fn(p._grad)
+                if p is not None:
+                    self._apply_to_parameter(name, p, fn)
             for name, b in self._buffers.items():
                 if b is not None:
                     self._buffers[name] = fn(b)
         return self
+
+    def _apply_to_parameter(self, name: str, p: Parameter, fn: Callable) -> None:
+        """``fn`` applied to parameter ``name`` and its grad, as `torch.__future__` says:
+        new values in the same object (the default), a new Parameter object (overwrite), or
+        a new Parameter swapped into the old object (swap: `torch.utils.swap_tensors`)."""
+        grad = p._grad
+        if torch_future.get_swap_module_params_on_conversion():
+            p._grad = None
+            try:
+                swap_tensors(p, Parameter(fn(p), requires_grad=p.requires_grad))
+            except Exception as e:
+                p._grad = grad
+                raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{name}") from e
+            if grad is not None:
+                new_grad = fn(grad).requires_grad_(grad.requires_grad)
+                swap_tensors(grad, new_grad)
+                p._grad = grad
+        elif torch_future.get_overwrite_module_params_on_conversion():
+            new = Parameter(fn(p), p.requires_grad)
+            self._parameters[name] = new
+            if grad is not None:
+                new._grad = fn(grad).requires_grad_(grad.requires_grad)
+        else:
+            p.data = fn(p)
+            if grad is not None:
+                grad.data = fn(grad)
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         def convert(t: Tensor) -> Tensor:
@@ -329,6 +407,17 @@ class Module:
 
     def _float_apply(self, dtype: Any) -> "Module":
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def bfloat16(self) -> "Module":
+        return self._float_apply(D.bfloat16)
+
+    def type(self, dst_type: Any) -> "Module":
+        return self._apply(lambda t: t.type(dst_type))
+
+    def share_memory(self) -> "Module":
+        """Nothing to do: tensors live in this process's memory (no worker processes
+        share them here)."""
+        return self
 
     def float(self) -> "Module":
         return self._float_apply(D.float32)
