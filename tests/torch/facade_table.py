@@ -576,8 +576,11 @@ TABLE.update({
     "Tensor.fill_": [c(M23, 2.0), c(M23, a(3.0)), c(INTS, 1.5)],
     "Tensor.copy_": [c(M23, POS), c(M23, POS[0]), c(M23, INTS), c(INTS, M23)],
 })
-for _name in ["float", "double", "half", "bfloat16", "long", "int", "bool", "cfloat", "cdouble"]:
+for _name in ["float", "double", "half", "bfloat16", "long", "int", "bool", "cfloat", "cdouble",
+              "char", "short"]:
     TABLE["Tensor." + _name] = [c(M23), c(INTS)]
+TABLE["Tensor.byte"] = [c(POS), c(INTS)]  # (negative floats to uint8: undefined in C)
+TABLE["Tensor.get_device"] = [c(M23)]
 for _name in ["uniform_", "normal_", "bernoulli_", "exponential_", "random_"]:
     TABLE["Tensor." + _name] = [c(M23, call=lambda T, x, n=_name: _meta(getattr(x * 1, n)()))]
 
