@@ -224,6 +224,31 @@ def test_x64_flag():
         funcgrad.config.update("jax_enable_x64", "yes")
 
 
+def test_index_results_follow_the_x64_flag():
+    """argmax, nonzero, argsort, searchsorted... give the default int: int32 with x64
+    disabled, as JAX's (values unchanged), int64 with it on, as numpy's."""
+    raw = np.array([[3.0, 0.0, 2.0], [1.0, 5.0, 0.0]])
+    bins = fnp.asarray([1.0, 2.5])
+    for flag, want in ((True, np.int64), (False, np.int32)):
+        with funcgrad.config.enable_x64(flag):
+            x = fnp.asarray(raw)
+            got = {"argmax": (fnp.argmax(x, axis=1), np.argmax(raw, axis=1)),
+                   "argmin": (fnp.argmin(x), np.argmin(raw)),
+                   "argsort": (fnp.argsort(x, axis=0), np.argsort(raw, axis=0)),
+                   "argsort descending": (fnp.argsort(x, descending=True),
+                                          np.argsort(-raw, kind="stable")),
+                   "nonzero": (fnp.nonzero(x)[1], np.nonzero(raw)[1]),
+                   "argwhere": (fnp.argwhere(x), np.argwhere(raw)),
+                   "flatnonzero": (fnp.flatnonzero(x), np.flatnonzero(raw)),
+                   "searchsorted": (fnp.searchsorted(bins, x[0]),
+                                    np.searchsorted([1.0, 2.5], raw[0])),
+                   "digitize": (fnp.digitize(x, bins), np.digitize(raw, [1.0, 2.5])),
+                   "jit argmax": (funcgrad.jit(fnp.argmax)(x), np.argmax(raw))}
+            for name, (result, expected) in got.items():
+                assert result.dtype == want, (name, flag, result.dtype)
+                np.testing.assert_array_equal(np.asarray(result), expected, err_msg=name)
+
+
 def test_warnings_are_numpys():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

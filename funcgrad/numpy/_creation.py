@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad._config import canonical_dtype, config, default_float
+from funcgrad._config import canonical_dtype, config, default_float, default_int
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.backend import backend_of, device_of
 from funcgrad.core import Tracer
@@ -157,6 +157,13 @@ def astype(x: Any, dtype: Any, /, order: Any = "K", casting: str = "unsafe",
                         f"dtype({str(dtype)!r}) according to the rule {casting!r}")
     out = x if x.dtype == dtype else convert_element_type(x, new_dtype=dtype)
     return _placed(out, device)
+
+
+def as_index_array(indices: Any) -> Array:
+    """Indices funcgrad computes (argmax, nonzero, argsort, searchsorted, ...) in the
+    default integer dtype: numpy's int64, or int32 with x64 disabled, as JAX's are."""
+    want = default_int()
+    return indices if indices.dtype == want else astype(indices, want)
 
 
 def as_shape(shape: Any) -> tuple:

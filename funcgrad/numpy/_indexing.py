@@ -18,7 +18,7 @@ from funcgrad.backend import backend_of
 from funcgrad.core import Tracer
 from funcgrad.primitives import indexing as P
 from funcgrad.primitives.indexing import NO_INDEX, Index, Ref, Slice
-from funcgrad.numpy._creation import asarray, astype
+from funcgrad.numpy._creation import as_index_array, asarray, astype
 from funcgrad.numpy._reductions import normalize_axis_tuple
 from funcgrad.numpy._shape import broadcast_to, expand_dims, ravel, stack
 import funcgrad.numpy as fnp
@@ -200,14 +200,14 @@ def nonzero(a: Any) -> tuple:
     if a.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
                          "atleast_1d(scalar).nonzero() instead.")
-    return P.nonzero(a)
+    return tuple(map(as_index_array, P.nonzero(a)))
 
 
 def argwhere(a: Any) -> Array:
     """Indices of the non-zero elements, one row per element."""
     a = asarray(a)
     if a.ndim == 0:
-        return new_array(np.argwhere(_concrete_raw(a)))
+        return as_index_array(new_array(np.argwhere(_concrete_raw(a))))
     return stack(nonzero(a), axis=1)
 
 

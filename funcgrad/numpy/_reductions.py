@@ -22,7 +22,7 @@ import numpy as np
 from funcgrad._config import default_float, default_int
 from funcgrad.core import is_inexact
 from funcgrad.primitives import reductions as P
-from funcgrad.numpy._creation import asarray, astype, full
+from funcgrad.numpy._creation import as_index_array, asarray, astype, full
 from funcgrad.numpy._elementwise import (conj, maximum, minimum, not_equal, real, sqrt,
                                          where)
 
@@ -342,8 +342,8 @@ def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None,
 def _arg(prim: Any, a: Any, axis: Any, out: Any, keepdims: bool, name: str) -> Any:
     no_out(out, name)
     a = asarray(a)
-    return prim(a, axis=None if axis is None else _one_axis(axis, a.ndim),
-                keepdims=builtins.bool(keepdims))
+    return as_index_array(prim(a, axis=None if axis is None else _one_axis(axis, a.ndim),
+                               keepdims=builtins.bool(keepdims)))
 
 
 def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:

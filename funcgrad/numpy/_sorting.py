@@ -14,7 +14,7 @@ import numpy as np
 
 from funcgrad.array import Array
 from funcgrad.primitives import indexing as I, sets as S
-from funcgrad.numpy._creation import asarray, astype
+from funcgrad.numpy._creation import as_index_array, asarray, astype
 from funcgrad.numpy._indexing import getitem, take, take_along_axis
 from funcgrad.numpy._reductions import normalize_axis_tuple
 from funcgrad.numpy._shape import concatenate, flip, ravel, reshape
@@ -41,11 +41,11 @@ def argsort(a: Any, axis: Any = -1, kind: str | None = None, order: Any = None, 
     a, axis = _sort_axis(asarray(a), axis)
     kind = "stable" if stable or descending else kind
     if not descending:
-        return I.argsort(a, axis=axis, kind=kind)
+        return as_index_array(I.argsort(a, axis=axis, kind=kind))
     # a stable ascending sort of the reversed array, read backwards, is a stable
     # descending sort of the array
     n = a.shape[axis]
-    return (n - 1) - flip(I.argsort(flip(a, axis), axis=axis, kind=kind), axis)
+    return as_index_array((n - 1) - flip(I.argsort(flip(a, axis), axis=axis, kind=kind), axis))
 
 
 def sort(a: Any, axis: Any = -1, kind: str | None = None, order: Any = None, *,
@@ -97,7 +97,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Arra
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
     if sorter is not None:
         a = take(a, sorter)
-    return S.searchsorted(a, asarray(v), side=side)
+    return as_index_array(S.searchsorted(a, asarray(v), side=side))
 
 
 def digitize(x: Any, bins: Any, right: bool = False) -> Array:
@@ -105,7 +105,7 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Array:
     bins = asarray(bins)
     if bins.ndim != 1:
         raise ValueError("object too deep for desired array")
-    return S.digitize(asarray(x), bins, right=bool(right))
+    return as_index_array(S.digitize(asarray(x), bins, right=bool(right)))
 
 
 # -- sets ------------------------------------------------------------------------------------
