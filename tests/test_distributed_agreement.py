@@ -64,6 +64,31 @@ class _Comm:
         self.Send(sendbuf, dest)
         self.Recv(recvbuf, source, recvtag, status)
 
+    def Send_init(self, buf, dest, tag=0):
+        return _Persistent(lambda: self.Send(buf, dest, tag), lambda status=None: None)
+
+    def Recv_init(self, buf, source, tag=0):
+        return _Persistent(lambda: None,
+                           lambda status=None: self.Recv(buf, source, tag, status))
+
+
+class _Persistent:
+    """A persistent request of `_Comm`: ``Start`` sends (a send never blocks), ``Wait``
+    receives; starting an active request is an error, as in MPI."""
+
+    def __init__(self, start, wait):
+        self.start, self.wait, self.active = start, wait, False
+
+    def Start(self):
+        assert not self.active, "started an active persistent request"
+        self.active = True
+        self.start()
+
+    def Wait(self, status=None):
+        assert self.active, "waited on an inactive persistent request"
+        self.active = False
+        self.wait(status)
+
 
 def _exchanges(n):
     boxes = {(a, b): queue.Queue() for a in range(n) for b in range(n)}
@@ -248,17 +273,46 @@ def test_a_remembered_allreducer_still_agrees_on_every_call():
     np.testing.assert_array_equal(again[1], np.full(3, 2.0))
 
 
+def test_a_remembered_allreducers_results_are_its_own_across_calls():
+    """The two-rank swap reuses its message buffers and persistent requests on every
+    call; what it returns is a new array each time: results kept across calls (of one
+    plan and of others in between) keep their values and share no memory with the
+    exchange's buffers, the operand or each other, and no request is left active."""
+    exchanges, boxes = _exchanges(2)
+    sigs = [signature("allreduce", shape, dtype, REDUCE_OPS.index(op))
+            for shape, dtype, op in (((4,), np.float32, "sum"), ((2, 2), np.int32, "max"),
+                                     ((), np.float64, "min"))]
+    made = [[ex.allreducer(ex.plan(sig), lambda: "mismatch") for sig in sigs]
+            for ex in exchanges]
+    kept = []
+    for call in range(5):
+        for k, sig in enumerate(sigs):
+            xs = [np.full(sig.shape, 10 * call + k + r, sig.dtype) for r in range(2)]
+            got = _on_every_rank(exchanges, lambda r, ex: made[r][k](xs[r]))
+            want = _EXPECTED[REDUCE_OPS[int(sig.array[2])]](xs[0], xs[1])
+            kept += [(g, want, xs[r], exchanges[r]) for r, g in enumerate(got)]
+    for g, want, x, ex in kept:
+        assert type(g) is np.ndarray and g.dtype == want.dtype
+        np.testing.assert_array_equal(g, want)
+        assert not any(np.shares_memory(g, b) for b in (ex.send, ex.recv, x))
+    values = [g for g, *_ in kept]
+    assert not any(np.shares_memory(a, b) for i, a in enumerate(values)
+                   for b in values[i + 1:])
+    assert not any(ex.receive.active for ex in exchanges)
+    assert all(q.empty() for q in boxes.values())
+
+
 @VIA
 def test_an_exchange_shows_the_watchdog_what_runs_until_it_ends_even_if_it_fails(via):
     exchanges, _ = _exchanges(2)
     seen = []
-    for ex in exchanges:
-        sendrecv = ex.comm.Sendrecv
+    for ex in exchanges:  # every exchange receives through Recv (blocking or persistent)
+        recv = ex.comm.Recv
 
-        def watched(*args, ex=ex, sendrecv=sendrecv):
+        def watched(*args, ex=ex, recv=recv):
             seen.append(ex.busy[0])
-            return sendrecv(*args)
-        ex.comm.Sendrecv = watched
+            return recv(*args)
+        ex.comm.Recv = watched
     _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2), "sum", via))
     _on_every_rank(exchanges, lambda r, ex: _allreduce(r, ex, np.ones(2 + r), "sum", via))
     assert seen == ["allreduce on a group of 2"] * 4
@@ -266,7 +320,7 @@ def test_an_exchange_shows_the_watchdog_what_runs_until_it_ends_even_if_it_fails
 
     def broken(*args):
         raise RuntimeError("the partner is gone")
-    exchanges[0].comm.Sendrecv = broken
+    exchanges[0].comm.Recv = broken
     with pytest.raises(RuntimeError, match="the partner is gone"):
         _allreduce(0, exchanges[0], np.ones(2), "sum", via)
     assert exchanges[0].busy is None

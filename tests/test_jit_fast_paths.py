@@ -190,3 +190,26 @@ def test_donated_list_fast_path_matches_the_general_call():
     params = [fnp.asarray(r.copy()) for r in raw]
     want = step([fnp.asarray(r) for r in raw], fnp.asarray(raw[1]))
     _same(want, jf(params, params[1]))
+
+
+def test_a_transpose_undoing_a_transpose_is_dropped():
+    """``w.T`` used in a product, whose VJP for the other operand transposes it back: the
+    compiled backward reads ``w`` itself (no transpose of a transposed value), with
+    eager's bits."""
+    import re
+    x = fnp.asarray(np.random.RandomState(0).randn(3, 4))
+    w = fnp.asarray(np.random.RandomState(1).randn(5, 4))
+
+    def f(w, x):
+        return fnp.sum(fnp.tanh(x @ w.T) ** 2)
+    grad = funcgrad.grad(f, argnums=(0, 1))
+    jitted = funcgrad.jit(grad)
+    source = jitted.lower(w, x).compile().as_text()
+    transposed = set(re.findall(r"(v\d+) = transpose_", source))
+    assert transposed and not any(
+        re.search(rf"= transpose_\d+\({v}\)", source) for v in transposed), source
+    for a, b in zip(jitted(w, x), grad(w, x)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    inner = funcgrad.jit(lambda w: fnp.transpose(fnp.transpose(w, (1, 0)), (1, 0)) * 2.0)
+    assert "transpose" not in inner.lower(w).compile().as_text()
+    np.testing.assert_array_equal(np.asarray(inner(w)), np.asarray(w) * 2.0)

@@ -11,7 +11,8 @@ call on raw backend arrays (the primitive's implementation, its params bound onc
 
 The passes, in order:
 - no-ops: a reshape, transpose, broadcast or cast that does not change its input (as
-  backward passes produce) is dropped, its output renamed to its input;
+  backward passes produce), or a transpose undoing a transpose, is dropped, its output
+  renamed to the value it gives back;
 - common subexpressions: a record repeating an earlier one (same primitive, params and
   inputs, in the same pass: forward and backward are kept apart, so that a checkpoint's
   recomputation is not merged away) reuses the earlier result;
@@ -55,12 +56,16 @@ INLINE_REUSES: dict[str, int] = {}
 
 
 class Program:
-    """A compiled tape: ``fn(*raw inputs) -> list of raw outputs``, and its ``source``."""
+    """A compiled tape: ``fn(*raw inputs) -> list of raw outputs``, and its ``source``.
+    ``unread``: the positions of the inputs it never reads (a caller may pass anything
+    there, and free what it would have passed: a training step's discarded gradients)."""
 
-    def __init__(self, fn: Callable, source: str, n_records: int):
+    def __init__(self, fn: Callable, source: str, n_records: int,
+                 unread: frozenset = frozenset()):
         self.fn = fn
         self.source = source
         self.n_records = n_records
+        self.unread = unread
 
     def as_text(self) -> str:
         return self.source
@@ -91,6 +96,17 @@ def _noop(rec: Record, in_avals: list, out_aval: tuple) -> bool:
     if name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
         return rec.params["axis"] == ()
     return False
+
+
+def _undone_transpose(rec: Record, x: tuple, transposed: dict) -> tuple | None:
+    """The reference a transpose of a transpose gives back where the two cancel (as a
+    backward pass makes: the VJP of ``w.T``'s use transposes its cotangent, and matmul's
+    VJP transposes ``w.T`` again), else None."""
+    inner = transposed.get(x[1]) if x[0] == "v" else None
+    if inner is None:
+        return None
+    axes = tuple(rec.params["axes"])
+    return inner[0] if tuple(inner[1][a] for a in axes) == tuple(range(len(axes))) else None
 
 
 def _param_key(params: dict) -> Any:
@@ -126,6 +142,7 @@ def simplify(records: Sequence[Record], var_avals: list, alias: dict) -> list[_S
     """The records as steps, after no-op and common-subexpression removal; ``alias`` maps
     every dropped output to the reference that replaces it."""
     seen: dict = {}
+    transposed: dict = {}  # var -> (input ref, axes) of the transposes kept
     steps = []
 
     def ref(v: int, saved: Any) -> tuple:
@@ -142,6 +159,12 @@ def simplify(records: Sequence[Record], var_avals: list, alias: dict) -> list[_S
             if _noop(rec, avals, var_avals[outs[0]]):
                 alias[outs[0]] = ins[0]
                 continue
+            if prim.name == "transpose":
+                undone = _undone_transpose(rec, ins[0], transposed)
+                if undone is not None:
+                    alias[outs[0]] = undone
+                    continue
+                transposed[outs[0]] = (ins[0], tuple(rec.params["axes"]))
         subs = programs_of(rec)
         pkey = None if (prim.effectful or subs) else _param_key(rec.params)
         if pkey is not None:
@@ -559,4 +582,7 @@ def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int
     source = "\n".join(w.lines) + "\n"
     namespace = dict(w.globals)
     exec(compile(source, f"<jit {tape.name}>", "exec"), namespace)
-    return Program(namespace["program"], source, len(steps))
+    read = {r[1] for s in steps for r in s.ins if r[0] == "v"} | {
+        v for s in steps for v in s.free} | {r[1] for r in outputs if r[0] == "v"}
+    unread = frozenset(k for k, v in enumerate(tape.in_vars) if v not in read)
+    return Program(namespace["program"], source, len(steps), unread)

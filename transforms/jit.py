@@ -246,9 +246,10 @@ class Jitted:
         _delete(leaves, donated)
         return out
 
-    def executable(self, *args: Any, **kwargs: Any) -> Callable | None:
-        """The compiled program a call with these arguments runs, as a function of the
-        dynamic leaves' raw (numpy, cupy) arrays returning the raw outputs, flat; None
+    def executable(self, *args: Any, **kwargs: Any) -> compiler.Program | None:
+        """The compiled program a call with these arguments runs (`compile.Program`: a
+        callable, with the inputs it never reads), a function of the dynamic leaves' raw
+        (numpy, cupy) arrays returning the raw outputs, flat; None
         until a call of this signature has compiled it. For a caller that checks the
         signature of its calls itself and then calls the program directly (the facade's
         compiled training step): the function does not check its inputs, and it may
@@ -257,7 +258,7 @@ class Jitted:
         found = _signature_and_raws(leaves)
         entry = None if found is None else self._cache.get(
             (static, tree, found[0], donated))
-        return None if entry is None else entry.fn
+        return None if entry is None else entry.program
 
     def _flat_fun(self, static: tuple, tree: Any) -> Callable:
         """The user's function on the flat dynamic leaves, returning flat outputs (and

