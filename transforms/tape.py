@@ -98,17 +98,21 @@ def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequ
     ``phase``: "backward" for a record made during a backward pass."""
     n = len(primals)
     ins, reads_out = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
-    saved = ([p if v < 0 else None for p, v in zip(primals, in_vars)] if keep_consts
-             else [None] * n)
-    for i in ins:
-        saved[i] = primals[i]
+    if ins or keep_consts:
+        saved = ([p if v < 0 else None for p, v in zip(primals, in_vars)] if keep_consts
+                 else [None] * n)
+        for i in ins:
+            saved[i] = primals[i]
+        saved = tuple(saved)
+    else:  # the rules read no input (a sum; tanh's reads its output)
+        saved = (None,) * n
     rec = _new(Record)
     rec.prim = prim
     rec.params = params
     rec.in_vars = tuple(in_vars)
     rec.in_avals = avals_of(prim, primals) if prim.reads_avals or keep_consts else None
     rec.out_vars = out_vars
-    rec.saved = tuple(saved)
+    rec.saved = saved
     # a multi-output record keeps its outputs when one is not traced: the zero cotangent
     # of that output is shaped after it
     rec.out = out if reads_out or (prim.multiple_results and -1 in out_vars) else None
