@@ -22,9 +22,7 @@ Either way the rules are funcgrad ops, differentiable again.
 """
 from __future__ import annotations
 
-import contextlib
-import threading
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -35,13 +33,13 @@ from funcgrad.core import Primitive, Tracer, is_inexact
 from funcgrad.transforms.tape import Residual, Tape, trace_flat
 from funcgrad.transforms.tape_call import record_primitive
 from funcgrad.torch import _storage
+from funcgrad.torch._scopes import in_scopes, open_scopes, scopes
 from funcgrad.torch._tensor import Tensor, as_array, make
 from funcgrad.torch._views import output
 from funcgrad.torch.autograd import grad_mode, graph, profiler, saved
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
-from funcgrad.regions import Regions
 
-__all__ = ["apply", "capture_inputs", "substituting", "OpNode", "PrimNode", "PrimCall",
+__all__ = ["apply", "OpNode", "PrimNode", "PrimCall",
            "zeros_of", "proxy", "const_like", "pull_back"]
 
 _NO_EDGE = (None, 0)
@@ -66,59 +64,6 @@ def proxy(data: Any, edge: tuple) -> Tensor:
     """A tensor holding ``data`` that feeds gradients into ``edge`` (for double backward)."""
     node, nr = edge
     return make(data, requires_grad=node is not None, grad_fn=node, output_nr=nr)
-
-
-class _Scopes(threading.local):
-    """The `capture_inputs` and `substituting` blocks running on this thread, innermost
-    last: ("seen", tensors seen by ops) or ("arrays", arrays ops read instead of some
-    tensors' own). utils.checkpoint uses both: to find the parameters a function reads
-    from its closure, then to run it on traced arrays without touching the tensors, which
-    other threads may be using."""
-
-    def __init__(self) -> None:
-        self.stack: list[tuple[str, dict]] = []
-
-
-_scopes = _Scopes()
-_open_scopes = Regions()  # the blocks open in all threads (ops skip `_scopes` while none is)
-
-
-@contextlib.contextmanager
-def _scope(kind: str, table: dict) -> Iterator[dict]:
-    _scopes.stack.append((kind, table))
-    _open_scopes.enter()
-    try:
-        yield table
-    finally:
-        _scopes.stack.pop()
-        _open_scopes.exit()
-
-
-def capture_inputs() -> contextlib.AbstractContextManager[dict]:
-    """Collect id(tensor) -> tensor for every tensor an op reads inside the block."""
-    return _scope("seen", {})
-
-
-def substituting(arrays: dict) -> contextlib.AbstractContextManager[dict]:
-    """Inside the block, ops read ``arrays[id(t)]`` in place of the array of tensor ``t``."""
-    return _scope("arrays", arrays)
-
-
-def _in_scopes(inputs: Sequence, datas: list) -> list:
-    """The op's arrays as the running blocks have them (and the inputs noted as seen)."""
-    noted = False
-    for kind, table in reversed(_scopes.stack):
-        if kind == "seen" and not noted:
-            table.update((id(x), x) for x in inputs if isinstance(x, Tensor))
-            noted = True
-    out = list(datas)
-    for i, x in enumerate(inputs):
-        if isinstance(x, Tensor):
-            for kind, table in reversed(_scopes.stack):
-                if kind == "arrays" and id(x) in table:
-                    out[i] = table[id(x)]
-                    break
-    return out
 
 
 class PrimCall:
@@ -174,8 +119,8 @@ def apply(name: str, f: Callable, inputs: Sequence, multi: bool = False,
             if isinstance(x, Tracer):
                 concrete = False
         i += 1
-    if _open_scopes.open and _scopes.stack:
-        datas = _in_scopes(inputs, datas)
+    if open_scopes.open and scopes.stack:
+        datas = in_scopes(inputs, datas)
         concrete = not any(isinstance(d, Tracer) for d in datas)
     if diff and differentiable and grad_mode.is_grad_enabled():
         if concrete and type(f) is PrimCall and not multi:
