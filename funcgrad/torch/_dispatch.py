@@ -37,7 +37,8 @@ from funcgrad.torch._scopes import in_scopes, open_scopes, scopes
 from funcgrad.torch._tensor import Tensor, as_array, make
 from funcgrad.torch._views import output
 from funcgrad.torch.autograd import grad_mode, graph, profiler, saved
-from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
+from funcgrad.torch.autograd.node import (FREED_ERROR, Node, SavedRef, meta_of, new_node,
+                                          node_class)
 
 __all__ = ["apply", "OpNode", "PrimNode", "PrimCall",
            "zeros_of", "proxy", "const_like", "pull_back"]
@@ -122,7 +123,8 @@ def apply(name: str, f: Callable, inputs: Sequence, multi: bool = False,
     if open_scopes.open and scopes.stack:
         datas = in_scopes(inputs, datas)
         concrete = not any(isinstance(d, Tracer) for d in datas)
-    if diff and differentiable and grad_mode.is_grad_enabled():
+    if diff and differentiable and (not grad_mode.disabled.open or grad_mode.state.enabled):
+        # (`grad_mode.is_grad_enabled`, written out: this runs for every op)
         if concrete and type(f) is PrimCall and not multi:
             return _record_primitive(name, f, inputs, datas, diff)
         return _record(name, f, inputs, datas, diff, multi, target)
@@ -216,22 +218,38 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     out, tape = record_primitive(prim, call.params, args, diff)
     if tape.out_aval is None:  # not differentiable (an integer or boolean result)
         return output(out, name, call, inputs, datas)
-    cls = _PRIM_NODES.get(name) or _prim_node_class(name)
-    node = cls(_edges(inputs, diff), ((out.shape, out.dtype, out.device),), tape.is_complex,
-               tape, None, None, tuple(diff), False)
+    node = new_node(_PRIM_NODES.get(name) or _prim_node_class(name), _edges(inputs, diff),
+                    ((out.shape, out.dtype, out.device),))
+    node._tape = tape
+    node._fn = node._datas = node._packed = None
+    node._diff = tuple(diff)
+    node._multi = False
+    node._complex = tape.is_complex
+    node._replay = True
     # a fresh result (a ufunc's) views no input: no alias to look for
     result = make(out, False, node, 0) if prim.fresh else output(out, name, call, inputs,
                                                                    datas, node, 0)
     # what the record saved: the residuals its rules declare (the tensor inputs among
     # them, not the constants after them)
     saved_in, reads_out = tape.reads
-    if saved_in or reads_out:
-        n = len(inputs)
-        node._keep_saved(inputs, [result], None,
-                         [i for i in saved_in if i < n and isinstance(inputs[i], Tensor)],
-                         (0,) if reads_out else (), True)
-    else:
-        node._has_saved = False
+    node._has_saved = bool(saved_in or reads_out)
+    if not node._has_saved:
+        node._held_refs = ()
+        return result
+    refs = []
+    n = len(inputs)
+    for i in saved_in:
+        if i < n:
+            x = inputs[i]
+            if isinstance(x, Tensor):
+                if x._inference:
+                    raise RuntimeError(_INFERENCE_ERROR)
+                refs.append(SavedRef(x, position=i))
+    if reads_out:
+        refs.append(SavedRef(result, is_output=True, keep=False))
+    node._held_refs = tuple(refs)  # (a tuple: see `OpNode._keep_saved`)
+    if graph.current_hooks() is not None:
+        node._pack_under_hooks(inputs, [result], saved_in)
     return result
 
 
@@ -347,12 +365,16 @@ class OpNode(Node):
         # tuples, not lists: the garbage collector stops tracking a tuple of untracked
         # values, and stops visiting the graph's small containers, which live until backward
         self._held_refs = tuple(refs)
-        hooks = graph.current_hooks() if has_saved else None
-        if hooks is not None:
-            known = {id(inputs[i]._a): inputs[i] for i in saved_in}
-            known.update({id(t._a): t for t in outs})
-            self._tape, packed = graph.pack_tape(self._tape, hooks, known)
-            self._packed = [packed]
+        if has_saved and graph.current_hooks() is not None:
+            self._pack_under_hooks(inputs, outs, saved_in)
+
+    def _pack_under_hooks(self, inputs: Sequence, outs: list, saved_in: Sequence) -> None:
+        """Pack the tape's residuals with the saved-tensor hooks in force."""
+        known = {id(inputs[i]._a): inputs[i] for i in saved_in
+                 if i < len(inputs) and isinstance(inputs[i], Tensor)}
+        known.update({id(t._a): t for t in outs})
+        self._tape, packed = graph.pack_tape(self._tape, graph.current_hooks(), known)
+        self._packed = [packed]
 
     def _snapshot_old_value(self, target: Tensor, result: Tensor) -> None:
         """The rules of an in-place op read the target's old value (or views of it),
@@ -559,6 +581,28 @@ class PrimNode(OpNode):
     """The node of an op that is one primitive call on the op's own arrays (a `PrimCall`):
     its tape is that call's one record, built by `record_primitive` without a trace. The
     record's residuals are the op's input and output tensors (or constants), so it replays
-    them for double backward and says directly which tensors to version-check."""
+    them for double backward and says directly which tensors to version-check. Its nodes
+    are made by `_record_primitive` (`new_node`, fields filled in there), not by calling
+    the class."""
 
     __slots__ = ()
+
+    def apply_arrays(self, grads: list) -> list:
+        """`OpNode.apply_arrays` for the one output of a primitive call, written out for
+        the common case (a real gradient of the output's dtype, nothing packed)."""
+        tape = self._tape
+        g = grads[0]
+        if self._complex or self._packed is not None or tape is None or g is None:
+            return OpNode.apply_arrays(self, grads)
+        for s in self._held_refs:
+            if s.vc.v != s.version:
+                s.check(self)  # raises PyTorch's in-place error
+        if type(g) is not Array:
+            g = as_array(g)
+        dtype = self._meta[0][1]
+        if g.dtype is not dtype and g.dtype != dtype:
+            g = fnp.astype(g, dtype)
+        out: list = [None] * len(self._next)
+        for i, r in zip(self._diff, pull_back(tape, (g,))):
+            out[i] = r
+        return out
