@@ -248,7 +248,7 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     if reads_out:
         refs.append(SavedRef(result, is_output=True, keep=False))
     node._held_refs = tuple(refs)  # (a tuple: see `OpNode._keep_saved`)
-    if graph.current_hooks() is not None:
+    if graph.open_hooks.open and graph.current_hooks() is not None:
         node._pack_under_hooks(inputs, [result], saved_in)
     return result
 

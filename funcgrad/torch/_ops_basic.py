@@ -47,6 +47,9 @@ class Spec(NamedTuple):
     differentiable: bool = True
 
 
+_new_tuple = tuple.__new__  # ``_new_tuple(Spec, fields)``: a Spec, all five fields given
+
+
 def op(*names: str, inplace: bool = False, method: bool = True, function: bool = True,
        broadcasts: bool = True) -> Callable:
     """Register a spec under ``names`` as a torch function, a Tensor method and, with
@@ -224,7 +227,9 @@ def _binary(name: str, fn: Callable, a: Any, b: Any, floating: bool = False) -> 
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         dtype = a._a.dtype
         if dtype == b._a.dtype and (not floating or is_inexact(dtype)):
-            return Spec(name, fn, [a, b])  # the common case: one dtype, nothing to cast
+            # the common case: one dtype, nothing to cast (the tuple made directly, without
+            # the NamedTuple's Python __new__: this runs for every binary op)
+            return _new_tuple(Spec, (name, fn, [a, b], False, True))
     a, b = operand(a), operand(b)
     dt = result_type(a, b)
     npdt = (_float_type(dt) if floating else dt).np

@@ -16,8 +16,8 @@ from funcgrad.core import is_inexact
 from funcgrad.primitives import binary as binary_prims, elementwise as elementwise_prims
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply
-from funcgrad.torch._ops_basic import (FUNCTIONS, METHODS, Spec, _direct, cast, np_fn, op,
-                                       operand, result_type, sp_fn)
+from funcgrad.torch._ops_basic import (FUNCTIONS, METHODS, Spec, _direct, _new_tuple, cast,
+                                       np_fn, op, operand, result_type, sp_fn)
 from funcgrad.torch._tensor import Tensor, _type_word
 from funcgrad.torch._ops_reduce import nonzero
 
@@ -80,7 +80,7 @@ def _unary_spec(name: str) -> Callable:
         if floating and input._a.dtype.kind not in "fc" and not is_inexact(input._a.dtype):
             npdt = D.get_default_dtype().np
             return Spec(node, lambda x: fn(cast(x, npdt)), [input])
-        return Spec(node, fn, [input])
+        return _new_tuple(Spec, (node, fn, [input], False, True))
     spec.__name__ = name
     spec.__doc__ = f"Elementwise {name} (funcgrad's {getattr(fn, '__name__', name)})."
     return spec
