@@ -12,7 +12,8 @@ from typing import Any, Callable
 import numpy as np
 
 from funcgrad.torch._conversions import CONVERSIONS
-from funcgrad.torch._ops_basic import FUNCTIONS, METHODS
+from funcgrad.torch._ops_basic import (FAST_OPERATORS, FUNCTIONS, METHODS,
+                                       operator_fast_path)
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch._factories import full_like
 
@@ -70,7 +71,10 @@ def install() -> None:
               "xor": "bitwise_xor", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le",
               "gt": "gt", "ge": "ge"}
     for dunder, name in binary.items():
-        setattr(Tensor, f"__{dunder}__", _guard(_op(name)))
+        method = _guard(_op(name))
+        if name in FAST_OPERATORS:
+            method = operator_fast_path(name, method)
+        setattr(Tensor, f"__{dunder}__", method)
     for dunder in ("add", "mul", "and", "or", "xor"):
         setattr(Tensor, f"__r{dunder}__", _guard(_op(binary[dunder])))
     reflected = {"sub": _rsub, "truediv": _rtruediv, "pow": _rpow, "matmul": _rmatmul,

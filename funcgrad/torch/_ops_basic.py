@@ -33,7 +33,7 @@ from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._factories import tensor
 
 __all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
-           "cast", "to"]
+           "cast", "to", "FAST_OPERATORS", "operator_fast_path"]
 
 METHODS: dict = {}    # Tensor method name -> function(self, ...)
 FUNCTIONS: dict = {}  # torch.<name> -> function(input, ...)
@@ -45,6 +45,9 @@ class Spec(NamedTuple):
     slots: Sequence
     multi: bool = False
     differentiable: bool = True
+
+
+_new_tuple = tuple.__new__  # ``_new_tuple(Spec, fields)``: a Spec, all five fields given
 
 
 def op(*names: str, inplace: bool = False, method: bool = True, function: bool = True,
@@ -224,7 +227,9 @@ def _binary(name: str, fn: Callable, a: Any, b: Any, floating: bool = False) -> 
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         dtype = a._a.dtype
         if dtype == b._a.dtype and (not floating or is_inexact(dtype)):
-            return Spec(name, fn, [a, b])  # the common case: one dtype, nothing to cast
+            # the common case: one dtype, nothing to cast (the tuple made directly, without
+            # the NamedTuple's Python __new__: this runs for every binary op)
+            return _new_tuple(Spec, (name, fn, [a, b], False, True))
     a, b = operand(a), operand(b)
     dt = result_type(a, b)
     npdt = (_float_type(dt) if floating else dt).np
@@ -243,10 +248,33 @@ def _of_dtype(a: Any, dtype: np.dtype) -> bool:
 _ADD, _SUBTRACT, _MULTIPLY, _TRUE_DIVIDE = (np_fn(n) for n in ("add", "subtract", "multiply",
                                                               "true_divide"))
 
+# the ops whose Python operator (``x + y``, ``x * y``) takes `operator_fast_path`: node, f
+FAST_OPERATORS = {"add": ("AddBackward0", _ADD), "mul": ("MulBackward0", _MULTIPLY)}
+
+
+def operator_fast_path(name: str, generic: Callable) -> Callable:
+    """The Python operator of op ``name`` (of `FAST_OPERATORS`), whose spec is `_binary`:
+    two tensors of one dtype go straight to `apply`, as `_binary`'s common case would send
+    them, without the calls of the op function and its spec (this runs for most arithmetic
+    in a model); anything else goes to ``generic``, the operator through the op."""
+    node, f = FAST_OPERATORS[name]
+
+    def fast(self: Tensor, other: Any) -> Any:
+        if isinstance(other, Tensor) and other._a.dtype == self._a.dtype:
+            slots = [self, other]
+            try:
+                return apply(node, f, slots)
+            except ValueError as e:  # as the op function turns it (`op`)
+                raise _size_mismatch(slots) or e from None
+        return generic(self, other)
+    fast.__name__ = fast.__qualname__ = getattr(generic, "__name__", name)
+    return fast
+
+
 @op("add", inplace=True)
 def _add(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
     if alpha == 1:
-        return _binary("AddBackward0", _ADD, input, other)
+        return _binary(*FAST_OPERATORS["add"], input, other)
     return _binary("AddBackward0", lambda x, y: fnp.add(x, fnp.multiply(y, alpha)),
                    input, other)
 
@@ -295,7 +323,7 @@ def _rsub(input: Any, other: Any, *, alpha: Any = 1) -> Spec:
 
 @op("mul", "multiply", inplace=True)
 def _mul(input: Any, other: Any) -> Spec:
-    return _binary("MulBackward0", _MULTIPLY, input, other)
+    return _binary(*FAST_OPERATORS["mul"], input, other)
 
 
 @op("div", "divide", "true_divide", inplace=True)

@@ -15,9 +15,10 @@ import funcgrad.numpy as fnp
 from funcgrad.core import is_inexact
 from funcgrad.primitives import binary as binary_prims, elementwise as elementwise_prims
 from funcgrad.torch import _conventions as conventions, _dtypes as D
+from funcgrad.torch._autocast import listed
 from funcgrad.torch._dispatch import PrimCall, apply
-from funcgrad.torch._ops_basic import (FUNCTIONS, METHODS, Spec, _direct, cast, np_fn, op,
-                                       operand, result_type, sp_fn)
+from funcgrad.torch._ops_basic import (FUNCTIONS, METHODS, Spec, _direct, _new_tuple, cast,
+                                       np_fn, op, operand, result_type, sp_fn)
 from funcgrad.torch._tensor import Tensor, _type_word
 from funcgrad.torch._ops_reduce import nonzero
 
@@ -80,15 +81,35 @@ def _unary_spec(name: str) -> Callable:
         if floating and input._a.dtype.kind not in "fc" and not is_inexact(input._a.dtype):
             npdt = D.get_default_dtype().np
             return Spec(node, lambda x: fn(cast(x, npdt)), [input])
-        return Spec(node, fn, [input])
+        return _new_tuple(Spec, (node, fn, [input], False, True))
     spec.__name__ = name
     spec.__doc__ = f"Elementwise {name} (funcgrad's {getattr(fn, '__name__', name)})."
     return spec
 
 
+def _fast_unary(name: str, generic: Callable) -> Callable:
+    """Op ``name`` of `UNARY` (its torch function or method ``generic``) with the common
+    call, on one tensor that needs no cast, going straight to `apply` as its spec would
+    send it (this runs for every activation of a model); any other call to ``generic``."""
+    fn, node, floating = UNARY[name]
+
+    def fast(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if not args and not kwargs and isinstance(input, Tensor) and (
+                not floating or input._a.dtype.kind in "fc"):
+            return apply(node, fn, [input])
+        return generic(input, *args, **kwargs)
+    fast.__name__, fast.__qualname__, fast.__doc__ = name, name, generic.__doc__
+    fast.takes_out = getattr(generic, "takes_out", False)
+    return fast
+
+
 for _name in UNARY:
-    op(_name, *[a for a, b in _ALIASES.items() if b == _name],
-       inplace=_name != "angle")(_unary_spec(_name))
+    _names = (_name, *[a for a, b in _ALIASES.items() if b == _name])
+    op(*_names, inplace=_name != "angle")(_unary_spec(_name))
+    if not listed(_name):  # (an op under an autocast policy keeps its wrapper)
+        for _n in _names:
+            FUNCTIONS[_n] = _fast_unary(_name, FUNCTIONS[_n])
+            METHODS[_n] = _fast_unary(_name, METHODS[_n])
 
 
 def _real_abs_(plain: Callable) -> Callable:

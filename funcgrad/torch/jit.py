@@ -50,7 +50,7 @@ from funcgrad.torch._captured import captured_modules, probe_tables, reachable
 from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._factories import get_rng_state
-from funcgrad.torch._dispatch import zeros_of
+from funcgrad.torch._op_node import zeros_of
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class

@@ -286,7 +286,8 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                 outputs = root.apply([], create_graph)
             else:
                 grads = buffers.pop(node)
-                if node._tensor_hooks or node._retains:
+                hooked = node._hooked  # (one check for the node's four hook tables)
+                if hooked and (node._tensor_hooks or node._retains):
                     grads = _tensor_pre_hooks(node, _tensors(grads))
                 if type(node) is AccumulateGrad and node.variable._hooks:
                     grads = _leaf_hooks(node, _tensors(grads))
@@ -297,7 +298,7 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                         accumulate and node in targets):
                     node = pop(heap)[2] if heap else None
                     continue
-                if node._pre_hooks or node._post_hooks or watched:
+                if watched or hooked and (node._pre_hooks or node._post_hooks):
                     outputs = _call(node, _tensors(grads), create_graph)
                 elif arrays and node.takes_arrays:  # gradients stay funcgrad arrays
                     outputs = node.apply_arrays(grads)
@@ -363,8 +364,8 @@ def _sum(a: Any, b: Any) -> Any:
 
 def _plain(node: AccumulateGrad) -> bool:
     """Whether a leaf's node has no hooks of any kind (nothing runs around its apply)."""
-    return not (node.variable._hooks or node._pre_hooks or node._post_hooks
-                or node._tensor_hooks or node._retains)
+    return not (node.variable._hooks or node._hooked and (
+        node._pre_hooks or node._post_hooks or node._tensor_hooks or node._retains))
 
 
 def _detached(g: Tensor) -> Tensor:

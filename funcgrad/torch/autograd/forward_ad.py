@@ -118,7 +118,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
 def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     """(primal, tangent) of ``tensor``; the tangent is None for a tensor that is not dual
     at this level (or outside any level)."""
-    from funcgrad.torch._dispatch import proxy  # the dispatcher imports the autograd package
+    from funcgrad.torch._op_node import proxy  # the node module imports the autograd package
     levels = grad_mode.state.dual_levels
     if not levels:
         return UnpackedDualTensor(tensor, None)

@@ -22,7 +22,7 @@ from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.autograd import forward_ad, grad_mode
 from funcgrad.torch.autograd.node import (FREED_ERROR, LEAF_INPLACE_ERROR, Node, SavedRef,
                                           node_class)
-from funcgrad.torch._dispatch import zeros_of
+from funcgrad.torch._op_node import zeros_of
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable",
            "InplaceFunction"]

@@ -42,11 +42,11 @@ def _live_nodes() -> list:
     return [o for o in gc.get_objects() if isinstance(o, Node)]
 
 
-_open_hooks = Regions()  # the saved_tensors_hooks blocks open in all threads
+open_hooks = Regions()  # the saved_tensors_hooks blocks open in all threads
 
 
 def current_hooks() -> tuple | None:
-    if not _open_hooks.open or not _hooks.stack:
+    if not open_hooks.open or not _hooks.stack:
         return None
     if _hooks.disabled is not None:
         raise RuntimeError(_hooks.disabled)
@@ -63,12 +63,12 @@ class saved_tensors_hooks:
 
     def __enter__(self) -> "saved_tensors_hooks":
         _hooks.stack.append((self.pack_hook, self.unpack_hook))
-        _open_hooks.enter()
+        open_hooks.enter()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         _hooks.stack.pop()
-        _open_hooks.exit()
+        open_hooks.exit()
 
 
 class save_on_cpu(saved_tensors_hooks):

@@ -22,7 +22,7 @@ from funcgrad.torch.autograd import anomaly, grad_mode
 from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
-           "node_class", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR",
+           "node_class", "new_node", "setup", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR",
            "NO_GRAD_VIEW_ERROR", "NO_GRAD_VIEW_WRITTEN_ERROR"]
 
 # PyTorch's refusals of in-place ops (its exact texts)
@@ -87,20 +87,12 @@ class Node:
     """A backward function of the graph (PyTorch's ``torch.autograd.graph.Node``)."""
 
     __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_tensor_hooks",
-                 "_retains", "_meta", "_trace", "_metadata", "__weakref__")
+                 "_retains", "_hooked", "_meta", "_trace", "_metadata", "__weakref__")
 
     def __init__(self, next_edges: tuple = (), seq: int | None = None,
                  meta: list | None = None):
-        self._next = next_edges
-        self._seq = next(_sequence) if seq is None else seq
-        # hook tables: most nodes never get a hook, so they share one empty read-only
-        # mapping until `_table` gives them their own
-        self._pre_hooks = self._post_hooks = NO_ENTRIES
-        self._tensor_hooks = NO_ENTRIES   # output_nr -> {id: hook} (hooks of non-leaf tensors)
-        self._retains = NO_ENTRIES        # output_nr -> (weakref of a retain_grad tensor,)
-        self._meta = [] if meta is None else meta  # per output: (shape, dtype, device)
-        self._trace = anomaly.forward_trace() if anomaly._mode["enabled"] else None
-        self._metadata = None
+        setup(self, next_edges, next(_sequence) if seq is None else seq,
+              [] if meta is None else meta)
 
     def _table(self, name: str) -> dict:
         """The hook table ``name`` (``"_retains"``...) of this node, made writable."""
@@ -108,6 +100,7 @@ class Node:
         if table is NO_ENTRIES:
             table = {}
             setattr(self, name, table)
+            self._hooked = True
         return table
 
     @property
@@ -173,6 +166,33 @@ class Node:
     def saved_arrays(self) -> list:
         """The arrays this node keeps for its backward (for memory reports)."""
         return []
+
+
+def setup(node: Node, next_edges: tuple, seq: Any, meta: Any) -> None:
+    """Fill in a new node's `Node` fields (`Node.__init__`'s, and the facade's for the
+    node of each recorded op, made without ``type.__call__``: `new_node`)."""
+    node._next = next_edges
+    node._seq = seq
+    # hook tables: most nodes never get a hook, so they share one empty read-only mapping
+    # until `_table` gives them their own and sets ``_hooked`` (the engine's one check)
+    node._pre_hooks = node._post_hooks = NO_ENTRIES
+    node._tensor_hooks = NO_ENTRIES   # output_nr -> {id: hook} (hooks of non-leaf tensors)
+    node._retains = NO_ENTRIES        # output_nr -> (weakref of a retain_grad tensor,)
+    node._hooked = False
+    node._meta = meta  # per output: (shape, dtype, device)
+    node._trace = anomaly.forward_trace() if anomaly._mode["enabled"] else None
+    node._metadata = None
+
+
+def new_node(cls: type, next_edges: tuple, meta: Any) -> Any:
+    """A node of class ``cls`` with its `Node` fields filled in and a new sequence number,
+    made without calling the class (its own fields are the caller's to fill in)."""
+    node = _new(cls)
+    setup(node, next_edges, next(_sequence), meta)
+    return node
+
+
+_new = object.__new__
 
 
 def meta_of(a: Any) -> tuple:

@@ -125,7 +125,7 @@ class SavedTensor:
             return hooked
         if not ref.is_output:
             return t
-        from funcgrad.torch._dispatch import proxy  # the dispatcher imports this module
+        from funcgrad.torch._op_node import proxy  # the node module imports this one
         return proxy(t._data, (node, ref.output_nr))
 
     def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:

@@ -23,7 +23,8 @@ import funcgrad
 from funcgrad import tree_util
 from funcgrad.torch import _factories
 from funcgrad.transforms.checkpoint import compose
-from funcgrad.torch._dispatch import apply, capture_inputs, substituting
+from funcgrad.torch._dispatch import apply
+from funcgrad.torch._scopes import capture_inputs, substituting
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd.grad_mode import no_grad
 
