@@ -259,21 +259,25 @@ class _ClosureLiftingTrace(RevTrace):
     reads from its closure becomes an input of the sub-tape where an operation first reads
     it (closure conversion, as JAX's checkpoint does): its derivative flows through the
     checkpoint's VJP, and the sub-tape, replayed in the enclosing backward pass after that
-    trace has ended, holds no tracer of it."""
+    trace has ended, holds no tracer of it. In nested checkpoints a value of a trace further
+    out is lifted through each one between."""
 
     def __init__(self, outer: RevTrace, **options: Any):
         super().__init__("checkpoint", **options)
         self.outer = outer
+        self.lifts_from = {id(outer)} | getattr(outer, "lifts_from", set())
         self.lifted: dict[int, tuple[RevTracer, RevTracer]] = {}  # id: (outer, inner)
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
-        outer = self.outer
-        if any(type(a) is RevTracer and a._trace is outer for a in args):
-            args = [self._lifted(a) if type(a) is RevTracer and a._trace is outer else a
-                    for a in args]
+        lifts_from = self.lifts_from
+        if any(type(a) is RevTracer and id(a._trace) in lifts_from for a in args):
+            args = [self._lifted(a) if type(a) is RevTracer and id(a._trace) in lifts_from
+                    else a for a in args]
         return super().process(prim, args, params)
 
     def _lifted(self, x: RevTracer) -> RevTracer:
+        if x._trace is not self.outer:  # a value of a trace further out: the outer lifts it
+            x = self.outer._lifted(x)
         got = self.lifted.get(id(x))
         if got is None:
             got = self.lifted[id(x)] = (x, self.new_var(x._primal, x._diff))
