@@ -18,6 +18,7 @@ from funcgrad import random
 from funcgrad import nn
 from funcgrad import lax
 from funcgrad import ad_checkpoint
+from funcgrad import debug
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, float0, jvp,
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
@@ -33,7 +34,7 @@ __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "tree_util", "tree", "device_put", "device_get",
            "block_until_ready", "devices", "numpy", "primitives",
-           "scipy", "random", "nn", "lax", "ad_checkpoint", "stop_gradient", "Tape",
+           "scipy", "random", "nn", "lax", "ad_checkpoint", "debug", "stop_gradient", "Tape",
            "make_tape", "grad",
            "value_and_grad", "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",

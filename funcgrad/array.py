@@ -64,6 +64,10 @@ class Array:
             return "cpu"
         return device_of(self._value)
 
+    def devices(self) -> set[str]:
+        """The devices holding this array: one, its `device` (JAX's ``Array.devices()``)."""
+        return {self.device}
+
     def concrete(self) -> "Array":
         """This Array itself (tracers return their underlying concrete value)."""
         return self
