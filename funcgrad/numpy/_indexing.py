@@ -23,7 +23,7 @@ from funcgrad.numpy._reductions import normalize_axis_tuple
 from funcgrad.numpy._shape import broadcast_to, expand_dims, ravel, stack
 import funcgrad.numpy as fnp
 
-__all__ = ["getitem", "index_update", "update_parsed", "parse_index", "take", "take_along_axis", "nonzero",
+__all__ = ["getitem", "index_update", "parse_index", "take", "take_along_axis", "nonzero",
            "argwhere", "flatnonzero"]
 
 
