@@ -102,8 +102,8 @@ def _refusal(prim: Primitive, params: dict) -> Exception | None:
         return dynamic_shape_error(prim.name)
     if prim.effectful:
         return NotImplementedError(
-            f"{prim.name}: a meta array has no values to communicate; run collectives on "
-            "arrays of a real device.")
+            f"{prim.name}: a meta array has no values to communicate or hand to a "
+            "callback; run it on arrays of a real device.")
     if params.get("device", "meta") != "meta":  # device_put off the meta device
         return NotImplementedError(NO_DATA_ERROR)
     return None
@@ -271,6 +271,11 @@ class ShapeDtypeStruct:
 
     def __repr__(self) -> str:
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+    @classmethod
+    def like(cls, x: Any) -> "ShapeDtypeStruct":
+        """The shape and dtype of array ``x``."""
+        return cls(np.shape(x), np.result_type(x) if not hasattr(x, "dtype") else x.dtype)
 
 
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:

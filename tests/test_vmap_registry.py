@@ -289,6 +289,11 @@ UNSAMPLED = {
     # (what each example's call sees is tests/test_debug.py's check)
     "debug_callback": (lambda x: (funcgrad.debug.callback(lambda v: None, x), x + 1)[1],
                        (_floats(3),)),
+    "pure_callback": (lambda x: funcgrad.pure_callback(
+        np.sin, funcgrad.ShapeDtypeStruct.like(x), x, vmap_method="sequential"),
+        (_floats(3),)),
+    "io_callback": (lambda x: funcgrad.experimental.io_callback(
+        np.cos, funcgrad.ShapeDtypeStruct.like(x), x), (_floats(3),)),
     "switch": (_staged("switch"), (_floats(4),)),
     "while_loop": (_staged("while_loop"), (_floats(4),)),
     "scan": (_staged("scan"), (_floats(4),)),

@@ -367,7 +367,7 @@ class Tape:
         """The cotangents of the inputs (``None`` where zero) for the output cotangents
         ``cotangents`` (``None`` for a zero one); with ``consume`` the residuals are freed
         as the pass goes (the tape cannot run again)."""
-        seeds = [(v, c) for v, c in zip(self.out_vars, cotangents)
+        seeds = [(v, as_array(c)) for v, c in zip(self.out_vars, cotangents)
                  if v >= 0 and c is not None]
         cts = backward_pass(self.records, self.var_avals, seeds, consume)
         return [cts[v] for v in self.in_vars]

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
 from funcgrad.core import bind
-from funcgrad.primitives.debugging import debug_callback
+from funcgrad.primitives.callbacks import debug_callback
 import funcgrad.numpy as fnp
 
 __all__ = ["print", "callback"]
