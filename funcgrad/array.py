@@ -254,35 +254,19 @@ class _IndexUpdateRef:
             return self.array[self.index]
         return _IndexUpdateRef.gather(self.array, self.index, mode, fill_value)
 
-    def _update(self, values: Any, how: str, mode: str | None) -> Array:
-        return _IndexUpdateRef.update(self.array, self.index, values, how, mode)
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
-    def set(self, values: Any, *, indices_are_sorted: bool = False,
-            unique_indices: bool = False, mode: str | None = None) -> Array:
-        return self._update(values, "set", mode)
 
-    def add(self, values: Any, *, indices_are_sorted: bool = False,
-            unique_indices: bool = False, mode: str | None = None) -> Array:
-        return self._update(values, "add", mode)
-
-    def multiply(self, values: Any, *, indices_are_sorted: bool = False,
-                 unique_indices: bool = False, mode: str | None = None) -> Array:
-        return self._update(values, "multiply", mode)
-
-    mul = multiply
-
-    def divide(self, values: Any, *, indices_are_sorted: bool = False,
+def _index_update_method(how: str) -> Any:
+    def method(self: _IndexUpdateRef, values: Any, *, indices_are_sorted: bool = False,
                unique_indices: bool = False, mode: str | None = None) -> Array:
-        return self._update(values, "divide", mode)
+        return _IndexUpdateRef.update(self.array, self.index, values, how, mode)
+    method.__name__ = method.__qualname__ = how
+    method.__doc__ = f"A new Array: x with x[idx] {how} values (``x.at[idx].{how}``)."
+    return method
 
-    def power(self, values: Any, *, indices_are_sorted: bool = False,
-              unique_indices: bool = False, mode: str | None = None) -> Array:
-        return self._update(values, "power", mode)
 
-    def min(self, values: Any, *, indices_are_sorted: bool = False,
-            unique_indices: bool = False, mode: str | None = None) -> Array:
-        return self._update(values, "min", mode)
-
-    def max(self, values: Any, *, indices_are_sorted: bool = False,
-            unique_indices: bool = False, mode: str | None = None) -> Array:
-        return self._update(values, "max", mode)
+for _how in ("set", "add", "multiply", "divide", "power", "min", "max"):
+    setattr(_IndexUpdateRef, _how, _index_update_method(_how))
+_IndexUpdateRef.mul = _IndexUpdateRef.multiply
