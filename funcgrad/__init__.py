@@ -28,7 +28,7 @@ from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, flo
                                  checkpoint_name, checkpoint_sequential, saved_residuals,
                                  print_saved_residuals, jit, make_jaxpr, vmap)
 from funcgrad.core import EscapedTracerError
-from funcgrad.meta import ShapeDtypeStruct, eval_shape
+from funcgrad.meta import ShapeDtypeStruct, eval_shape, typeof
 from funcgrad import test_util
 from funcgrad import viz  # installs the notebook reprs (graphviz is imported only to draw)
 
@@ -43,4 +43,4 @@ __all__ = ["Array", "config", "tree_util", "tree", "device_put", "device_get",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "jit",
            "make_jaxpr", "vmap",
-           "EscapedTracerError", "ShapeDtypeStruct", "eval_shape"]
+           "EscapedTracerError", "ShapeDtypeStruct", "eval_shape", "typeof"]

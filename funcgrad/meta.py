@@ -29,7 +29,7 @@ from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, Trace, Tracer, bind
 
 __all__ = ["META", "MetaTrace", "MetaTracer", "to_meta", "is_meta", "ShapeDtypeStruct",
-           "eval_shape", "NO_DATA_ERROR", "dynamic_shape_error", "def_meta_impl", "stand_in",
+           "typeof", "eval_shape", "NO_DATA_ERROR", "dynamic_shape_error", "def_meta_impl", "stand_in",
            "def_elementwise", "every_branch", "same_types"]
 
 NO_DATA_ERROR = "Cannot copy out of meta tensor; no data!"
@@ -252,7 +252,12 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape: Sequence[int], dtype: Any):
         self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
+        try:
+            self.dtype = np.dtype(dtype)
+        except TypeError:  # a dtype of funcgrad's own (random keys') is kept as it is
+            if not hasattr(dtype, "name"):
+                raise
+            self.dtype = dtype
 
     @property
     def ndim(self) -> int:
@@ -276,6 +281,12 @@ class ShapeDtypeStruct:
     def like(cls, x: Any) -> "ShapeDtypeStruct":
         """The shape and dtype of array ``x``."""
         return cls(np.shape(x), np.result_type(x) if not hasattr(x, "dtype") else x.dtype)
+
+
+def typeof(x: Any) -> ShapeDtypeStruct:
+    """The shape and dtype of ``x`` (an array, a tracer or a Python number), JAX's
+    ``jax.typeof``."""
+    return ShapeDtypeStruct.like(x)
 
 
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:

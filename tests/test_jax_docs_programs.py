@@ -142,6 +142,22 @@ def test_make_jaxpr_reads_as_a_closed_jaxpr():
     assert [(a.shape, a.dtype) for a in closed.out_avals] == [((5,), np.dtype(float))]
 
 
+def test_typeof_and_the_traced_programs_jaxpr():
+    """new_docs/101: ``jax.typeof`` (inside vmap: one example's type; random keys' dtype)
+    and ``jax.jit(g).trace(x).jaxpr``."""
+    import funcgrad.random as random
+    assert fg.typeof(fnp.ones((2, 3))) == fg.ShapeDtypeStruct((2, 3), np.float64)
+    assert fg.typeof(1.0) == fg.ShapeDtypeStruct((), np.float64)
+    assert repr(fg.typeof(random.split(random.key(0)))) == (
+        "ShapeDtypeStruct(shape=(2,), dtype=key<fry>)")
+    seen = []
+    fg.vmap(lambda x: seen.append(fg.typeof(x)) or x)(fnp.ones((4, 3)))
+    assert seen == [fg.ShapeDtypeStruct((3,), np.float64)]
+    jaxpr = fg.jit(lambda x: fnp.sin(x) * 2.0).trace(1.0).jaxpr
+    assert [e.primitive.name for e in jaxpr.eqns] == ["sin", "mul"]
+    assert "sin" in str(jaxpr)
+
+
 def test_ad_checkpoint_module_has_jaxs_names():
     from funcgrad.ad_checkpoint import (checkpoint, checkpoint_name, checkpoint_policies,
                                         print_saved_residuals, remat)

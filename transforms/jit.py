@@ -450,6 +450,12 @@ class Lowered:
     def as_text(self) -> str:
         return tape_text(self.tape)
 
+    @property
+    def jaxpr(self) -> Tape:
+        """The traced program (JAX's ``jit(f).trace(x).jaxpr``; its ``eqns``, ``in_avals``
+        ...)."""
+        return self.tape
+
     def compile(self) -> "compiler.Program":
         return compiler.compile_tape(self.tape, self.weak_vars, self.donated,
                                      blocks=self.blocks)
