@@ -25,42 +25,64 @@ _new = object.__new__
 def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequence[int]
                      ) -> tuple[Any, "CallTape"]:
     """``prim`` applied to concrete ``args``, and the one-record tape of that call with the
-    arguments at positions ``diff`` as its inputs (variables 0..k-1) and the output as the
-    next: what `trace_flat` would give for a one-primitive function, without a trace (a
-    `CallTape`, whose backward runs the rules directly)."""
+    arguments at positions ``diff`` (ascending) as its inputs (variables 0..k-1) and the
+    output as the next: what `trace_flat` would give for a one-primitive function, without
+    a trace (a `CallTape`, whose backward runs the rules directly)."""
     out = bind(prim, args, params)
-    in_vars = [-1] * len(args)
+    n = len(args)
     avals = []
     mask = 0
-    k = 0
+    positions = 1 << n  # the bits of ``diff`` and of ``n``: the key of its `_in_vars`
+    last = -1
     d = out.dtype
     is_complex = d.kind == "c"
     for i in diff:
+        if i <= last:
+            raise ValueError(f"record_primitive: diff must be ascending, got {list(diff)}")
+        last = i
+        positions |= 1 << i
         a = args[i]
         aval = (a.shape, a.dtype) if type(a) is Array else aval_of(a)
         avals.append(aval)
-        in_vars[i] = k
         dtype = aval[1]
         if dtype.kind in "fc" or dtype in EXTENDED_FLOATS:
             mask |= 1 << i
             is_complex = is_complex or dtype.kind == "c"
-        k += 1
+    k = len(avals)
     traced = not prim.multiple_results and (d.kind in "fc" or d in EXTENDED_FLOATS)
     tape = _new(CallTape)
     tape.avals = tuple(avals)  # (a tuple: the garbage collector stops tracking it)
     tape.out_aval = (out.shape, d) if traced else None
     tape.is_complex = is_complex
     if traced and mask and prim.differentiable:
-        tape.record = build_record(prim, params, args, in_vars, mask, (k,), out,
-                                   phase=current_phase())
-        n = len(args)
-        tape.reads = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
+        reads = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
+        # (the phase is "forward" unless some backward pass runs: no thread-local read)
+        tape.record = build_record(prim, params, args,
+                                   _IN_VARS.get(positions) or _in_vars(positions, diff, n),
+                                   mask, (k,), out, needs=reads,
+                                   phase=current_phase() if backward_passes.open
+                                   else "forward")
+        tape.reads = reads
     else:
         tape.record, tape.reads = None, ((), False)
     tape.name = prim.name
     tape.concrete = True
     tape._in_tree = tape._out_tree = None
     return out, tape
+
+
+# the variable numbers of a call's arguments (-1 for a constant), by the bits of the
+# differentiated positions and of the number of arguments: one shared tuple per kind of
+# call (a call with ``n`` arguments, positions ``diff`` differentiated)
+_IN_VARS: dict = {}
+
+
+def _in_vars(key: int, diff: Sequence[int], n: int) -> tuple:
+    in_vars = [-1] * n
+    for k, i in enumerate(diff):
+        in_vars[i] = k
+    got = _IN_VARS[key] = tuple(in_vars)
+    return got
 
 
 class CallTape(Tape):

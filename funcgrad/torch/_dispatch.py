@@ -23,11 +23,13 @@ from funcgrad.torch._scopes import in_scopes, open_scopes, scopes
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch._views import output
 from funcgrad.torch.autograd import grad_mode, graph, profiler
-from funcgrad.torch.autograd.node import SavedRef, meta_of, new_node, node_class
+from funcgrad.torch.autograd.node import (SavedRef, meta_of, node_class, sequence_number,
+                                          setup)
 
 __all__ = ["apply", "PrimCall", "const_like"]
 
 _NO_EDGE = (None, 0)
+_new = object.__new__
 
 
 def const_like(raw: Any, like: Tensor) -> Any:
@@ -167,8 +169,8 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     out, tape = record_primitive(prim, call.params, args, diff)
     if tape.out_aval is None:  # not differentiable (an integer or boolean result)
         return output(out, name, call, inputs, datas)
-    node = new_node(_PRIM_NODES.get(name) or _prim_node_class(name), _edges(inputs, diff),
-                    ((out.shape, out.dtype, out.device),))
+    node = setup(_new(_PRIM_NODES.get(name) or _prim_node_class(name)), _edges(inputs, diff),
+                 sequence_number(), ((out.shape, out.dtype, out.device),))
     node._tape = tape
     node._fn = node._datas = node._packed = None
     node._diff = tuple(diff)

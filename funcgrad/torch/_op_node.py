@@ -56,9 +56,13 @@ def pull_back(tape: Tape, cotangents: Sequence) -> list:
     cts = tape.backward(cotangents)
     for c in cts:
         if c is None:
-            break
-    else:  # (tested by identity: ``None in cts`` would call each array's __eq__)
-        return cts
+            return _with_zeros(tape, cts, cotangents)
+    # (tested by identity: ``None in cts`` would call each array's __eq__)
+    return cts
+
+
+def _with_zeros(tape: Tape, cts: list, cotangents: Sequence) -> list:
+    """`pull_back`'s input cotangents ``cts`` with zeros for the ``None`` ones."""
     device = next(c.device for c in cotangents if c is not None)
     return [zeros_on(*tape.var_avals[v], device) if c is None else c
             for c, v in zip(cts, tape.in_vars)]
@@ -381,7 +385,7 @@ class PrimNode(OpNode):
     its tape is that call's one record, built by `record_primitive` without a trace. The
     record's residuals are the op's input and output tensors (or constants), so it replays
     them for double backward and says directly which tensors to version-check. Its nodes
-    are made by `_record_primitive` (`new_node`, fields filled in there), not by calling
+    are made by `_record_primitive` (`setup`, fields filled in there), not by calling
     the class."""
 
     __slots__ = ()
@@ -401,7 +405,12 @@ class PrimNode(OpNode):
         dtype = self._meta[0][1]
         if g.dtype is not dtype and g.dtype != dtype:
             g = fnp.astype(g, dtype)
+        cts = tape.backward((g,))  # (`pull_back`, written out: once per node)
+        for c in cts:
+            if c is None:
+                cts = _with_zeros(tape, cts, (g,))
+                break
         out: list = [None] * len(self._next)
-        for i, r in zip(self._diff, pull_back(tape, (g,))):
+        for i, r in zip(self._diff, cts):
             out[i] = r
         return out

@@ -22,7 +22,7 @@ from funcgrad.torch.autograd import anomaly, grad_mode
 from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
-           "node_class", "new_node", "setup", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR",
+           "node_class", "setup", "sequence_number", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR",
            "NO_GRAD_VIEW_ERROR", "NO_GRAD_VIEW_WRITTEN_ERROR"]
 
 # PyTorch's refusals of in-place ops (its exact texts)
@@ -168,9 +168,11 @@ class Node:
         return []
 
 
-def setup(node: Node, next_edges: tuple, seq: Any, meta: Any) -> None:
-    """Fill in a new node's `Node` fields (`Node.__init__`'s, and the facade's for the
-    node of each recorded op, made without ``type.__call__``: `new_node`)."""
+def setup(node: Any, next_edges: tuple, seq: Any, meta: Any) -> Any:
+    """Fill in a new node's `Node` fields and return it (`Node.__init__`'s, and the
+    facade's for the node of each recorded op, made without ``type.__call__``:
+    ``setup(object.__new__(cls), edges, sequence_number(), meta)``, the caller filling in
+    the fields of its class)."""
     node._next = next_edges
     node._seq = seq
     # hook tables: most nodes never get a hook, so they share one empty read-only mapping
@@ -182,17 +184,11 @@ def setup(node: Node, next_edges: tuple, seq: Any, meta: Any) -> None:
     node._meta = meta  # per output: (shape, dtype, device)
     node._trace = anomaly.forward_trace() if anomaly._mode["enabled"] else None
     node._metadata = None
-
-
-def new_node(cls: type, next_edges: tuple, meta: Any) -> Any:
-    """A node of class ``cls`` with its `Node` fields filled in and a new sequence number,
-    made without calling the class (its own fields are the caller's to fill in)."""
-    node = _new(cls)
-    setup(node, next_edges, next(_sequence), meta)
     return node
 
 
-_new = object.__new__
+# a new node's sequence number
+sequence_number = _sequence.__next__
 
 
 def meta_of(a: Any) -> tuple:
