@@ -59,9 +59,9 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
         # (the phase is "forward" unless some backward pass runs: no thread-local read)
         tape.record = build_record(prim, params, args,
                                    _IN_VARS.get(positions) or _in_vars(positions, diff, n),
-                                   mask, (k,), out, needs=reads,
-                                   phase=current_phase() if backward_passes.open
-                                   else "forward")
+                                   mask, (k,), out, False, None,
+                                   current_phase() if backward_passes.open else "forward",
+                                   reads)  # (positional: a call with keywords costs more)
         tape.reads = reads
     else:
         tape.record, tape.reads = None, ((), False)
