@@ -390,6 +390,22 @@ class PrimNode(OpNode):
 
     __slots__ = ()
 
+    # ``_held_refs``: per saved tensor, flat, (the tensor or a weak reference to the saved
+    # output, its version counter, its version, its position (-1: the output), its array)
+    # (`_record_primitive`), rather than one `SavedRef` made per op
+
+    def saved_refs(self) -> list:
+        held = self._held_refs
+        return [SavedRef.restored(*held[k:k + 5]) for k in range(0, len(held), 5)]
+
+    def _check_saved(self) -> None:
+        if self._tape is None:
+            raise RuntimeError(FREED_ERROR)
+        held = self._held_refs
+        for k in range(1, len(held), 5):
+            if held[k].v != held[k + 1]:
+                SavedRef.restored(*held[k - 1:k + 4]).check(self)
+
     def apply_arrays(self, grads: list) -> list:
         """`OpNode.apply_arrays` for the one output of a primitive call, written out for
         the common case (a real gradient of the output's dtype, nothing packed)."""
@@ -397,9 +413,11 @@ class PrimNode(OpNode):
         g = grads[0]
         if self._complex or self._packed is not None or tape is None or g is None:
             return OpNode.apply_arrays(self, grads)
-        for s in self._held_refs:
-            if s.vc.v != s.version:
-                s.check(self)  # raises PyTorch's in-place error
+        held = self._held_refs
+        if held:  # (`_check_saved`'s loop, written out: once per node)
+            for k in range(1, len(held), 5):
+                if held[k].v != held[k + 1]:
+                    self._check_saved()  # raises PyTorch's in-place error
         if type(g) is not Array:
             g = as_array(g)
         dtype = self._meta[0][1]

@@ -189,6 +189,7 @@ def setup(node: Any, next_edges: tuple, seq: Any, meta: Any) -> Any:
 
 # a new node's sequence number
 sequence_number = _sequence.__next__
+_new = object.__new__
 
 
 def meta_of(a: Any) -> tuple:
@@ -297,6 +298,19 @@ class SavedRef:
         self.is_output = is_output
         self.output_nr = output_nr
         self.array = tensor._a  # the saved value (its shape and dtype: for the error message)
+
+    @classmethod
+    def restored(cls, held: Any, vc: Any, version: int, position: int, array: Any
+                 ) -> "SavedRef":
+        """The ref of a tensor saved as its parts: ``held`` (the tensor, or for a saved
+        output, ``position`` -1, a weak reference to it), its version counter, its version
+        and its array then."""
+        ref = _new(cls)
+        ref.vc, ref.version, ref.tensor, ref.array = vc, version, held, array
+        ref.is_output = position < 0
+        ref.output_nr = 0
+        ref.position = max(position, 0)
+        return ref
 
     def check(self, owner: Any) -> None:
         """Raise PyTorch's in-place error if the tensor changed since ``owner`` (the node
