@@ -173,7 +173,7 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
                  sequence_number(), ((out.shape, out.dtype, out.device),))
     node._tape = tape
     node._fn = node._datas = node._packed = None
-    node._diff = tuple(diff)
+    node._diff = tape.positions  # (``diff``, a tuple shared by calls of its kind)
     node._multi = False
     node._complex = tape.is_complex
     node._replay = True

@@ -22,8 +22,9 @@ from funcgrad.torch.autograd import anomaly, grad_mode
 from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
-           "node_class", "setup", "sequence_number", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR",
-           "NO_GRAD_VIEW_ERROR", "NO_GRAD_VIEW_WRITTEN_ERROR"]
+           "node_class", "setup", "sequence_number", "meta_of", "FREED_ERROR",
+           "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR", "NO_GRAD_VIEW_ERROR",
+           "NO_GRAD_VIEW_WRITTEN_ERROR"]
 
 # PyTorch's refusals of in-place ops (its exact texts)
 VIEW_OF_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being used in an "
