@@ -95,15 +95,17 @@ def avals_of(prim: Primitive, primals: Sequence) -> tuple:
 
 def build_record(prim: Primitive, params: dict, primals: Sequence, in_vars: Sequence[int],
                  mask: int, out_vars: tuple, out: Any, keep_consts: bool = False,
-                 source: str | None = None, phase: str = "forward") -> Record:
+                 source: str | None = None, phase: str = "forward",
+                 needs: tuple | None = None) -> Record:
     """The record of ``prim`` applied to ``primals`` with result ``out``, keeping exactly
     the residuals the VJP rules of the inputs in bit mask ``mask`` read (and, with
     ``keep_consts``, every constant input, so that the record can be replayed). Values are
     referenced, never copied: funcgrad Arrays are immutable, and a numpy array the user
     passes must not change while a transform holds it (as with any zero-copy view).
-    ``phase``: "backward" for a record made during a backward pass."""
+    ``phase``: "backward" for a record made during a backward pass; ``needs``:
+    ``prim.needs(mask, len(primals))`` where the caller has it already."""
     n = len(primals)
-    ins, reads_out = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
+    ins, reads_out = needs or prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
     if ins or keep_consts:
         saved = ([p if v < 0 else None for p, v in zip(primals, in_vars)] if keep_consts
                  else [None] * n)

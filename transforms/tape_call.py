@@ -25,42 +25,69 @@ _new = object.__new__
 def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequence[int]
                      ) -> tuple[Any, "CallTape"]:
     """``prim`` applied to concrete ``args``, and the one-record tape of that call with the
-    arguments at positions ``diff`` as its inputs (variables 0..k-1) and the output as the
-    next: what `trace_flat` would give for a one-primitive function, without a trace (a
-    `CallTape`, whose backward runs the rules directly)."""
+    arguments at positions ``diff`` (ascending) as its inputs (variables 0..k-1) and the
+    output as the next: what `trace_flat` would give for a one-primitive function, without
+    a trace (a `CallTape`, whose backward runs the rules directly)."""
     out = bind(prim, args, params)
-    in_vars = [-1] * len(args)
+    n = len(args)
     avals = []
     mask = 0
-    k = 0
+    positions = 1 << n  # the bits of ``diff`` and of ``n``: the key of its `_in_vars`
+    last = -1
     d = out.dtype
-    is_complex = d.kind == "c"
+    kind = d.kind  # (a dtype's kind is a getter making a string: read once each)
+    is_complex = kind == "c"
+    traced = not prim.multiple_results and (kind in "fc" or d in EXTENDED_FLOATS)
     for i in diff:
+        if i <= last:
+            raise ValueError(f"record_primitive: diff must be ascending, got {list(diff)}")
+        last = i
+        positions |= 1 << i
         a = args[i]
         aval = (a.shape, a.dtype) if type(a) is Array else aval_of(a)
         avals.append(aval)
-        in_vars[i] = k
         dtype = aval[1]
-        if dtype.kind in "fc" or dtype in EXTENDED_FLOATS:
+        kind = dtype.kind
+        if kind in "fc" or dtype in EXTENDED_FLOATS:
             mask |= 1 << i
-            is_complex = is_complex or dtype.kind == "c"
-        k += 1
-    traced = not prim.multiple_results and (d.kind in "fc" or d in EXTENDED_FLOATS)
+            is_complex = is_complex or kind == "c"
+    k = len(avals)
     tape = _new(CallTape)
+    in_vars, tape.positions = _IN_VARS.get(positions) or _in_vars(positions, diff, n)
     tape.avals = tuple(avals)  # (a tuple: the garbage collector stops tracking it)
     tape.out_aval = (out.shape, d) if traced else None
     tape.is_complex = is_complex
     if traced and mask and prim.differentiable:
-        tape.record = build_record(prim, params, args, in_vars, mask, (k,), out,
-                                   phase=current_phase())
-        n = len(args)
-        tape.reads = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
+        reads = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
+        # (the phase is "forward" unless some backward pass runs: no thread-local read)
+        tape.record = build_record(prim, params, args, in_vars, mask,
+                                   _OUT_VARS[k] if k < 8 else (k,), out, False, None,
+                                   current_phase() if backward_passes.open else "forward",
+                                   reads)  # (positional: a call with keywords costs more)
+        tape.reads = reads
     else:
         tape.record, tape.reads = None, ((), False)
     tape.name = prim.name
     tape.concrete = True
     tape._in_tree = tape._out_tree = None
     return out, tape
+
+
+# (the variable numbers of a call's arguments (-1 for a constant), the differentiated
+# positions), by the bits of those positions and of the number of arguments: shared tuples
+# per kind of call (records live until their backward: fewer objects for the garbage
+# collector to count and visit; a lookup by a small int costs little, unlike one by shape
+# and dtype, which cost more than the tuples it saved)
+_IN_VARS: dict = {}
+_OUT_VARS = tuple((k,) for k in range(8))  # the output variable of a call of k inputs
+
+
+def _in_vars(key: int, diff: Sequence[int], n: int) -> tuple:
+    in_vars = [-1] * n
+    for k, i in enumerate(diff):
+        in_vars[i] = k
+    got = _IN_VARS[key] = (tuple(in_vars), tuple(diff))
+    return got
 
 
 class CallTape(Tape):
@@ -71,10 +98,11 @@ class CallTape(Tape):
     record's VJP rules directly, without a backward pass over records. ``reads``: (the
     argument positions whose values the rules read, whether they read the output), and
     ``is_complex``: whether a differentiated input or the output is complex; ``concrete``:
-    whether its residuals are concrete (not so after `with_residuals`)."""
+    whether its residuals are concrete (not so after `with_residuals`); ``positions``: the
+    argument positions of its inputs (the call's ``diff``, as a tuple)."""
 
     __slots__ = ("record", "avals", "out_aval", "reads", "is_complex", "name", "concrete",
-                 "_in_tree", "_out_tree")
+                 "positions", "_in_tree", "_out_tree")
 
     @property
     def records(self) -> list[Record]:
@@ -123,7 +151,7 @@ class CallTape(Tape):
     def with_residuals(self, replace: Callable[[Residual], Any]) -> "CallTape":
         new = _new(CallTape)
         new.avals, new.out_aval, new.name = self.avals, self.out_aval, self.name
-        new.reads, new.is_complex = self.reads, self.is_complex
+        new.reads, new.is_complex, new.positions = self.reads, self.is_complex, self.positions
         new.concrete = False  # (the new residuals may be traced values)
         new._in_tree, new._out_tree = self._in_tree, self._out_tree
         new.record = (None if self.record is None else

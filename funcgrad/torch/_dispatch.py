@@ -10,6 +10,7 @@ is a `PrimNode`. Only the tape's public API is used here.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Sequence
 
 import funcgrad
@@ -23,11 +24,12 @@ from funcgrad.torch._scopes import in_scopes, open_scopes, scopes
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch._views import output
 from funcgrad.torch.autograd import grad_mode, graph, profiler
-from funcgrad.torch.autograd.node import SavedRef, meta_of, new_node, node_class
+from funcgrad.torch.autograd.node import meta_of, node_class, sequence_number, setup
 
 __all__ = ["apply", "PrimCall", "const_like"]
 
 _NO_EDGE = (None, 0)
+_new = object.__new__
 
 
 def const_like(raw: Any, like: Tensor) -> Any:
@@ -167,11 +169,11 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     out, tape = record_primitive(prim, call.params, args, diff)
     if tape.out_aval is None:  # not differentiable (an integer or boolean result)
         return output(out, name, call, inputs, datas)
-    node = new_node(_PRIM_NODES.get(name) or _prim_node_class(name), _edges(inputs, diff),
-                    ((out.shape, out.dtype, out.device),))
+    node = setup(_new(_PRIM_NODES.get(name) or _prim_node_class(name)), _edges(inputs, diff),
+                 sequence_number(), ((out.shape, out.dtype, out.device),))
     node._tape = tape
     node._fn = node._datas = node._packed = None
-    node._diff = tuple(diff)
+    node._diff = tape.positions  # (``diff``, a tuple shared by calls of its kind)
     node._multi = False
     node._complex = tape.is_complex
     node._replay = True
@@ -185,7 +187,10 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     if not node._has_saved:
         node._held_refs = ()
         return result
-    refs: tuple = ()  # (a tuple: see `OpNode._keep_saved`)
+    # per saved tensor, (the tensor, or a weak reference to a saved output; its version
+    # counter; its version; its input position, -1 for the output; its array), flat:
+    # `PrimNode` makes `SavedRef`s of them only when they are read
+    held: tuple = ()
     n = len(inputs)
     for i in saved_in:
         if i < n:
@@ -193,10 +198,12 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
             if isinstance(x, Tensor):
                 if x._inference:
                     raise RuntimeError(INFERENCE_ERROR)
-                refs += (SavedRef(x, False, 0, None, True, i),)  # (positional: per op)
-    if reads_out:
-        refs += (SavedRef(result, True, 0, None, False),)
-    node._held_refs = refs
+                vc = x._vc
+                held += (x, vc, vc.v, i, x._a)
+    if reads_out:  # (weakly: the output holds the node, which would then hold it)
+        vc = result._vc
+        held += (weakref.ref(result), vc, vc.v, -1, result._a)
+    node._held_refs = held
     if graph.open_hooks.open and graph.current_hooks() is not None:
         node._pack_under_hooks(inputs, [result], saved_in)
     return result

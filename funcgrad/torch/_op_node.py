@@ -56,9 +56,13 @@ def pull_back(tape: Tape, cotangents: Sequence) -> list:
     cts = tape.backward(cotangents)
     for c in cts:
         if c is None:
-            break
-    else:  # (tested by identity: ``None in cts`` would call each array's __eq__)
-        return cts
+            return _with_zeros(tape, cts, cotangents)
+    # (tested by identity: ``None in cts`` would call each array's __eq__)
+    return cts
+
+
+def _with_zeros(tape: Tape, cts: list, cotangents: Sequence) -> list:
+    """`pull_back`'s input cotangents ``cts`` with zeros for the ``None`` ones."""
     device = next(c.device for c in cotangents if c is not None)
     return [zeros_on(*tape.var_avals[v], device) if c is None else c
             for c, v in zip(cts, tape.in_vars)]
@@ -381,10 +385,26 @@ class PrimNode(OpNode):
     its tape is that call's one record, built by `record_primitive` without a trace. The
     record's residuals are the op's input and output tensors (or constants), so it replays
     them for double backward and says directly which tensors to version-check. Its nodes
-    are made by `_record_primitive` (`new_node`, fields filled in there), not by calling
+    are made by `_record_primitive` (`setup`, fields filled in there), not by calling
     the class."""
 
     __slots__ = ()
+
+    # ``_held_refs``: per saved tensor, flat, (the tensor or a weak reference to the saved
+    # output, its version counter, its version, its position (-1: the output), its array)
+    # (`_record_primitive`), rather than one `SavedRef` made per op
+
+    def saved_refs(self) -> list:
+        held = self._held_refs
+        return [SavedRef.restored(*held[k:k + 5]) for k in range(0, len(held), 5)]
+
+    def _check_saved(self) -> None:
+        if self._tape is None:
+            raise RuntimeError(FREED_ERROR)
+        held = self._held_refs
+        for k in range(1, len(held), 5):
+            if held[k].v != held[k + 1]:
+                SavedRef.restored(*held[k - 1:k + 4]).check(self)
 
     def apply_arrays(self, grads: list) -> list:
         """`OpNode.apply_arrays` for the one output of a primitive call, written out for
@@ -393,15 +413,24 @@ class PrimNode(OpNode):
         g = grads[0]
         if self._complex or self._packed is not None or tape is None or g is None:
             return OpNode.apply_arrays(self, grads)
-        for s in self._held_refs:
-            if s.vc.v != s.version:
-                s.check(self)  # raises PyTorch's in-place error
+        held = self._held_refs
+        if held:  # (`_check_saved`'s loop, written out: once per node)
+            for k in range(1, len(held), 5):
+                if held[k].v != held[k + 1]:
+                    self._check_saved()  # raises PyTorch's in-place error
         if type(g) is not Array:
             g = as_array(g)
         dtype = self._meta[0][1]
         if g.dtype is not dtype and g.dtype != dtype:
             g = fnp.astype(g, dtype)
+        cts = tape.backward((g,))  # (`pull_back`, written out: once per node)
+        for c in cts:
+            if c is None:
+                cts = _with_zeros(tape, cts, (g,))
+                break
+        if len(cts) == len(self._next):  # every argument differentiated, in order
+            return cts
         out: list = [None] * len(self._next)
-        for i, r in zip(self._diff, pull_back(tape, (g,))):
+        for i, r in zip(self._diff, cts):
             out[i] = r
         return out

@@ -260,7 +260,8 @@ def operator_fast_path(name: str, generic: Callable) -> Callable:
     node, f = FAST_OPERATORS[name]
 
     def fast(self: Tensor, other: Any) -> Any:
-        if isinstance(other, Tensor) and other._a.dtype == self._a.dtype:
+        if isinstance(other, Tensor) and (other._a.dtype is self._a.dtype
+                                          or other._a.dtype == self._a.dtype):
             slots = [self, other]
             try:
                 return apply(node, f, slots)

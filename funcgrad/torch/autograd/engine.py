@@ -266,9 +266,13 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     deps = _dependencies(root)
     needed = _needed(root, targets) if inputs else None
     captured: list = [None] * len(inputs)
+    # the gradients of nodes some but not all of whose inputs have arrived (a ready node's
+    # go with it: on the heap, or as ``grads`` of the next one)
     buffers: dict = {}
     tie = itertools.count()
-    heap: list = []  # the ready nodes but the next one (`node`), by descending sequence
+    # the ready nodes but the next one (`node`), by descending sequence: (-seq, tie, node,
+    # its gradients)
+    heap: list = []
     prev = grad_mode.is_grad_enabled()
     grad_mode.set_enabled(create_graph)
     watched = anomaly.is_anomaly_enabled() or profiler.is_profiling()  # through `_call`
@@ -280,12 +284,12 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
     arrays = not create_graph
     pop, push = heapq.heappop, heapq.heappush
     node: Node | None = root
+    grads: list = []
     try:
         while node is not None:
             if node is root:
                 outputs = root.apply([], create_graph)
             else:
-                grads = buffers.pop(node)
                 hooked = node._hooked  # (one check for the node's four hook tables)
                 if hooked and (node._tensor_hooks or node._retains):
                     grads = _tensor_pre_hooks(node, _tensors(grads))
@@ -296,7 +300,7 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
                         captured[k] = _tensors(grads)[nr]
                 if needed is not None and not needed[node] and not (
                         accumulate and node in targets):
-                    node = pop(heap)[2] if heap else None
+                    node, grads = pop(heap)[2:] if heap else (None, None)
                     continue
                 if watched or hooked and (node._pre_hooks or node._post_hooks):
                     outputs = _call(node, _tensors(grads), create_graph)
@@ -310,32 +314,37 @@ def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool
             for (nxt, nr), g in zip(node._next, outputs):
                 if nxt is None:
                     continue
-                buf = buffers.get(nxt)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                # (a node fed by one edge never enters ``buffers``)
+                buf = buffers.get(nxt) if left else buffers.pop(nxt, None)
                 if buf is None:  # one slot per output of nxt (a leaf's node has one)
                     n = len(nxt._meta)
-                    buf = buffers[nxt] = [None] * (n if n > nr else nr + 1)
+                    buf = [None] * (n if n > nr else nr + 1)
+                    if left:
+                        buffers[nxt] = buf
                 if g is not None:
                     old = buf[nr]
                     buf[nr] = g if old is None else _sum(old, g)
-                left = deps[nxt] - 1
-                deps[nxt] = left
                 if left:
                     continue
                 if inline_leaves and type(nxt) is AccumulateGrad and _plain(nxt):
-                    leaf_grads = buffers.pop(nxt)
                     if arrays:
-                        nxt.apply_arrays(leaf_grads)
+                        nxt.apply_arrays(buf)
                     else:
-                        nxt.apply(_tensors(leaf_grads), create_graph)
+                        nxt.apply(_tensors(buf), create_graph)
                 elif needed is None or needed[nxt] or nxt in targets:
                     if held is None and not heap:  # (the heap would give it next)
-                        held = nxt
+                        held, held_grads = nxt, buf
                         continue
                     if held is not None:
-                        push(heap, (-held._seq, next(tie), held))
+                        push(heap, (-held._seq, next(tie), held, held_grads))
                         held = None
-                    push(heap, (-nxt._seq, next(tie), nxt))
-            node = held if held is not None else pop(heap)[2] if heap else None
+                    push(heap, (-nxt._seq, next(tie), nxt, buf))
+            if held is not None:
+                node, grads = held, held_grads
+            else:
+                node, grads = pop(heap)[2:] if heap else (None, None)
     finally:
         grad_mode.set_enabled(prev)
     if accumulate:

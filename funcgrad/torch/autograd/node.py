@@ -22,8 +22,9 @@ from funcgrad.torch.autograd import anomaly, grad_mode
 from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
-           "node_class", "new_node", "setup", "meta_of", "FREED_ERROR", "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR",
-           "NO_GRAD_VIEW_ERROR", "NO_GRAD_VIEW_WRITTEN_ERROR"]
+           "node_class", "setup", "sequence_number", "meta_of", "FREED_ERROR",
+           "LEAF_INPLACE_ERROR", "VIEW_OF_LEAF_ERROR", "NO_GRAD_VIEW_ERROR",
+           "NO_GRAD_VIEW_WRITTEN_ERROR"]
 
 # PyTorch's refusals of in-place ops (its exact texts)
 VIEW_OF_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being used in an "
@@ -168,9 +169,11 @@ class Node:
         return []
 
 
-def setup(node: Node, next_edges: tuple, seq: Any, meta: Any) -> None:
-    """Fill in a new node's `Node` fields (`Node.__init__`'s, and the facade's for the
-    node of each recorded op, made without ``type.__call__``: `new_node`)."""
+def setup(node: Any, next_edges: tuple, seq: Any, meta: Any) -> Any:
+    """Fill in a new node's `Node` fields and return it (`Node.__init__`'s, and the
+    facade's for the node of each recorded op, made without ``type.__call__``:
+    ``setup(object.__new__(cls), edges, sequence_number(), meta)``, the caller filling in
+    the fields of its class)."""
     node._next = next_edges
     node._seq = seq
     # hook tables: most nodes never get a hook, so they share one empty read-only mapping
@@ -182,16 +185,11 @@ def setup(node: Node, next_edges: tuple, seq: Any, meta: Any) -> None:
     node._meta = meta  # per output: (shape, dtype, device)
     node._trace = anomaly.forward_trace() if anomaly._mode["enabled"] else None
     node._metadata = None
-
-
-def new_node(cls: type, next_edges: tuple, meta: Any) -> Any:
-    """A node of class ``cls`` with its `Node` fields filled in and a new sequence number,
-    made without calling the class (its own fields are the caller's to fill in)."""
-    node = _new(cls)
-    setup(node, next_edges, next(_sequence), meta)
     return node
 
 
+# a new node's sequence number
+sequence_number = _sequence.__next__
 _new = object.__new__
 
 
@@ -301,6 +299,19 @@ class SavedRef:
         self.is_output = is_output
         self.output_nr = output_nr
         self.array = tensor._a  # the saved value (its shape and dtype: for the error message)
+
+    @classmethod
+    def restored(cls, held: Any, vc: Any, version: int, position: int, array: Any
+                 ) -> "SavedRef":
+        """The ref of a tensor saved as its parts: ``held`` (the tensor, or for a saved
+        output, ``position`` -1, a weak reference to it), its version counter, its version
+        and its array then."""
+        ref = _new(cls)
+        ref.vc, ref.version, ref.tensor, ref.array = vc, version, held, array
+        ref.is_output = position < 0
+        ref.output_nr = 0
+        ref.position = max(position, 0)
+        return ref
 
     def check(self, owner: Any) -> None:
         """Raise PyTorch's in-place error if the tensor changed since ``owner`` (the node
