@@ -315,15 +315,7 @@ class _CheckpointCall(TraceCall):
             lambda fun: _CheckpointCall(fun, self.policy, self.name), self.fun, trace, leaves)
 
     def process_rev(self, trace: RevTrace, leaves: Sequence) -> list:
-        sub = _ClosureLiftingTrace(trace, sources=trace.sources, policy=self.policy.saves)
-        primals = [p if isinstance(p, Array) else fnp.asarray(p)
-                   for p in trace.lower(leaves)[0]]
-        with new_trace(sub):
-            sub_in = [sub.new_var(p) if is_inexact(p.dtype) else p for p in primals]
-            sub.kept_vars.update(t._var for t in sub_in if isinstance(t, RevTracer))
-            outs = self.fun(*sub_in)
-            out_vars = [sub.var_of(o) for o in outs]
-            outs = [o._primal if v >= 0 else o for o, v in zip(outs, out_vars)]
+        sub, sub_in, outs, out_vars = self._trace_sub(trace, leaves)
         # the closed-over values read inside become inputs after the arguments
         self.n_args = len(leaves)
         leaves = [*leaves, *[outer for outer, _ in sub.lifted.values()]]
@@ -331,15 +323,7 @@ class _CheckpointCall(TraceCall):
         primals, in_vars, mask = trace.lower(leaves)
         primals = [p if isinstance(p, Array) else fnp.asarray(p) for p in primals]
         self.in_vars = [sub.var_of(x) for x in sub_in]
-        _forget_excluded(sub.records, self.policy.excluded_names, set(self.in_vars))
-        inputs = {v for v in self.in_vars if v >= 0}
-        for rec in sub.records:  # the replay takes the inputs from the call's own record
-            rec.saved = tuple(None if v in inputs else s
-                              for s, v in zip(rec.saved, rec.in_vars))
-        needed, _ = _needed_vars(sub.records)
-        for rec in sub.records:  # saveable is not the same as needed: keep only the latter
-            if rec.out is not None and not any(v in needed for v in rec.out_vars):
-                rec.out = None
+        _keep_only_residuals(sub.records, self.policy, self.in_vars)
         self.sub = Tape(sub.records, sub.var_avals, [v for v in self.in_vars if v >= 0],
                         out_vars, [None if v >= 0 else o for v, o in zip(out_vars, outs)],
                         name=self.name)
@@ -349,6 +333,20 @@ class _CheckpointCall(TraceCall):
         trace.records[-1].sub = self.sub
         return list(result)
 
+    def _trace_sub(self, trace: RevTrace, leaves: Sequence) -> tuple:
+        """The function run on its own sub-trace: (the trace, its input tracers, the
+        outputs' primals, their variables)."""
+        sub = _ClosureLiftingTrace(trace, sources=trace.sources, policy=self.policy.saves)
+        primals = [p if isinstance(p, Array) else fnp.asarray(p)
+                   for p in trace.lower(leaves)[0]]
+        with new_trace(sub):
+            sub_in = [sub.new_var(p) if is_inexact(p.dtype) else p for p in primals]
+            sub.kept_vars.update(t._var for t in sub_in if isinstance(t, RevTracer))
+            outs = self.fun(*sub_in)
+            out_vars = [sub.var_of(o) for o in outs]
+            outs = [o._primal if v >= 0 else o for o, v in zip(outs, out_vars)]
+        return sub, sub_in, outs, out_vars
+
     def vjp(self, xs: Sequence, g: Sequence) -> list:
         """Replay the sub-tape from the inputs, then run its backward pass."""
         tape = self.sub
@@ -356,28 +354,50 @@ class _CheckpointCall(TraceCall):
         for v, x in zip(self.in_vars, xs):
             if v >= 0:
                 env[v] = x
-        needed, residual_vars = _needed_vars(tape.records)
-        last_use = {v: k for k, rec in enumerate(tape.records) for v in rec.in_vars}
-        records = []
-        for k, rec in enumerate(tape.records):
-            outs = rec.out
-            if outs is None and any(v in needed for v in rec.out_vars):
-                args = [env[v] if v >= 0 else rec.saved[i] for i, v in enumerate(rec.in_vars)]
-                outs = rec.prim(*args, **rec.params)
-            if outs is not None:
-                for v, o in zip(rec.out_vars, outs if rec.prim.multiple_results else (outs,)):
-                    if v >= 0 and v in needed:
-                        env[v] = o
-            records.append(_with_residuals(rec, env, outs))
-            for v in rec.in_vars:  # free replayed values as soon as nothing reads them
-                if v >= 0 and last_use[v] == k and v not in residual_vars:
-                    env[v] = None
-        outs = args = env = None  # nothing but the residuals may outlive the replay
+        records = _replayed_records(tape, env)
+        env = None  # nothing but the residuals may outlive the replay
         seeds = [(v, gi) for v, gi in zip(tape.out_vars, g) if v >= 0]
         if isinstance(g, list):
             g.clear()  # the backward pass below frees each cotangent once it is used
         cts = backward_pass(records, tape.var_avals, seeds, consume=True)
         return [cts[v] if v >= 0 else None for v in self.in_vars]
+
+
+def _keep_only_residuals(records: list[Record], policy: Policy, in_vars: list) -> None:
+    """Trim a checkpoint's sub-tape to what its replay needs: no value the policy excludes
+    by name, no input (the replay takes them from the call's own record), no output that
+    the policy could save but no rule reads."""
+    _forget_excluded(records, policy.excluded_names, set(in_vars))
+    inputs = {v for v in in_vars if v >= 0}
+    for rec in records:
+        rec.saved = tuple(None if v in inputs else s for s, v in zip(rec.saved, rec.in_vars))
+    needed, _ = _needed_vars(records)
+    for rec in records:
+        if rec.out is not None and not any(v in needed for v in rec.out_vars):
+            rec.out = None
+
+
+def _replayed_records(tape: Tape, env: list) -> list:
+    """The sub-tape's records with their residuals, recomputing the values it did not keep
+    from the inputs in ``env`` (which the replay fills, and empties of every value as soon
+    as nothing later reads it)."""
+    needed, residual_vars = _needed_vars(tape.records)
+    last_use = {v: k for k, rec in enumerate(tape.records) for v in rec.in_vars}
+    records = []
+    for k, rec in enumerate(tape.records):
+        outs = rec.out
+        if outs is None and any(v in needed for v in rec.out_vars):
+            args = [env[v] if v >= 0 else rec.saved[i] for i, v in enumerate(rec.in_vars)]
+            outs = rec.prim(*args, **rec.params)
+        if outs is not None:
+            for v, o in zip(rec.out_vars, outs if rec.prim.multiple_results else (outs,)):
+                if v >= 0 and v in needed:
+                    env[v] = o
+        records.append(_with_residuals(rec, env, outs))
+        for v in rec.in_vars:  # free replayed values as soon as nothing reads them
+            if v >= 0 and last_use[v] == k and v not in residual_vars:
+                env[v] = None
+    return records
 
 
 def _reads(rec: Record) -> tuple[tuple, bool]:
