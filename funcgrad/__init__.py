@@ -10,7 +10,7 @@ from funcgrad import tree
 from funcgrad import flatten_util
 from funcgrad.backend import devices
 from funcgrad.primitives.control import device_put
-from funcgrad._host import block_until_ready, device_get
+from funcgrad._host import block_until_ready, device_get, effects_barrier
 from funcgrad import numpy
 from funcgrad import primitives
 from funcgrad import scipy
@@ -23,6 +23,7 @@ from funcgrad import experimental
 from funcgrad.callbacks import pure_callback
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, float0, jvp,
+                                 linear_transpose,
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
                                  custom_jvp, checkpoint, remat, checkpoint_policies,
                                  checkpoint_name, checkpoint_sequential, saved_residuals,
@@ -38,7 +39,7 @@ __all__ = ["Array", "config", "tree_util", "tree", "device_put", "device_get",
            "block_until_ready", "devices", "numpy", "primitives",
            "scipy", "random", "nn", "lax", "ad_checkpoint", "debug", "experimental",
            "pure_callback", "stop_gradient", "Tape", "make_tape", "grad",
-           "value_and_grad", "vjp", "float0",
+           "value_and_grad", "vjp", "float0", "linear_transpose", "effects_barrier",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "jit",

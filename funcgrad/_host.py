@@ -16,7 +16,7 @@ from funcgrad.array import Array, to_raw
 from funcgrad.backend import synchronize
 from funcgrad.core import Tracer
 
-__all__ = ["block_until_ready", "device_get"]
+__all__ = ["block_until_ready", "device_get", "effects_barrier"]
 
 
 def _array_block_until_ready(self: Array) -> Array:
@@ -62,3 +62,10 @@ def device_get(x: Any) -> Any:
     Array, a copy of a GPU one); other leaves (Python scalars, strings, traced values)
     are returned as they are."""
     return tree_util.tree_map(_to_host, x)
+
+
+def effects_barrier() -> None:
+    """Wait until every effect started so far (debug prints, io callbacks) has happened
+    (JAX's ``jax.effects_barrier``). funcgrad makes a callback's call in Python when the
+    program reaches it, before the call that runs the program returns, so nothing is ever
+    pending and this returns at once."""

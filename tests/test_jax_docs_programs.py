@@ -158,6 +158,50 @@ def test_typeof_and_the_traced_programs_jaxpr():
     assert "sin" in str(jaxpr)
 
 
+LINEAR = {
+    "matmul and sum": (lambda x, y: (2.0 * x + fnp.sum(y), x @ np.arange(6.0).reshape(3, 2)),
+                       (X[:3], W[:4])),
+    "pytree in and out": (lambda t: {"s": t["a"].T @ np.ones(2) + t["b"].sum(), "d": -t["b"]},
+                          ({"a": np.ones((2, 3)), "b": np.ones((2,))},)),
+    "fft": (lambda x: fnp.fft.rfft(x).real, (X,)),
+}
+
+
+@pytest.mark.parametrize("name", LINEAR)
+def test_linear_transpose_against_jax(name):
+    """new_docs/301/cookbook: ``jax.linear_transpose``."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    fun, primals = LINEAR[name]
+    out = fun(*primals)
+    ct = tree_util.tree_map(lambda o: np.linspace(1.0, 2.0, np.size(o)).reshape(np.shape(o)),
+                            out)
+    got = fg.linear_transpose(fun, *primals)(ct)
+    j_fun = {"matmul and sum": lambda x, y: (2.0 * x + jax.numpy.sum(y),
+                                             x @ np.arange(6.0).reshape(3, 2)),
+             "pytree in and out": lambda t: {"s": t["a"].T @ np.ones(2) + t["b"].sum(),
+                                             "d": -t["b"]},
+             "fft": lambda x: jax.numpy.fft.rfft(x).real}[name]
+    want = jax.linear_transpose(j_fun, *primals)(ct)
+    for g, e in zip(tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, np.asarray(e), rtol=1e-12, atol=1e-12)
+    jitted = fg.jit(lambda c: fg.linear_transpose(fun, *primals)(c))(ct)
+    for g, e in zip(tree_util.tree_leaves(jitted), tree_util.tree_leaves(got)):
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fun", [fnp.sin, lambda x: x + 1.0, lambda x: x * x])
+def test_linear_transpose_refuses_a_non_linear_function(fun):
+    with pytest.raises(TypeError, match="not linear"):
+        fg.linear_transpose(fun, 1.0)
+
+
+def test_effects_barrier_finds_every_effect_done(capsys):
+    fg.jit(lambda x: fg.debug.print("{}", x))(2.0)
+    fg.effects_barrier()
+    assert capsys.readouterr().out == "2.0\n"
+
+
 def test_ad_checkpoint_module_has_jaxs_names():
     from funcgrad.ad_checkpoint import (checkpoint, checkpoint_name, checkpoint_policies,
                                         print_saved_residuals, remat)

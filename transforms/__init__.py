@@ -10,7 +10,7 @@
 - `jit` (with `compile`, which turns a tape into a Python function): `jit`, `make_jaxpr`
 """
 from .tape import Tape, make_tape
-from .grad import grad, value_and_grad, vjp, float0
+from .grad import grad, value_and_grad, vjp, float0, linear_transpose
 from .jvp import jvp, linearize
 from .jacobian import jacrev, jacobian, jacfwd, hessian
 from .custom import custom_vjp, custom_jvp
@@ -19,7 +19,8 @@ from .checkpoint import (checkpoint, remat, checkpoint_policies, checkpoint_name
 from .jit import jit, make_jaxpr
 from .vmap import vmap
 
-__all__ = ["Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0", "jvp",
+__all__ = ["Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0", "linear_transpose",
+           "jvp",
            "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "jit",

@@ -139,6 +139,43 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
+def linear_transpose(fun: Callable, *primals: Any, reduce_axes: tuple = ()) -> Callable:
+    """The transpose of the linear function ``fun`` (JAX's ``jax.linear_transpose``):
+    ``transposed(ct)`` returns the tuple of input cotangents that ``ct``, shaped like the
+    output, pulls back. ``primals`` give only the inputs' shapes and dtypes. A linear map's
+    VJP is its transpose at every point, so this is ``fun``'s VJP at zero; ``fun`` is
+    checked to be linear there (f(0) = 0, and f(a + b) = f(a) + f(b) on two fixed draws
+    when the values are concrete), so that a non-linear function raises rather than
+    giving its derivative at zero."""
+    if reduce_axes:
+        raise NotImplementedError("linear_transpose: reduce_axes is not supported")
+    leaves, tree = tree_util.tree_flatten(primals)
+    zeros = tree.unflatten([fnp.zeros(np.shape(x), fnp.result_type(x)) for x in leaves])
+    _check_linear(fun, leaves, tree, zeros)
+    _, pullback = vjp(fun, *zeros)
+
+    def transposed(out_cotangent: Any) -> tuple:
+        return pullback(out_cotangent)
+    return transposed
+
+
+def _check_linear(fun: Callable, leaves: list, tree: Any, zeros: tuple) -> None:
+    at_zero = tree_util.tree_leaves(fun(*zeros))
+    if any(isinstance(x, Tracer) for x in leaves + at_zero):
+        return  # (abstract values cannot be compared; JAX's check is at transposition)
+    rng = np.random.RandomState(0)
+    a, b = ([rng.standard_normal(np.shape(x)).astype(fnp.result_type(x)) for x in leaves]
+            for _ in range(2))
+    fa, fb, fab = (tree_util.tree_leaves(fun(*tree.unflatten(v)))
+                   for v in (a, b, [x + y for x, y in zip(a, b)]))
+    linear = all(np.allclose(z, 0) for z in at_zero) and all(
+        np.allclose(s, x + y, rtol=1e-4, atol=1e-5) for s, x, y in zip(fab, fa, fb))
+    if not linear:
+        raise TypeError("linear_transpose: fun is not linear in its inputs (f(0) != 0 or "
+                        "f(a + b) != f(a) + f(b)); use vjp for the transpose of its "
+                        "derivative at a point")
+
+
 def _check_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for n in nums:
