@@ -225,6 +225,23 @@ def test_donated_argument_is_reused_and_deleted():
     assert "out=" not in jf.lower(fnp.asarray(X), Y).compile().as_text()
 
 
+def test_small_donated_buffer_takes_a_returned_result_only():
+    """A result the program returns is written into a dead donated input of its aval
+    whatever the size (a training step's small bias update: its caller would copy it
+    there); a small intermediate value never is, nor a returned one into another
+    input that is not donated."""
+    jf = jit(lambda w, g: w - 0.1 * g, donate_argnums=0)
+    w, g = np.linspace(-1, 1, 10), np.full(10, 0.5)
+    source = jf.lower(fnp.asarray(w), g).compile().as_text()
+    assert "out=v0" in source and source.count("out=") == 1, source
+    donated = fnp.asarray(w.copy())
+    identical(w - 0.1 * g, jf(donated, g))
+    jf = jit(lambda w, g: fnp.sin(w) * g, donate_argnums=0)
+    assert "out=" not in jf.lower(fnp.asarray(w), g).compile().as_text()
+    jf = jit(lambda w, g: g - 0.1 * w, donate_argnums=0)  # g is not donated
+    assert "out=" not in jf.lower(fnp.asarray(w), g).compile().as_text()
+
+
 def test_donated_buffer_is_reused_after_its_views_die_and_only_then():
     """A donated matrix read through a transpose (a layer's ``w.T``) is still its own
     memory: the update is written into it once the view is dead, never while it lives."""

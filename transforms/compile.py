@@ -313,6 +313,7 @@ class _Buffers:
         self.group: dict = {}      # var -> group id
         self.members: dict = {}    # group id -> vars
         self.owned: dict = {}      # group id -> whether its memory is ours to overwrite
+        self.donated = frozenset(owned)  # the program inputs among those
         for v in owned:
             self._new(v, True)
 
@@ -371,15 +372,25 @@ REUSE_MIN_SIZE = 4096
 
 
 def _reuse_target(step: _Step, k: int, var_avals: list, last: dict,
-                  buffers: _Buffers) -> int | None:
-    """An input buffer a ufunc step may write its output into, or None."""
+                  buffers: _Buffers, returned: set) -> int | None:
+    """An input buffer a ufunc step may write its output into, or None. A result the
+    program returns goes into a donated input's buffer whatever its size: a training
+    step's update ``w + (-lr) * g``, which its caller would otherwise copy into the
+    parameter's memory after the call."""
     if not isinstance(step.rec.prim.impl, np.ufunc) or step.rec.params:
         return None  # only ufuncs take ``out=``
     out_aval = var_avals[step.outs[0]]
-    if not out_aval[0] or math.prod(out_aval[0]) < REUSE_MIN_SIZE:
+    if not out_aval[0]:
         return None  # 0-d results are numpy scalars: nothing to write into
+    small = math.prod(out_aval[0]) < REUSE_MIN_SIZE
+    only_donated = small and step.outs[0] in returned
+    if small and not only_donated:
+        return None
     for r in step.ins:
-        if r[0] == "v" and var_avals[r[1]] == out_aval and buffers.reusable(r[1], k, last):
+        if r[0] != "v" or var_avals[r[1]] != out_aval or (only_donated and r[1] not in
+                                                            buffers.donated):
+            continue
+        if buffers.reusable(r[1], k, last):
             return r[1]
     return None
 
@@ -465,6 +476,7 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
     starts = {b.start: b for b in blocks}
     last = _last_uses(steps, outputs)
     buffers = _Buffers(owned)
+    returned = {r[1] for r in outputs if r[0] == "v"}
 
     def name(r: tuple) -> str:
         return f"v{r[1]}" if r[0] == "v" else w.const(r[1])
@@ -517,7 +529,7 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
             inliner(w, step, ins, outs[0], var_avals, indent,
                     None if target is None else f"v{target}")
         else:
-            target = _reuse_target(step, k, var_avals, last, buffers)
+            target = _reuse_target(step, k, var_avals, last, buffers, returned)
             call = f"{w.impl(step.rec)}({', '.join(ins)}"
             if target is not None:
                 call += f", out=v{target}"

@@ -218,19 +218,21 @@ class Replay:
             targets = list(targets)
             for k, at in self.same_grads:
                 targets[k] = grads[at]
+        owner_of = _storage.owner
         for k, (value, target) in enumerate(zip(outs, targets)):
             if value is target or not isinstance(value, np.ndarray):
                 continue
-            owner = owner_id(value)
+            owner = id(value) if value.base is None else id(owner_of(value))  # (owner_id)
             if owner in taken:
-                outs[k] = _storage.snapshot(new_array(value))
+                outs[k] = buffer_of(_storage.snapshot(new_array(value)))
             else:
                 taken.add(owner)
+        donated = self.donated
         for k, t, raw, changed, moved in self.tensor_writes:
-            _give(t, raw, outs[k], changed, moved, self.donated)
+            _give(t, raw, outs[k], changed, moved, donated)
         for k, t, kind, changed, moved in self.grad_writes:
             if kind == "new":
-                t._set_grad(borrowing(_array(outs[k])))
+                t._set_grad(borrowing(new_array(outs[k])))
             elif kind is None:
                 t._set_grad(None)
             else:
@@ -242,10 +244,10 @@ class Replay:
                       moved, False)
             else:  # optimizer.state[param][key]
                 self.layout.optimizers[i].state[self.layout.tensors[p]][key] = make(
-                    _array(outs[k]))
+                    new_array(outs[k]))
         if self.single:
-            return make(_array(outs[0]))
-        return self.plan[0].unflatten([make(_array(v)) for v in outs[:self.n_out]])
+            return make(new_array(outs[0]))
+        return self.plan[0].unflatten([make(new_array(v)) for v in outs[:self.n_out]])
 
 
 _WRITEABLE = operator.attrgetter("flags.writeable")
@@ -254,10 +256,6 @@ _WRITEABLE = operator.attrgetter("flags.writeable")
 def owner_id(raw: Any) -> int:
     """The id of what owns ``raw``'s memory (`_storage.owner`; most arrays own theirs)."""
     return id(raw) if raw.base is None else id(_storage.owner(raw))
-
-
-def _array(value: Any) -> Array:
-    return value if type(value) is Array else new_array(value)
 
 
 def _raw_of_aval(a: Any, aval: tuple) -> Any:
@@ -276,9 +274,9 @@ def _give(t: Any, raw: Any, value: Any, changed: bool, moved: int, plain: bool) 
     donated call's tensors), so a value of its dtype is copied in directly."""
     if changed and value is not raw:
         if plain and value.dtype == raw.dtype:
-            np.copyto(raw, value)
+            raw[...] = value  # (np.copyto's dispatch costs more, for the same copy)
         else:
-            t._assign_array(_array(value))  # (counts one write)
+            t._assign_array(new_array(value))  # (counts one write)
             moved -= 1
     if moved:
         t._bump_version(moved)
