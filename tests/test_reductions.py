@@ -185,3 +185,19 @@ def test_methods_call_the_namespace():
     same(x.max(0), X.max(0))
     same(x.cumprod(1), X.cumprod(1))
     same(np.sum(x, axis=0), X.sum(axis=0))
+
+
+@pytest.mark.parametrize("dtype", ["<i8", ">i8", "i4", "i1", "u1", "<u2"])
+def test_nll_loss_kernel_checks_labels_of_every_integer_dtype(dtype):
+    """The kernel's one-reduction range check (labels read as unsigned) finds a negative
+    label, the most negative one, and one past the classes, whatever the byte order; the
+    loss of good labels (strided ones too) is the mean of their -logp."""
+    from funcgrad.primitives.kernels import reductions as kernels
+    logp = np.log(np.full((4, 3), 1 / 3)) + np.arange(3)
+    labels = np.array([[0, 2], [1, 1], [2, 0], [1, 2]], dtype=dtype)[:, 1]  # strided
+    want = -np.mean(logp[np.arange(4), labels.astype(int)])
+    np.testing.assert_allclose(kernels.nll_loss(logp, labels, 1.0, 1, "mean"), want)
+    bad = [3, np.iinfo(dtype).max] + ([-1, np.iinfo(dtype).min] if np.dtype(dtype).kind == "i" else [])
+    for label in bad:
+        with pytest.raises(IndexError, match=f"Target {label} is out of bounds"):
+            kernels.nll_loss(logp, np.array([0, label, 1, 1], dtype=dtype), 1.0, 1, "mean")
