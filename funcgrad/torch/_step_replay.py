@@ -91,22 +91,20 @@ class Probes:
                             "(" + ", ".join(f"*{s}" for s in srcs) + ",)"))
 
     def guard(self) -> Callable[[], bool]:
-        """A function telling whether every read gives what it gives now."""
-        params = ", ".join(self._names.values())
-        snapshot = f"lambda {params}: [{', '.join(e for e, _ in self._exprs)}]"
-        kept = f"lambda {params}: [{', '.join(k for _, k in self._exprs if k)}]"
-        snap, keep = (eval(compile(src, "<step guard>", "eval"), dict(self._helpers))
-                      for src in (snapshot, kept))
-        objs = tuple(self.objs)
-        expected = snap(*objs)
-        alive = keep(*objs)  # (the identities in ``expected`` stay those objects')
-
-        def unchanged() -> bool:
-            try:
-                return snap(*objs) == expected
-            except Exception:  # a read that fails now (an emptied cell...): look again
-                return False
-        unchanged.kept = alive  # type: ignore[attr-defined]
+        """A function telling whether every read gives what it gives now: one generated
+        function, the objects read its globals, comparing the list of what the reads give
+        with the list they gave here (a read that fails, as of an emptied cell, is a
+        change)."""
+        reads = f"[{', '.join(e for e, _ in self._exprs)}]"
+        source = (f"def snapshot():\n    return {reads}\n"
+                  f"def kept():\n    return [{', '.join(k for _, k in self._exprs if k)}]\n"
+                  f"def unchanged():\n    try:\n        return {reads} == EXPECTED\n"
+                  f"    except Exception:\n        return False\n")
+        namespace = dict(self._helpers, **dict(zip(self._names.values(), self.objs)))
+        exec(compile(source, "<step guard>", "exec"), namespace)
+        namespace["EXPECTED"] = namespace["snapshot"]()
+        unchanged = namespace["unchanged"]
+        unchanged.kept = namespace["kept"]()  # (the identities in EXPECTED stay theirs)
         return unchanged
 
 
