@@ -43,8 +43,7 @@ def logsumexp(x: Any, axis: tuple, keepdims: bool) -> Any:
     of -inf (log(0)) needs the floating-point warning silenced."""
     numpy_in = type(x) is np.ndarray  # ufunc reductions: np.max/np.sum's wrappers skipped
     if x.size:
-        peak = (np.maximum.reduce(x, axis=axis, keepdims=True) if numpy_in
-                else np.max(x, axis=axis, keepdims=True))
+        peak = (_peak(x, axis) if numpy_in else np.max(x, axis=axis, keepdims=True))
         finite = bool(np.logical_and.reduce(np.isfinite(peak), axis=None) if numpy_in
                       else np.isfinite(peak).all())
         if not finite:
@@ -63,6 +62,17 @@ def logsumexp(x: Any, axis: tuple, keepdims: bool) -> Any:
         with np.errstate(divide="ignore"):  # log(0) = -inf: a sum of exp(-inf)
             out = np.log(total) + peak
     return out if keepdims else np.squeeze(out, axis)
+
+
+def _peak(x: np.ndarray, axis: tuple) -> np.ndarray:
+    """The max over ``axis`` (kept). numpy reduces a matrix's short rows one by one, at
+    ~100ns a row (13us for a batch of 128 logits of 10 classes); the transposed copy's
+    columns are reduced elementwise across its rows, 3-4x faster from 32 rows of at
+    most 32 (a max is exact: the order of the comparisons changes no value)."""
+    if (x.ndim == 2 and axis in ((1,), (-1,)) and x.shape[0] >= 32 and x.shape[1] <= 32
+            and x.dtype.kind == "f"):
+        return np.maximum.reduce(np.ascontiguousarray(x.T), axis=0, keepdims=True).T
+    return np.maximum.reduce(x, axis=axis, keepdims=True)
 
 
 def log_softmax(x: Any, axis: tuple) -> Any:
