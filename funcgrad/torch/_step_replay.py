@@ -160,10 +160,11 @@ class Replay:
             grads[k] = raw = _raw_of_aval(array_of(grad_of(t)), aval)
             others.append(raw)
         others += leaves
-        if any(r is None for r in others):
-            return MISS
         taken = set(self.owners)  # (the guard has seen these: only their write flag can
-        taken.update(map(owner_id, others))  # change; `_donatable` for the others)
+        if others:  # change; `_donatable` for the others)
+            if any(r is None for r in others):
+                return MISS
+            taken.update(map(owner_id, others))
         if self.donated and (len(taken) != len(self.owners) + len(others)
                              or not all(map(_WRITEABLE, self.raws))):
             return MISS
@@ -227,7 +228,10 @@ class Replay:
                 taken.add(owner)
         donated = self.donated
         for k, t, raw, changed, moved in self.tensor_writes:
-            _give(t, raw, outs[k], changed, moved, donated)
+            if outs[k] is raw:  # (the program wrote it there: only the version moves)
+                t._bump_version(moved)
+            else:
+                _give(t, raw, outs[k], changed, moved, donated)
         for k, t, kind, changed, moved in self.grad_writes:
             if kind == "new":
                 t._set_grad(borrowing(new_array(outs[k])))
