@@ -17,6 +17,8 @@ from funcgrad import scipy
 from funcgrad import random
 from funcgrad import nn
 from funcgrad import lax
+from funcgrad import ad_checkpoint
+from funcgrad import debug
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, float0, jvp,
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
@@ -32,7 +34,8 @@ __version__ = "0.1.0"
 
 __all__ = ["Array", "config", "tree_util", "tree", "device_put", "device_get",
            "block_until_ready", "devices", "numpy", "primitives",
-           "scipy", "random", "nn", "lax", "stop_gradient", "Tape", "make_tape", "grad",
+           "scipy", "random", "nn", "lax", "ad_checkpoint", "debug", "stop_gradient", "Tape",
+           "make_tape", "grad",
            "value_and_grad", "vjp", "float0",
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",

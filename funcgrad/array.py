@@ -64,6 +64,10 @@ class Array:
             return "cpu"
         return device_of(self._value)
 
+    def devices(self) -> set[str]:
+        """The devices holding this array: one, its `device` (JAX's ``Array.devices()``)."""
+        return {self.device}
+
     def concrete(self) -> "Array":
         """This Array itself (tracers return their underlying concrete value)."""
         return self
@@ -229,36 +233,56 @@ class _IndexUpdateHelper:
 
 class _IndexUpdateRef:
     """``x.at[idx]``: each method returns a new Array; all are differentiable. With
-    repeated indices ``add`` accumulates every update (scatter-add). ``update(array, index,
-    values, mode)`` is funcgrad.numpy's, installed when it is imported."""
+    repeated indices ``add`` accumulates every update (scatter-add). ``mode`` says what an
+    index out of bounds does, as in JAX: "clip", "fill" (get: ``fill_value``) or "drop"
+    (updates), else numpy's IndexError. ``indices_are_sorted`` and ``unique_indices`` are
+    JAX's hints to its compiler and change nothing here. ``update(array, index, values,
+    how, mode)`` and ``gather(array, index, mode, fill_value)`` are funcgrad.numpy's,
+    installed when it is imported."""
 
     __slots__ = ("array", "index")
     update: Any = None
+    gather: Any = None
 
     def __init__(self, array: Array, index: Any):
         self.array = array
         self.index = index
 
-    def get(self) -> Array:
-        return self.array[self.index]
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None, fill_value: Any = None) -> Array:
+        if mode is None and fill_value is None:
+            return self.array[self.index]
+        return _IndexUpdateRef.gather(self.array, self.index, mode, fill_value)
 
-    def _update(self, values: Any, mode: str) -> Array:
-        return _IndexUpdateRef.update(self.array, self.index, values, mode)
+    def _update(self, values: Any, how: str, mode: str | None) -> Array:
+        return _IndexUpdateRef.update(self.array, self.index, values, how, mode)
 
-    def set(self, values: Any) -> Array:
-        return self._update(values, "set")
+    def set(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: str | None = None) -> Array:
+        return self._update(values, "set", mode)
 
-    def add(self, values: Any) -> Array:
-        return self._update(values, "add")
+    def add(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: str | None = None) -> Array:
+        return self._update(values, "add", mode)
 
-    def multiply(self, values: Any) -> Array:
-        return self._update(values, "multiply")
+    def multiply(self, values: Any, *, indices_are_sorted: bool = False,
+                 unique_indices: bool = False, mode: str | None = None) -> Array:
+        return self._update(values, "multiply", mode)
 
-    def divide(self, values: Any) -> Array:
-        return self._update(values, "divide")
+    mul = multiply
 
-    def min(self, values: Any) -> Array:
-        return self._update(values, "min")
+    def divide(self, values: Any, *, indices_are_sorted: bool = False,
+               unique_indices: bool = False, mode: str | None = None) -> Array:
+        return self._update(values, "divide", mode)
 
-    def max(self, values: Any) -> Array:
-        return self._update(values, "max")
+    def power(self, values: Any, *, indices_are_sorted: bool = False,
+              unique_indices: bool = False, mode: str | None = None) -> Array:
+        return self._update(values, "power", mode)
+
+    def min(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: str | None = None) -> Array:
+        return self._update(values, "min", mode)
+
+    def max(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: str | None = None) -> Array:
+        return self._update(values, "max", mode)

@@ -24,7 +24,7 @@ what they declare (no branching on data or memory layout; that is a kernel's bus
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -498,6 +498,18 @@ class TraceCall:
         if not top.alive:
             raise escaped_error(top)
         return top.process_call(self, args)
+
+    def held_values(self) -> list:
+        """The values this call keeps for its backward pass besides its record's residuals
+        (a checkpoint's sub-tape, a custom rule's residuals), in a fixed order: with
+        `with_held_values` they make a vjp function a pytree. None by default."""
+        return []
+
+    def with_held_values(self, values: Iterator, sub: Any) -> tuple["TraceCall", Any]:
+        """(a copy of this call holding the next values of ``values`` in place of
+        `held_values`, the sub-tape its record shows, of which ``sub`` is the current
+        one); this call and ``sub`` by default."""
+        return self, sub
 
 
 class Tracer(Array):

@@ -33,9 +33,9 @@ from funcgrad.core import ZERO, Primitive, registry
 from . import sampling
 from . import (control, select, elementwise, binary, special, distributions, bessel,
                reductions, shape, indexing, linalg, decompositions, triangular,
-               matrix_functions, signal, fft, conv, sets, collectives, random)
+               matrix_functions, signal, fft, conv, sets, collectives, random, debugging)
 
 __all__ = ["Primitive", "ZERO", "registry", "sampling", "control", "select", "elementwise",
            "binary", "special", "distributions", "bessel", "reductions", "shape",
            "indexing", "linalg", "decompositions", "triangular", "matrix_functions",
-           "signal", "fft", "conv", "sets", "collectives", "random"]
+           "signal", "fft", "conv", "sets", "collectives", "random", "debugging"]

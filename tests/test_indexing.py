@@ -170,7 +170,7 @@ def test_at_keeps_dtype_and_errors_on_unknown_mode():
     assert x.at[0].set(1.0).dtype == np.float32
     assert fnp.zeros(3, dtype=np.int64).at[0].add(2.7).dtype == np.int64
     with pytest.raises(ValueError, match="unknown index update"):
-        fnp.index_update(x, 0, 1.0, "power")
+        fnp.index_update(x, 0, 1.0, "bitwise_xor")
 
 
 def test_item_assignment_raises_type_error_pointing_to_at():

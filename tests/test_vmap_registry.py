@@ -286,6 +286,9 @@ UNSAMPLED = {
     "stop_gradient": (funcgrad.stop_gradient, (_floats(2, 3),)),
     "axis_index": (lambda x: funcgrad.vmap(lambda y: y * dist.axis_index("j"),
                                            axis_name="j")(x), (_floats(3, 2),)),
+    # (what each example's call sees is tests/test_debug.py's check)
+    "debug_callback": (lambda x: (funcgrad.debug.callback(lambda v: None, x), x + 1)[1],
+                       (_floats(3),)),
     "switch": (_staged("switch"), (_floats(4),)),
     "while_loop": (_staged("while_loop"), (_floats(4),)),
     "scan": (_staged("scan"), (_floats(4),)),

@@ -11,9 +11,10 @@ random draws included. Forward mode ignores checkpoints.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import math
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -224,7 +225,11 @@ def _as_policy(policy: Any) -> Policy:
 # ---------------------------------------------------------------------------------------
 
 def _impl(*raw: Any, call: "_CheckpointCall") -> tuple:
-    outs = call.fun(*[new_array(r) for r in raw])
+    args = [new_array(r) for r in raw]
+    if len(args) == call.n_args:
+        outs = call.fun(*args)
+    else:  # closed-over values were lifted into inputs: the function would read its own
+        outs = call.sub.replay([a for a, v in zip(args, call.in_vars) if v >= 0])
     return tuple(o._value if isinstance(o, Array) else o for o in outs)
 
 
@@ -249,12 +254,44 @@ def _sample_checkpoint(rng: Any, draw: Callable) -> list:
 checkpoint_call.sample = sampling.custom(_sample_checkpoint)
 
 
+class _ClosureLiftingTrace(RevTrace):
+    """A checkpoint's sub-trace. A value of the enclosing reverse trace that the function
+    reads from its closure becomes an input of the sub-tape where an operation first reads
+    it (closure conversion, as JAX's checkpoint does): its derivative flows through the
+    checkpoint's VJP, and the sub-tape, replayed in the enclosing backward pass after that
+    trace has ended, holds no tracer of it. In nested checkpoints a value of a trace further
+    out is lifted through each one between."""
+
+    def __init__(self, outer: RevTrace, **options: Any):
+        super().__init__("checkpoint", **options)
+        self.outer = outer
+        self.lifts_from = {id(outer)} | getattr(outer, "lifts_from", set())
+        self.lifted: dict[int, tuple[RevTracer, RevTracer]] = {}  # id: (outer, inner)
+
+    def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
+        lifts_from = self.lifts_from
+        if any(type(a) is RevTracer and id(a._trace) in lifts_from for a in args):
+            args = [self._lifted(a) if type(a) is RevTracer and id(a._trace) in lifts_from
+                    else a for a in args]
+        return super().process(prim, args, params)
+
+    def _lifted(self, x: RevTracer) -> RevTracer:
+        if x._trace is not self.outer:  # a value of a trace further out: the outer lifts it
+            x = self.outer._lifted(x)
+        got = self.lifted.get(id(x))
+        if got is None:
+            got = self.lifted[id(x)] = (x, self.new_var(x._primal, x._diff))
+            self.kept_vars.add(got[1]._var)
+        return got[1]
+
+
 class _CheckpointCall(TraceCall):
     def __init__(self, fun: Callable, policy: Policy, name: str):
         super().__init__(fun, name)
         self.policy = policy
         self.sub: Tape | None = None
         self.in_vars: list[int] = []
+        self.n_args = 0  # the arguments, before the lifted closed-over values
 
     def __repr__(self) -> str:
         return f"{self.name}, policy={self.policy!r}"
@@ -262,21 +299,37 @@ class _CheckpointCall(TraceCall):
     def process_jvp(self, trace: Any, leaves: Sequence) -> list:
         return self.fun(*leaves)  # forward mode stores nothing: nothing to rematerialise
 
+    def held_values(self) -> list:
+        return [] if self.sub is None else self.sub.held_values()
+
+    def with_held_values(self, values: Iterator, sub: Any) -> tuple[TraceCall, Any]:
+        if self.sub is None:
+            return self, sub
+        new = copy.copy(self)
+        new.sub = self.sub.with_held_values(values)
+        return new, new.sub
+
     def process_batch(self, trace: Any, leaves: Sequence) -> list:
         """A checkpoint of the batched function (an outer grad still recomputes)."""
         return vmap_calls.batch_construct(
             lambda fun: _CheckpointCall(fun, self.policy, self.name), self.fun, trace, leaves)
 
     def process_rev(self, trace: RevTrace, leaves: Sequence) -> list:
-        primals, in_vars, mask = trace.lower(leaves)
-        primals = [p if isinstance(p, Array) else fnp.asarray(p) for p in primals]
-        sub = RevTrace("checkpoint", sources=trace.sources, policy=self.policy.saves)
+        sub = _ClosureLiftingTrace(trace, sources=trace.sources, policy=self.policy.saves)
+        primals = [p if isinstance(p, Array) else fnp.asarray(p)
+                   for p in trace.lower(leaves)[0]]
         with new_trace(sub):
             sub_in = [sub.new_var(p) if is_inexact(p.dtype) else p for p in primals]
             sub.kept_vars.update(t._var for t in sub_in if isinstance(t, RevTracer))
             outs = self.fun(*sub_in)
             out_vars = [sub.var_of(o) for o in outs]
             outs = [o._primal if v >= 0 else o for o, v in zip(outs, out_vars)]
+        # the closed-over values read inside become inputs after the arguments
+        self.n_args = len(leaves)
+        leaves = [*leaves, *[outer for outer, _ in sub.lifted.values()]]
+        sub_in += [inner for _, inner in sub.lifted.values()]
+        primals, in_vars, mask = trace.lower(leaves)
+        primals = [p if isinstance(p, Array) else fnp.asarray(p) for p in primals]
         self.in_vars = [sub.var_of(x) for x in sub_in]
         _forget_excluded(sub.records, self.policy.excluded_names, set(self.in_vars))
         inputs = {v for v in self.in_vars if v >= 0}

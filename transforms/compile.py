@@ -389,6 +389,8 @@ def write_steps(w: Writer, steps: list[Step], outputs: list, var_avals: list,
             target = _inline_target(step, k, var_avals, last, buffers)
             inliner(w, step, ins, outs[0], var_avals, indent,
                     None if target is None else f"v{target}")
+        elif not step.outs:  # a call for its effect alone (debug_callback)
+            w.emit(indent, f"{w.impl(step.rec)}({', '.join(ins)})")
         else:
             target = _reuse_target(step, k, var_avals, last, buffers, returned)
             call = f"{w.impl(step.rec)}({', '.join(ins)}"

@@ -17,9 +17,10 @@ higher-order derivatives differentiate through the rule. Every combination works
 """
 from __future__ import annotations
 
+import copy
 import functools
 import weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -127,14 +128,18 @@ class _Shape:
         self.shape = shape
 
 
+def _weak_flat_fun(call: "_Call") -> Callable:
+    """``call._flat_fun`` through a weak reference: a bound method would tie the call, and
+    the residuals and tangent tapes it holds, in a reference cycle."""
+    ref = weakref.ref(call)
+    return lambda *leaves: ref()._flat_fun(*leaves)
+
+
 class _Call(TraceCall):
     """Shared plumbing: the flat view of a call of a custom function."""
 
     def __init__(self, owner: Any, nondiff: list, in_tree: Any):
-        # ``fun`` reaches the call through a weak reference: a bound method would tie the
-        # call, and the residuals and tangent tapes it holds, in a reference cycle
-        ref = weakref.ref(self)
-        super().__init__(lambda *leaves: ref()._flat_fun(*leaves), owner.__name__)
+        super().__init__(_weak_flat_fun(self), owner.__name__)
         self.owner = owner
         self.nondiff = nondiff
         self.in_tree = in_tree
@@ -163,6 +168,12 @@ class _Call(TraceCall):
         out = self.owner.fun(*self.args(leaves))
         out_leaves, self.out_tree = tree_util.tree_flatten(out)
         return out_leaves
+
+    def _copy(self) -> "_Call":
+        """A shallow copy whose ``fun`` is its own."""
+        new = copy.copy(self)
+        new.fun = _weak_flat_fun(new)
+        return new
 
     def record(self, trace: Any, leaves: Sequence, prim: Primitive, primals: list,
                outs: list) -> list:
@@ -278,6 +289,17 @@ class _CustomJVPCall(_Call):
                             "depends on the tangents; compute it from the primals alone")
         return primals_out
 
+    def held_values(self) -> list:
+        tangent_map = getattr(self, "tangent_map", None)  # (set once linearised)
+        return [] if tangent_map is None else tangent_map.held_values()
+
+    def with_held_values(self, values: Iterator, sub: Any) -> tuple[TraceCall, Any]:
+        if getattr(self, "tangent_map", None) is None:
+            return self, sub
+        new = self._copy()
+        new.tangent_map = self.tangent_map.with_held_values(values)
+        return new, new.tangent_map
+
     def transpose_tangent_map(self, g: Sequence) -> list:
         """Cotangents of the inputs: the recorded tangent map, transposed."""
         out: list = [None] * self.n_inputs
@@ -352,6 +374,15 @@ class _CustomVJPCall(_Call):
 
     def vjp(self, shapes: Sequence[tuple], g: Sequence) -> list:
         return self.run_bwd(shapes, g)
+
+    def held_values(self) -> list:
+        return tree_util.tree_leaves(self.residuals)
+
+    def with_held_values(self, values: Iterator, sub: Any) -> tuple[TraceCall, Any]:
+        tree = tree_util.tree_structure(self.residuals)
+        new = self._copy()
+        new.residuals = tree.unflatten([next(values) for _ in range(tree.num_leaves)])
+        return new, sub
 
     def process_batch(self, trace: Any, leaves: Sequence) -> list:
         return vmap_calls.batch_custom_vjp(custom_vjp, self, trace, leaves)

@@ -6,8 +6,9 @@ of a scalar output, consuming the tape as it goes (residuals are freed record by
 """
 from __future__ import annotations
 
+import copy
 import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -82,6 +83,22 @@ class VJPFunction:
             else:
                 out.append(g)
         return self.tape.in_tree.unflatten(out)
+
+
+def _flatten_vjp_function(f: VJPFunction) -> tuple[list, VJPFunction]:
+    return f.tape.held_values(), f
+
+
+def _unflatten_vjp_function(f: VJPFunction, values: Iterable) -> VJPFunction:
+    new = copy.copy(f)
+    new.tape = f.tape.with_held_values(iter(values))
+    new.used = False
+    return new
+
+
+# As JAX's: a vjp function is a pytree whose leaves are its residuals, so that it can be
+# returned from `jit`, passed through `vmap` or `tree_map`, or kept as a custom rule's residual
+tree_util.register_pytree_node(VJPFunction, _flatten_vjp_function, _unflatten_vjp_function)
 
 
 def _vjp(fun: Callable, primals: Sequence, has_aux: bool, name: str, consume: bool,

@@ -30,7 +30,7 @@ from funcgrad.core import Tracer
 from funcgrad.primitives import sampling
 from . import compile as compiler
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
-    SCALAR_TYPES, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
+    SCALAR_TYPES, ClosedOverTracer, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
 from .jit_call import JitCall, _raw, jit_call_p
 from .tape import Tape
 from .tape_text import tape_text
@@ -165,6 +165,7 @@ class Jitted:
         self._backward_keys: dict = {}  # those keys -> numbers naming their backward
         self._unsaving: set = set()  # (static, tree, kind) of calls that cannot save
         self.uncompilable: set = set()  # derived functions that run as traced instead
+        self.refuse_closures = False  # (a derived function's: see `ClosedOverTracer`)
         self._warned = False
 
     # -- the call ------------------------------------------------------------------------
@@ -293,6 +294,7 @@ class Jitted:
                 return tuple(fun(*leaves))
             flat.__name__ = f"{kind}_{self.__name__}"
             found = self._derived[(static, tree, kind)] = Jitted(flat)
+            found.refuse_closures = True  # its callers fall back on the function itself
         return found
 
     def _backward_index(self, key: tuple) -> int:
@@ -303,7 +305,8 @@ class Jitted:
         flat = self._flat_fun(static, tree)
         inputs = [x if type(x) in SCALAR_TYPES or isinstance(x, Array) else fnp.asarray(x)
                   for x in leaves]
-        tape, values, trace = trace_to_tape(flat, inputs, f"jit({flat.__name__})")
+        tape, values, trace = trace_to_tape(flat, inputs, f"jit({flat.__name__})",
+                                            self.refuse_closures)
         return tape, values, trace, flat.out_trees[-1]
 
     def _first_call(self, key: tuple, static: tuple, leaves: list, tree: Any,
@@ -324,7 +327,12 @@ class Jitted:
         """A call with tracers of outer transforms among the arguments: one `JitCall`."""
         flat = self._flat_fun(static, tree)
         call = JitCall(self, flat, static, tree)
-        outs = call.bind(leaves)
+        try:
+            outs = call.bind(leaves)
+        except ClosedOverTracer:  # it reads an outer transform's value: run it as traced
+            if self.refuse_closures:
+                raise  # (a derived function: the user's own falls back as a whole)
+            outs = flat(*leaves)
         return flat.out_trees[-1].unflatten(list(outs))
 
     # -- retracing -----------------------------------------------------------------------

@@ -19,7 +19,7 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
 from .grad import float0, vjp
-from .jit_trace import SCALAR_TYPES, JitTracer, StagedClosureError
+from .jit_trace import SCALAR_TYPES, ClosedOverTracer, JitTracer, StagedClosureError
 from .jvp import jvp
 from .tape import RevTrace, Tape, trace_flat
 from . import vmap_calls
@@ -134,7 +134,11 @@ class JitCall(TraceCall):
         if mask and not trace.keep_consts and not any(isinstance(p, Tracer) for p in primals):
             outs = self._forward_saving(primals, mask)
         else:  # replayed (make_tape, checkpoint) or seen by outer transforms: no residuals
+            n_records = len(trace.records)
             outs = self.forward(*primals)
+            if len(trace.records) > n_records:  # it read values of this trace from its
+                del trace.records[n_records:]   # closure: run it as traced, op by op
+                raise ClosedOverTracer(self.name)
         outs = [o if isinstance(o, Array) else fnp.asarray(o) for o in outs]
         return list(trace.record(jit_call_p, {"call": self}, primals, in_vars, mask,
                                  tuple(outs)))

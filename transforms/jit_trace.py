@@ -110,6 +110,13 @@ def _user_line() -> str:
     return ""
 
 
+class ClosedOverTracer(Exception):
+    """Raised by a `JitTrace` that refuses closures (tracing a program for a jitted call
+    that other transforms see) at the first value of an outer transform that the function
+    reads from its closure: the call then runs as traced, op by op, under those transforms
+    (their tracers cannot be arguments of a program compiled once for all)."""
+
+
 class JitTrace(RevTrace):
     """The trace `jit` records a function on: every primitive call becomes a record (no
     residuals: nothing here is differentiated), constants included. ``closures`` collects
@@ -119,10 +126,11 @@ class JitTrace(RevTrace):
     mode = "jit"
     tracer_type = JitTracer
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, refuse_closures: bool = False):
         super().__init__(name, keep_all=True)
         self.weak_vars: set = set()  # inputs that are Python numbers (weakly typed)
         self.closures = False
+        self.refuse_closures = refuse_closures
         # var -> its value while tracing (weakly: for staged control flow's runs)
         self._values: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._numbers: dict = {}  # the values of weak (Python number) variables
@@ -168,6 +176,8 @@ class JitTrace(RevTrace):
         primals, in_vars, _ = self.lower(args)
         for p, v in zip(primals, in_vars):
             if v < 0 and isinstance(p, Tracer):
+                if self.refuse_closures:
+                    raise ClosedOverTracer(prim.name)
                 self.closures = True  # an outer transform's value, used from a closure
         out = bind(prim, primals, params)
         return self.record(prim, params, primals, in_vars, 0, out)
@@ -199,10 +209,11 @@ def _dynamic_shape_error(prim: Primitive, args: Sequence) -> Exception:
         "call the function without jit.")
 
 
-def trace_to_tape(fun: Callable, leaves: Sequence, name: str) -> tuple[Tape, list, Any]:
+def trace_to_tape(fun: Callable, leaves: Sequence, name: str, refuse_closures: bool = False
+                  ) -> tuple[Tape, list, Any]:
     """Trace ``fun`` (flat leaves in, flat leaves out) under a `JitTrace`: (its tape, the
     traced outputs' values, the trace)."""
-    trace = JitTrace(name)
+    trace = JitTrace(name, refuse_closures)
     with new_trace(trace):
         tracers = [trace.new_input(x) for x in leaves]
         outs = list(fun(*tracers))

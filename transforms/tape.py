@@ -23,14 +23,15 @@ exported from here.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import as_array
-from funcgrad.core import Primitive, Trace, Tracer, bind, layout_of, new_trace
+from funcgrad.core import Primitive, Trace, TraceCall, Tracer, bind, layout_of, new_trace
 from funcgrad.dtypes import EXTENDED_FLOATS
+from funcgrad.meta import ShapeDtypeStruct
 from .backward import (PhaseCell, accumulate_input_cotangents, aval_of, backward_pass,
                        backward_passes, current_phase, fit_cotangent, phase_cell)
 from .tape_text import tape_text
@@ -65,6 +66,11 @@ class Record:
 
     def __repr__(self) -> str:
         return f"Record({self.prim.name}, in={self.in_vars}, out={self.out_vars})"
+
+    @property
+    def primitive(self) -> Primitive:
+        """``prim``, by the name of a JAX equation's field."""
+        return self.prim
 
     def copy(self) -> "Record":
         new = _new(Record)
@@ -381,6 +387,28 @@ class Tape:
                     found.append(Residual(k, "out", j, v, o))
         return found
 
+    def held_values(self) -> list:
+        """Every value the tape keeps for its backward pass: its residuals, then what the
+        calls of its records hold (`TraceCall.held_values`). The leaves of a vjp function
+        as a pytree (`with_held_values` puts others in their places)."""
+        found = [r.value for r in self.residuals()]
+        for rec in self.records:
+            call = _call_of(rec)
+            if call is not None:
+                found += call.held_values()
+        return found
+
+    def with_held_values(self, values: Iterator) -> "Tape":
+        """A copy of this tape holding the next values of ``values`` in place of
+        `held_values` (records and calls copied: this tape is unchanged)."""
+        tape = self.with_residuals(lambda r: next(values))
+        for rec in tape.records:
+            call = _call_of(rec)
+            if call is not None:
+                new_call, rec.sub = call.with_held_values(values, rec.sub)
+                rec.params = {**rec.params, "call": new_call}
+        return tape
+
     def with_residuals(self, replace: Callable[[Residual], Any]) -> "Tape":
         """A copy of this tape whose residuals are ``replace(residual)`` (records copied,
         so this tape is unchanged): for double backward on new values, or saved-value
@@ -412,6 +440,35 @@ class Tape:
     def primitives(self) -> list[str]:
         """The primitive names in recording order."""
         return [r.prim.name for r in self.records]
+
+    # -- JAX's names, for code written against what `make_jaxpr` returns ----------------
+    @property
+    def jaxpr(self) -> "Tape":
+        """The tape itself: it stands for both JAX's ClosedJaxpr (what `make_jaxpr`
+        returns) and the Jaxpr inside it, so ``make_jaxpr(f)(x).jaxpr`` is this program."""
+        return self
+
+    @property
+    def eqns(self) -> list[Record]:
+        """The records (JAX's equations: ``primitive``, ``params``, ``in_vars``, ...)."""
+        return self.records
+
+    @property
+    def in_avals(self) -> list[ShapeDtypeStruct]:
+        """Shape and dtype of each flat input."""
+        return [ShapeDtypeStruct(*self.var_avals[v]) for v in self.in_vars]
+
+    @property
+    def out_avals(self) -> list[ShapeDtypeStruct]:
+        """Shape and dtype of each flat output (a constant output's own)."""
+        return [ShapeDtypeStruct(*self.var_avals[v]) if v >= 0 else
+                ShapeDtypeStruct(*aval_of(c)) for v, c in zip(self.out_vars, self.out_consts)]
+
+
+def _call_of(rec: Record) -> TraceCall | None:
+    """The construct a record stands for (checkpoint, custom rule, jit...), if any."""
+    call = rec.params.get("call") if rec.params else None
+    return call if isinstance(call, TraceCall) else None
 
 
 def trace_flat(fun: Callable, primals: Sequence, name: str = "vjp", *,

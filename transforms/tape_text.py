@@ -76,7 +76,8 @@ def record_lines(tape: Any, indent: str = "    ") -> list[str]:
                        for i, v in enumerate(rec.in_vars))
         params = " ".join(f"{k}={param_text(p)}" for k, p in rec.params.items())
         params = f"[{params}]" if params else ""
-        lines.append(f"{indent}{outs} = {rec.prim.name}{params} {ins}".rstrip())
+        lhs = f"{outs} = " if outs else ""  # (none: a call for its effect)
+        lines.append(f"{indent}{lhs}{rec.prim.name}{params} {ins}".rstrip())
         if rec.sub is not None:
             lines.extend(record_lines(rec.sub, indent + "    "))
     return lines

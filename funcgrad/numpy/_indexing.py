@@ -128,22 +128,33 @@ _REPEATS_ERROR = (
     ".at[idx].set or .at[idx].add.")
 
 
-def _check_unique(x: Array, index: Index, stacked: Array, mode: str) -> None:
+def _check_unique(x: Array, index: Index, stacked: Array, mode: str,
+                  within: tuple | None) -> None:
+    """Refuse repeated elements (among those of the leading ``within`` block of x, when
+    given: the rest are slots whose updates are dropped)."""
     if not index.advanced:
         return
     raw = _concrete_raw(stacked)
     hits = np.zeros_like(raw, shape=x.shape)
     np.add.at(hits, index.build(raw), 1)
+    if within is not None:
+        hits = hits[tuple(slice(0, n) for n in within)]
     if hits.size and int(hits.max()) > 1:
         raise ValueError(_REPEATS_ERROR.format(mode=mode))
 
 
 def index_update(x: Any, idx: Any, values: Any, mode: str) -> Array:
-    """``x.at[idx].<mode>(values)`` for mode set, add, multiply, divide, min or max: a new
-    Array (x is unchanged). ``add`` accumulates repeated indices; ``set`` keeps the last
-    write; the others need unique indices."""
+    """``x.at[idx].<mode>(values)`` for mode set, add, multiply, divide, power, min or
+    max: a new Array (x is unchanged). ``add`` accumulates repeated indices; ``set`` keeps
+    the last write; the others need unique indices."""
     x = asarray(x)
     index, stacked = parse_index(idx, x)
+    return update_parsed(x, index, stacked, values, mode)
+
+
+def update_parsed(x: Array, index: Index, stacked: Array, values: Any, mode: str,
+                  within: tuple | None = None) -> Array:
+    """`index_update` of a parsed index (``within``: see `_check_unique`)."""
     values = asarray(values)
     if values.dtype != x.dtype:
         values = astype(values, x.dtype)
@@ -151,12 +162,12 @@ def index_update(x: Any, idx: Any, values: Any, mode: str) -> Array:
         return P.index_set(x, values, stacked, index=index)
     if mode == "add":
         return x + P.scatter_add(values, stacked, index=index, shape=x.shape)
-    combine = {"multiply": fnp.multiply, "divide": fnp.true_divide, "min": fnp.minimum,
-               "max": fnp.maximum}
+    combine = {"multiply": fnp.multiply, "divide": fnp.true_divide, "power": fnp.power,
+               "min": fnp.minimum, "max": fnp.maximum}
     if mode not in combine:
         raise ValueError(f"unknown index update {mode!r}; use set, add, multiply, divide, "
-                         "min or max")
-    _check_unique(x, index, stacked, mode)
+                         "power, min or max")
+    _check_unique(x, index, stacked, mode, within)
     old = P.getitem(x, stacked, index=index)
     new = combine[mode](old, values)
     return P.index_set(x, astype(new, x.dtype), stacked, index=index)

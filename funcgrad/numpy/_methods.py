@@ -12,6 +12,7 @@ import numpy as np
 
 from funcgrad.array import Array, _IndexUpdateRef
 from funcgrad.core import NO_PARAMS, Primitive, bind
+from funcgrad.numpy import _index_modes as index_modes
 
 # method name -> funcgrad.numpy function called with the array first
 _METHODS = {
@@ -148,7 +149,8 @@ def install(ns: Any) -> None:
     Array.__array_namespace__ = __array_namespace__
     Array.to_device = to_device
     Array.__getitem__ = ns.getitem
-    _IndexUpdateRef.update = staticmethod(ns.index_update)
+    _IndexUpdateRef.update = staticmethod(index_modes.update)
+    _IndexUpdateRef.gather = staticmethod(index_modes.gather)
     Array.copy = lambda self: self
     Array.__array_ufunc__ = _array_ufunc(ns)
 
