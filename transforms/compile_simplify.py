@@ -139,12 +139,14 @@ def fold_transposed_products(steps: list[Step], outputs: list) -> list[Step]:
     uses.update(r[1] for r in outputs if r[0] == "v")
     products = {s.outs[0]: s for s in steps if s.rec.prim.name == "matmul_tn"
                 and (s.rec.params or {}).get("layout") == "F" and len(s.ins) == 2}
-    folded: dict = {}  # id of a product step -> the step replacing its transpose
+    folded = set()  # the ids of the product steps folded into their transposes
     kept = []
     for s in steps:
-        x = s.ins[0] if s.rec.prim.name == "transpose" and s.ins else ("c", None)
-        product = products.get(x[1]) if x[0] == "v" and uses[x[1]] == 1 else None
-        if product is None or tuple(s.rec.params["axes"]) != (1, 0):
+        product = None
+        if (s.rec.prim.name == "transpose" and s.ins and s.ins[0][0] == "v"
+                and tuple(s.rec.params["axes"]) == (1, 0) and uses[s.ins[0][1]] == 1):
+            product = products.get(s.ins[0][1])
+        if product is None:
             kept.append(s)
             continue
         rec = product.rec.copy()
@@ -153,7 +155,7 @@ def fold_transposed_products(steps: list[Step], outputs: list) -> list[Step]:
         rec.in_avals = rec.in_avals[::-1] if rec.in_avals else rec.in_avals
         rec.out_vars = s.rec.out_vars
         kept.append(Step(rec, product.ins[::-1], list(s.outs), product.free, product.alias))
-        folded[id(product)] = kept[-1]
+        folded.add(id(product))
     return [s for s in kept if id(s) not in folded]
 
 
