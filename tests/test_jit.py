@@ -225,6 +225,37 @@ def test_donated_argument_is_reused_and_deleted():
     assert "out=" not in jf.lower(fnp.asarray(X), Y).compile().as_text()
 
 
+def test_transposed_column_major_product_is_computed_row_major():
+    """A weight read as ``w.T`` gets its gradient from one row-major ``matmul_tn`` (the
+    column-major product and the transpose back folded), bit for bit eager's, also where
+    the function reads ``w.T`` once more."""
+    x, w = np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(0, 1, 8).reshape(2, 4)
+    g = funcgrad.grad(lambda w, x: fnp.sum(fnp.tanh(x @ w.T)))
+    jg = jit(g)
+    source = jg.lower(fnp.asarray(w), x).compile().as_text()
+    assert "matmul_tn" in source and source.count("transpose") == 1, source  # the w.T
+    identical(g(fnp.asarray(w), x), jg(fnp.asarray(w), x))
+    both = jit(funcgrad.grad(lambda w, x: fnp.sum(fnp.tanh(x @ w.T)) + fnp.sum(w.T * 0)))
+    identical(g(fnp.asarray(w), x), both(fnp.asarray(w), x))
+
+
+def test_small_donated_buffer_takes_a_returned_result_only():
+    """A result the program returns is written into a dead donated input of its aval
+    whatever the size (a training step's small bias update: its caller would copy it
+    there); a small intermediate value never is, nor a returned one into another
+    input that is not donated."""
+    jf = jit(lambda w, g: w - 0.1 * g, donate_argnums=0)
+    w, g = np.linspace(-1, 1, 10), np.full(10, 0.5)
+    source = jf.lower(fnp.asarray(w), g).compile().as_text()
+    assert "out=v0" in source and source.count("out=") == 1, source
+    donated = fnp.asarray(w.copy())
+    identical(w - 0.1 * g, jf(donated, g))
+    jf = jit(lambda w, g: fnp.sin(w) * g, donate_argnums=0)
+    assert "out=" not in jf.lower(fnp.asarray(w), g).compile().as_text()
+    jf = jit(lambda w, g: g - 0.1 * w, donate_argnums=0)  # g is not donated
+    assert "out=" not in jf.lower(fnp.asarray(w), g).compile().as_text()
+
+
 def test_donated_buffer_is_reused_after_its_views_die_and_only_then():
     """A donated matrix read through a transpose (a layer's ``w.T``) is still its own
     memory: the update is written into it once the view is dead, never while it lives."""

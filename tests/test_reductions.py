@@ -185,3 +185,40 @@ def test_methods_call_the_namespace():
     same(x.max(0), X.max(0))
     same(x.cumprod(1), X.cumprod(1))
     same(np.sum(x, axis=0), X.sum(axis=0))
+
+
+@pytest.mark.parametrize("dtype", ["<i8", ">i8", "i4", "i1", "u1", "<u2"])
+def test_nll_loss_kernel_checks_labels_of_every_integer_dtype(dtype):
+    """The kernel's one-reduction range check (labels read as unsigned) finds a negative
+    label, the most negative one, and one past the classes, whatever the byte order; the
+    loss of good labels (strided ones too) is the mean of their -logp."""
+    from funcgrad.primitives.kernels import reductions as kernels
+    logp = np.log(np.full((4, 3), 1 / 3)) + np.arange(3)
+    labels = np.array([[0, 2], [1, 1], [2, 0], [1, 2]], dtype=dtype)[:, 1]  # strided
+    want = -np.mean(logp[np.arange(4), labels.astype(int)])
+    np.testing.assert_allclose(kernels.nll_loss(logp, labels, 1.0, 1, "mean"), want)
+    bad = [3, np.iinfo(dtype).max] + ([-1, np.iinfo(dtype).min] if np.dtype(dtype).kind == "i" else [])
+    for label in bad:
+        with pytest.raises(IndexError, match=f"Target {label} is out of bounds"):
+            kernels.nll_loss(logp, np.array([0, label, 1, 1], dtype=dtype), 1.0, 1, "mean")
+
+
+@pytest.mark.parametrize("shape", [(128, 10), (40, 32), (8, 10), (64, 33)])
+def test_logsumexp_kernel_of_short_rows_is_numpy_max_bit_for_bit(shape):
+    """A batch of short rows takes its max through a transposed copy: the same bits as
+    numpy's row-wise reduction (signed zeros, infinities, NaN rows included), and the
+    log-softmax built on it numpy's formula's."""
+    from funcgrad.primitives.kernels import reductions as kernels
+    z = np.random.RandomState(0).randn(*shape).astype(np.float32)
+    z[1], z[2], z[3, 0], z[4] = 0.0, -0.0, np.nan, -np.inf
+    z[5, 1] = np.inf
+    with np.errstate(all="ignore"):
+        got = kernels.logsumexp(z, (1,), True)
+        peak = np.max(z, axis=1, keepdims=True)
+        peak = np.where(np.isfinite(peak), peak, 0)
+        want = np.log(np.sum(np.exp(z - peak), axis=1, keepdims=True)) + peak
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+    rows = np.random.RandomState(1).randn(*shape).astype(np.float32)
+    lse = np.log(np.sum(np.exp(rows - rows.max(1, keepdims=True)), 1, keepdims=True))
+    assert kernels.log_softmax(rows, (1,)).tobytes() == (
+        rows - (lse + rows.max(1, keepdims=True))).tobytes()

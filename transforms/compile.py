@@ -17,6 +17,8 @@ The passes, in order:
   inputs, in the same pass: forward and backward are kept apart, so that a checkpoint's
   recomputation is not merged away) reuses the earlier result;
 - dead code: records nothing needed depends on are dropped;
+- transposed products: a column-major ``matmul_tn`` transposed back is computed
+  row-major (`compile_simplify`, where the passes above live too);
 - buffers: a value is deleted after its last use, and an elementwise ufunc writes into an
   input buffer whose last use it is (never a program input unless donated, never an
   array another live value may view);
@@ -42,6 +44,8 @@ import numpy as np
 
 from funcgrad.array import Array
 from . import compile_blocks as blocking
+from .compile_simplify import (Step, defined_vars, fold_transposed_products,
+                               live_steps, programs_of, simplify)
 from .tape import Record, Tape, aval_of
 
 __all__ = ["compile_tape", "Program", "EMITTERS", "Writer"]
@@ -75,149 +79,6 @@ class Program:
 
     def __repr__(self) -> str:
         return f"<compiled program, {self.n_records} calls>\n{self.source}"
-
-
-# ---------------------------------------------------------------------------------------
-# Simplification
-# ---------------------------------------------------------------------------------------
-
-def _noop(rec: Record, in_avals: list, out_aval: tuple) -> bool:
-    """Whether a one-output record returns its first input unchanged (given the avals)."""
-    name = rec.prim.name
-    if name in ("stop_gradient", "name"):
-        return True
-    if not in_avals or in_avals[0] is None or in_avals[0] != out_aval:
-        return False
-    # (not device_put: an aval says nothing of the device, and a transfer is no no-op)
-    if name in ("reshape", "broadcast_to", "convert_element_type"):
-        return True
-    if name == "transpose":
-        return tuple(rec.params["axes"]) == tuple(range(len(out_aval[0])))
-    if name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
-        return rec.params["axis"] == ()
-    return False
-
-
-def _undone_transpose(rec: Record, x: tuple, transposed: dict) -> tuple | None:
-    """The reference a transpose of a transpose gives back where the two cancel (as a
-    backward pass makes: the VJP of ``w.T``'s use transposes its cotangent, and matmul's
-    VJP transposes ``w.T`` again), else None."""
-    inner = transposed.get(x[1]) if x[0] == "v" else None
-    if inner is None:
-        return None
-    axes = tuple(rec.params["axes"])
-    return inner[0] if tuple(inner[1][a] for a in axes) == tuple(range(len(axes))) else None
-
-
-def _param_key(params: dict) -> Any:
-    try:
-        key = tuple(sorted(params.items()))
-        hash(key)
-        return key
-    except TypeError:
-        return None
-
-
-def _const_key(x: Any) -> tuple:
-    if type(x) in (bool, int, float, complex):
-        return ("s", type(x), x)
-    return ("c", id(x))
-
-
-class _Step:
-    """A kept record with its inputs resolved: ("v", var) or ("c", constant); ``free``:
-    the variables of this program its sub-programs read (resolved too)."""
-
-    __slots__ = ("rec", "ins", "outs", "free", "alias")
-
-    def __init__(self, rec: Record, ins: list, outs: list, free: set, alias: dict):
-        self.rec = rec
-        self.ins = ins
-        self.outs = outs
-        self.free = free
-        self.alias = alias  # the renamings in force here (for the sub-programs)
-
-
-def simplify(records: Sequence[Record], var_avals: list, alias: dict) -> list[_Step]:
-    """The records as steps, after no-op and common-subexpression removal; ``alias`` maps
-    every dropped output to the reference that replaces it."""
-    seen: dict = {}
-    transposed: dict = {}  # var -> (input ref, axes) of the transposes kept
-    steps = []
-
-    def ref(v: int, saved: Any) -> tuple:
-        if v < 0:
-            return ("c", saved)
-        return alias.get(v, ("v", v))
-
-    for rec in records:
-        ins = [ref(v, s) for v, s in zip(rec.in_vars, rec.saved)]
-        outs = list(rec.out_vars)
-        prim = rec.prim
-        if not prim.multiple_results and rec.sub is None and ins and ins[0][0] == "v":
-            avals = [var_avals[r[1]] if r[0] == "v" else None for r in ins]
-            if _noop(rec, avals, var_avals[outs[0]]):
-                alias[outs[0]] = ins[0]
-                continue
-            if prim.name == "transpose":
-                undone = _undone_transpose(rec, ins[0], transposed)
-                if undone is not None:
-                    alias[outs[0]] = undone
-                    continue
-                transposed[outs[0]] = (ins[0], tuple(rec.params["axes"]))
-        subs = programs_of(rec)
-        pkey = None if (prim.effectful or subs) else _param_key(rec.params)
-        if pkey is not None:
-            key = (prim, pkey, rec.phase, tuple(r if r[0] == "v" else _const_key(r[1])
-                                                for r in ins))
-            earlier = seen.get(key)
-            if earlier is not None:
-                for v, e in zip(outs, earlier.outs):
-                    alias[v] = ("v", e)
-                continue
-        free = {alias.get(v, ("v", v))[1] for v in _free_vars(rec)}
-        step = _Step(rec, ins, outs, {v for v in free if isinstance(v, int)}, dict(alias))
-        if pkey is not None:
-            seen[key] = step
-        steps.append(step)
-    return steps
-
-
-def live_steps(steps: list[_Step], outputs: list) -> list[_Step]:
-    """The steps the outputs depend on (and every effectful one), in order."""
-    needed = {r[1] for r in outputs if r[0] == "v"}
-    kept = []
-    for step in reversed(steps):
-        if step.rec.prim.effectful or any(v in needed for v in step.outs):
-            kept.append(step)
-            needed.update(r[1] for r in step.ins if r[0] == "v")
-            needed.update(step.free)
-    kept.reverse()
-    return kept
-
-
-def programs_of(rec: Record) -> tuple:
-    """The sub-programs (Tapes) of a control-flow record: its ``programs`` param."""
-    return rec.params.get("programs", ()) if rec.params else ()
-
-
-def defined_vars(sub: Tape) -> set:
-    own = set(sub.in_vars)
-    for r in sub.records:
-        own.update(r.out_vars)
-    return own
-
-
-def _free_vars(rec: Record) -> set:
-    """Variables of the enclosing program that a record's sub-programs read."""
-    found: set = set()
-    for sub in programs_of(rec):
-        own = defined_vars(sub)
-        for r in sub.records:
-            found.update(v for v in r.in_vars if v >= 0 and v not in own)
-            found.update(_free_vars(r) - own)
-        found.update(v for v in sub.out_vars if v >= 0 and v not in own)
-    return found
 
 
 # ---------------------------------------------------------------------------------------
@@ -278,7 +139,7 @@ class Writer:
         self.lines.append(indent + line)
 
 
-def _last_uses(steps: list[_Step], outputs: list) -> dict:
+def _last_uses(steps: list[Step], outputs: list) -> dict:
     """var -> index of the last step reading it (len(steps) for the outputs)."""
     last: dict = {}
     for k, step in enumerate(steps):
@@ -300,7 +161,7 @@ def as_zero_d(raw: Any) -> Any:
     return np.asarray(raw) if isinstance(raw, np.generic) else raw
 
 
-def _fresh(step: _Step) -> bool:
+def _fresh(step: Step) -> bool:
     """Whether a step's output is a new buffer no other value shares."""
     return step.rec.prim.fresh
 
@@ -313,6 +174,7 @@ class _Buffers:
         self.group: dict = {}      # var -> group id
         self.members: dict = {}    # group id -> vars
         self.owned: dict = {}      # group id -> whether its memory is ours to overwrite
+        self.donated = frozenset(owned)  # the program inputs among those
         for v in owned:
             self._new(v, True)
 
@@ -325,7 +187,7 @@ class _Buffers:
         """``v`` is a new buffer of the program's own."""
         self._new(v, True)
 
-    def add(self, step: _Step) -> None:
+    def add(self, step: Step) -> None:
         """Record a step's outputs: fresh ones own their memory, others may view any
         array input (conservatively, all of them)."""
         if _fresh(step):
@@ -370,21 +232,31 @@ class _Buffers:
 REUSE_MIN_SIZE = 4096
 
 
-def _reuse_target(step: _Step, k: int, var_avals: list, last: dict,
-                  buffers: _Buffers) -> int | None:
-    """An input buffer a ufunc step may write its output into, or None."""
+def _reuse_target(step: Step, k: int, var_avals: list, last: dict,
+                  buffers: _Buffers, returned: set) -> int | None:
+    """An input buffer a ufunc step may write its output into, or None. A result the
+    program returns goes into a donated input's buffer whatever its size: a training
+    step's update ``w + (-lr) * g``, which its caller would otherwise copy into the
+    parameter's memory after the call."""
     if not isinstance(step.rec.prim.impl, np.ufunc) or step.rec.params:
         return None  # only ufuncs take ``out=``
     out_aval = var_avals[step.outs[0]]
-    if not out_aval[0] or math.prod(out_aval[0]) < REUSE_MIN_SIZE:
+    if not out_aval[0]:
         return None  # 0-d results are numpy scalars: nothing to write into
+    small = math.prod(out_aval[0]) < REUSE_MIN_SIZE
+    only_donated = small and step.outs[0] in returned
+    if small and not only_donated:
+        return None
     for r in step.ins:
-        if r[0] == "v" and var_avals[r[1]] == out_aval and buffers.reusable(r[1], k, last):
+        if r[0] != "v" or var_avals[r[1]] != out_aval or (only_donated and r[1] not in
+                                                            buffers.donated):
+            continue
+        if buffers.reusable(r[1], k, last):
             return r[1]
     return None
 
 
-def _typed_numbers(w: Writer, step: _Step, ins: list, var_avals: list) -> list:
+def _typed_numbers(w: Writer, step: Step, ins: list, var_avals: list) -> list:
     """``ins`` with a Python number operand of a binary ufunc made a 0-d array of the
     other operand's dtype, where that is the result's dtype (inexact): the same
     conversion numpy makes of the weakly typed number, so the same bits."""
@@ -416,7 +288,7 @@ def _aval(ref: tuple, var_avals: list) -> tuple:
     return aval_of(ref[1])
 
 
-def _inline_target(step: _Step, k: int, var_avals: list, last: dict,
+def _inline_target(step: Step, k: int, var_avals: list, last: dict,
                    buffers: _Buffers) -> int | None:
     """For an `INLINE` kernel: its input (the ``INLINE_REUSES`` position) whose dead
     buffer it may compute in, or None. Not one that another input views: the kernel's
@@ -433,7 +305,7 @@ def _inline_target(step: _Step, k: int, var_avals: list, last: dict,
     return r[1] if r[1] not in others and buffers.alone(r[1], others) else None
 
 
-def _inline_tanh_backward(w: Writer, step: _Step, ins: list, out: str, var_avals: list,
+def _inline_tanh_backward(w: Writer, step: Step, ins: list, out: str, var_avals: list,
                           indent: str, into: str | None = None) -> None:
     """``g * (1 - y*y)`` as `kernels.tanh_backward` computes it: from `REUSE_MIN_SIZE`
     elements in one buffer (``1 - d`` and the product written into ``d``): ``into`` (the
@@ -456,7 +328,7 @@ INLINE["tanh_backward"] = _inline_tanh_backward
 INLINE_REUSES["tanh_backward"] = 1  # y: read only by the first call
 
 
-def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
+def write_steps(w: Writer, steps: list[Step], outputs: list, var_avals: list,
                 owned: set, outer: set, indent: str) -> None:
     """The lines of ``steps``, then ``return`` of ``outputs``. ``owned``: input variables
     whose buffers may be overwritten (donated); ``outer``: variables of an enclosing
@@ -465,6 +337,7 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
     starts = {b.start: b for b in blocks}
     last = _last_uses(steps, outputs)
     buffers = _Buffers(owned)
+    returned = {r[1] for r in outputs if r[0] == "v"}
 
     def name(r: tuple) -> str:
         return f"v{r[1]}" if r[0] == "v" else w.const(r[1])
@@ -480,7 +353,7 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
                 return u
         return None
 
-    def names(step: _Step) -> list:
+    def names(step: Step) -> list:
         return _typed_numbers(w, step, [name(r) for r in step.ins], var_avals)
 
     def write_block(k: int) -> int:
@@ -519,7 +392,7 @@ def write_steps(w: Writer, steps: list[_Step], outputs: list, var_avals: list,
         elif not step.outs:  # a call for its effect alone (debug_callback)
             w.emit(indent, f"{w.impl(step.rec)}({', '.join(ins)})")
         else:
-            target = _reuse_target(step, k, var_avals, last, buffers)
+            target = _reuse_target(step, k, var_avals, last, buffers, returned)
             call = f"{w.impl(step.rec)}({', '.join(ins)}"
             if target is not None:
                 call += f", out=v{target}"
@@ -548,7 +421,7 @@ def write_function(w: Writer, sub: Tape, alias: dict, indent: str) -> str:
     steps = simplify(sub.records, sub.var_avals, inner)
     outputs = [inner.get(v, ("v", v)) if v >= 0 else ("c", c)
                for v, c in zip(sub.out_vars, sub.out_consts)]
-    steps = live_steps(steps, outputs)
+    steps = fold_transposed_products(live_steps(steps, outputs), outputs)
     own = defined_vars(sub)
     outer = ({r[1] for s in steps for r in s.ins if r[0] == "v"} | {
         r[1] for r in outputs if r[0] == "v"} | {v for s in steps for v in s.free}) - own
@@ -575,7 +448,7 @@ def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int
     steps = simplify(tape.records, tape.var_avals, alias)
     outputs = [alias.get(v, ("v", v)) if v >= 0 else ("c", c)
                for v, c in zip(tape.out_vars, tape.out_consts)]
-    steps = live_steps(steps, outputs)
+    steps = fold_transposed_products(live_steps(steps, outputs), outputs)
     w = Writer(blocks and not _moves_devices(tape))
     params = [f"v{v}" for v in tape.in_vars]
     w.emit("", f"def program({', '.join(params)}):")

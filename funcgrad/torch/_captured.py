@@ -207,6 +207,12 @@ def probe_tables(module: Module, probes: Any, names: bool) -> None:
     search reads ``names``)."""
     at = probes.obj(module)
     probes.equal(f"{at}.training")
-    tables = [f"{at}.{table}" for table in ("_parameters", "_buffers", "_modules")]
-    probes.ids(*[f"{t}.values()" for t in tables], *(tables if names else ()))
+    tables = {f"{at}.{name}": getattr(module, name)
+              for name in ("_parameters", "_buffers", "_modules")}
+    held = [t for t, table in tables.items() if table]
+    if held:
+        probes.ids(*[f"{t}.values()" for t in held], *(held if names else ()))
+    empty = [t for t in tables if t not in held]
+    if empty:  # (that they are still empty is cheaper to check than what they hold)
+        probes.equal(f"not ({' or '.join(empty)})")
 

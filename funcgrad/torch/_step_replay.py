@@ -91,22 +91,20 @@ class Probes:
                             "(" + ", ".join(f"*{s}" for s in srcs) + ",)"))
 
     def guard(self) -> Callable[[], bool]:
-        """A function telling whether every read gives what it gives now."""
-        params = ", ".join(self._names.values())
-        snapshot = f"lambda {params}: [{', '.join(e for e, _ in self._exprs)}]"
-        kept = f"lambda {params}: [{', '.join(k for _, k in self._exprs if k)}]"
-        snap, keep = (eval(compile(src, "<step guard>", "eval"), dict(self._helpers))
-                      for src in (snapshot, kept))
-        objs = tuple(self.objs)
-        expected = snap(*objs)
-        alive = keep(*objs)  # (the identities in ``expected`` stay those objects')
-
-        def unchanged() -> bool:
-            try:
-                return snap(*objs) == expected
-            except Exception:  # a read that fails now (an emptied cell...): look again
-                return False
-        unchanged.kept = alive  # type: ignore[attr-defined]
+        """A function telling whether every read gives what it gives now: one generated
+        function, the objects read its globals, comparing the list of what the reads give
+        with the list they gave here (a read that fails, as of an emptied cell, is a
+        change)."""
+        reads = f"[{', '.join(e for e, _ in self._exprs)}]"
+        source = (f"def snapshot():\n    return {reads}\n"
+                  f"def kept():\n    return [{', '.join(k for _, k in self._exprs if k)}]\n"
+                  f"def unchanged():\n    try:\n        return {reads} == EXPECTED\n"
+                  f"    except Exception:\n        return False\n")
+        namespace = dict(self._helpers, **dict(zip(self._names.values(), self.objs)))
+        exec(compile(source, "<step guard>", "exec"), namespace)
+        namespace["EXPECTED"] = namespace["snapshot"]()
+        unchanged = namespace["unchanged"]
+        unchanged.kept = namespace["kept"]()  # (the identities in EXPECTED stay theirs)
         return unchanged
 
 
@@ -162,10 +160,11 @@ class Replay:
             grads[k] = raw = _raw_of_aval(array_of(grad_of(t)), aval)
             others.append(raw)
         others += leaves
-        if any(r is None for r in others):
-            return MISS
         taken = set(self.owners)  # (the guard has seen these: only their write flag can
-        taken.update(map(owner_id, others))  # change; `_donatable` for the others)
+        if others:  # change; `_donatable` for the others)
+            if any(r is None for r in others):
+                return MISS
+            taken.update(map(owner_id, others))
         if self.donated and (len(taken) != len(self.owners) + len(others)
                              or not all(map(_WRITEABLE, self.raws))):
             return MISS
@@ -218,19 +217,24 @@ class Replay:
             targets = list(targets)
             for k, at in self.same_grads:
                 targets[k] = grads[at]
+        owner_of = _storage.owner
         for k, (value, target) in enumerate(zip(outs, targets)):
             if value is target or not isinstance(value, np.ndarray):
                 continue
-            owner = owner_id(value)
+            owner = id(value) if value.base is None else id(owner_of(value))  # (owner_id)
             if owner in taken:
-                outs[k] = _storage.snapshot(new_array(value))
+                outs[k] = buffer_of(_storage.snapshot(new_array(value)))
             else:
                 taken.add(owner)
+        donated = self.donated
         for k, t, raw, changed, moved in self.tensor_writes:
-            _give(t, raw, outs[k], changed, moved, self.donated)
+            if outs[k] is raw:  # (the program wrote it there: only the version moves)
+                t._bump_version(moved)
+            else:
+                _give(t, raw, outs[k], changed, moved, donated)
         for k, t, kind, changed, moved in self.grad_writes:
             if kind == "new":
-                t._set_grad(borrowing(_array(outs[k])))
+                t._set_grad(borrowing(new_array(outs[k])))
             elif kind is None:
                 t._set_grad(None)
             else:
@@ -242,10 +246,10 @@ class Replay:
                       moved, False)
             else:  # optimizer.state[param][key]
                 self.layout.optimizers[i].state[self.layout.tensors[p]][key] = make(
-                    _array(outs[k]))
+                    new_array(outs[k]))
         if self.single:
-            return make(_array(outs[0]))
-        return self.plan[0].unflatten([make(_array(v)) for v in outs[:self.n_out]])
+            return make(new_array(outs[0]))
+        return self.plan[0].unflatten([make(new_array(v)) for v in outs[:self.n_out]])
 
 
 _WRITEABLE = operator.attrgetter("flags.writeable")
@@ -254,10 +258,6 @@ _WRITEABLE = operator.attrgetter("flags.writeable")
 def owner_id(raw: Any) -> int:
     """The id of what owns ``raw``'s memory (`_storage.owner`; most arrays own theirs)."""
     return id(raw) if raw.base is None else id(_storage.owner(raw))
-
-
-def _array(value: Any) -> Array:
-    return value if type(value) is Array else new_array(value)
 
 
 def _raw_of_aval(a: Any, aval: tuple) -> Any:
@@ -276,9 +276,9 @@ def _give(t: Any, raw: Any, value: Any, changed: bool, moved: int, plain: bool) 
     donated call's tensors), so a value of its dtype is copied in directly."""
     if changed and value is not raw:
         if plain and value.dtype == raw.dtype:
-            np.copyto(raw, value)
+            raw[...] = value  # (np.copyto's dispatch costs more, for the same copy)
         else:
-            t._assign_array(_array(value))  # (counts one write)
+            t._assign_array(new_array(value))  # (counts one write)
             moved -= 1
     if moved:
         t._bump_version(moved)

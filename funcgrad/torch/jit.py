@@ -188,8 +188,9 @@ class _Program:
         return found[1], in_tree, found[2], list(found[3]), leaves
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
-        if self.step is not None:
-            return self.step(args, kwargs)
+        step = self.step
+        if step is not None:
+            return step(args, kwargs)
         names, in_tree, modes, state, leaves = self.signature(args, kwargs)
         tensors = state + leaves
         if grad_mode.state.enabled and any(isinstance(t, Tensor) and t.requires_grad

@@ -43,9 +43,9 @@ def logsumexp(x: Any, axis: tuple, keepdims: bool) -> Any:
     of -inf (log(0)) needs the floating-point warning silenced."""
     numpy_in = type(x) is np.ndarray  # ufunc reductions: np.max/np.sum's wrappers skipped
     if x.size:
-        peak = (np.maximum.reduce(x, axis=axis, keepdims=True) if numpy_in
-                else np.max(x, axis=axis, keepdims=True))
-        finite = bool(np.isfinite(peak).all())
+        peak = (_peak(x, axis) if numpy_in else np.max(x, axis=axis, keepdims=True))
+        finite = bool(np.logical_and.reduce(np.isfinite(peak), axis=None) if numpy_in
+                      else np.isfinite(peak).all())
         if not finite:
             peak = np.where(np.isfinite(peak), peak, 0)  # all -inf: log(0) + 0 = -inf
         terms = x - peak
@@ -64,6 +64,17 @@ def logsumexp(x: Any, axis: tuple, keepdims: bool) -> Any:
     return out if keepdims else np.squeeze(out, axis)
 
 
+def _peak(x: np.ndarray, axis: tuple) -> np.ndarray:
+    """The max over ``axis`` (kept). numpy reduces a matrix's short rows one by one, at
+    ~100ns a row (13us for a batch of 128 logits of 10 classes); the transposed copy's
+    columns are reduced elementwise across its rows, 3-4x faster from 32 rows of at
+    most 32 (a max is exact: the order of the comparisons changes no value)."""
+    if (x.ndim == 2 and axis in ((1,), (-1,)) and x.shape[0] >= 32 and x.shape[1] <= 32
+            and x.dtype.kind == "f"):
+        return np.maximum.reduce(np.ascontiguousarray(x.T), axis=0, keepdims=True).T
+    return np.maximum.reduce(x, axis=axis, keepdims=True)
+
+
 def log_softmax(x: Any, axis: tuple) -> Any:
     return x - logsumexp(x, axis, True)
 
@@ -79,10 +90,11 @@ def nll_loss(logp: Any, target: Any, weight: Any, axis: int, reduction: str) -> 
     PyTorch's IndexError here, where the values are known in every mode (a compiled
     program's labels are only known when it runs; numpy's indexing would wrap -1)."""
     classes = logp.shape[axis]
-    if target.size and (target.min() < 0 or target.max() >= classes):
+    numpy_in = type(logp) is np.ndarray and type(target) is np.ndarray
+    if target.size and _out_of_range(target, classes, numpy_in):
         bad = target[(target < 0) | (target >= classes)].ravel()[0]
         raise IndexError(f"Target {int(bad)} is out of bounds.")
-    if type(logp) is np.ndarray and logp.ndim <= 2:
+    if numpy_in and logp.ndim <= 2:
         picked = logp[target] if logp.ndim == 1 else logp[np.arange(len(target)), target]
     else:
         picked = np.squeeze(np.take_along_axis(logp, np.expand_dims(target, axis), axis),
@@ -91,8 +103,21 @@ def nll_loss(logp: Any, target: Any, weight: Any, axis: int, reduction: str) -> 
         picked = picked * weight
     if reduction == "none":
         return -picked
-    total = -picked.sum()
+    # (ufunc reductions: what ndarray.sum and np.sum call, without their wrappers)
+    total = -(np.add.reduce(picked, axis=None) if numpy_in else picked.sum())
     if reduction == "sum":
         return total
     size = math.prod(target.shape)
-    return total / (weight * size if type(weight) in (int, float) else np.sum(weight))
+    if type(weight) in (int, float):
+        return total / (weight * size)
+    return total / (np.add.reduce(weight, axis=None) if type(weight) is np.ndarray
+                    else np.sum(weight))
+
+
+def _out_of_range(target: Any, classes: int, numpy_in: bool) -> bool:
+    """Whether a label is negative or at least ``classes``; on numpy, one reduction: a
+    signed label read as unsigned is negative exactly where it is at least 2**(bits-1)."""
+    if not numpy_in or target.dtype.kind not in "iu":
+        return bool(target.min() < 0 or target.max() >= classes)
+    unsigned = target.view(target.dtype.str.replace("i", "u"))  # (same byte order)
+    return bool(np.maximum.reduce(unsigned, axis=None) >= classes)

@@ -217,3 +217,63 @@ def test_gradients_discarded_unread_are_freed_before_the_program_runs():
         assert alive == [[not dropped] * 4], set_to_none
         for p, q in zip(model.parameters(), eager.parameters()):
             assert torch.equal(p, q) and torch.equal(p.grad, q.grad)
+
+
+def test_a_table_filled_in_a_module_that_had_none_is_seen():
+    """The guard checks a module's empty tables by their truth alone: a buffer, a
+    parameter or a submodule added to one (the ReLU's, the Linear's buffers) is seen,
+    the state searched again, and the results stay eager's."""
+    def run(compiled):
+        model = _model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        fn = torch.compile(step) if compiled else step
+        searched = []
+        for k, change in enumerate([None, None, None,
+                                    lambda: model[1].register_buffer("b", torch.ones(1)),
+                                    None,
+                                    lambda: model[0].register_buffer("b", torch.ones(2)),
+                                    lambda: setattr(model[1], "inner", nn.Identity())]):
+            if change is not None:
+                change()
+            if compiled and k == 3:
+                program = fn._program.step
+                original = program._call
+                program._call = lambda *a: searched.append(k) or original(*a)
+            fn(X, Y)
+        return [p.detach().clone() for p in model.parameters()], searched
+    eager, _ = run(False)
+    compiled, searched = run(True)
+    assert searched == [3, 5, 6]
+    assert all(torch.equal(a, b) for a, b in zip(eager, compiled))
+
+
+def test_small_parameters_are_updated_in_their_own_memory():
+    """Every parameter's update, a bias's too, is written by the program into the
+    parameter's memory (no copy back after it); a view of a bias sees each update."""
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    bias = model[2].bias
+    alias = bias.detach().numpy()
+
+    @torch.compile
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    for _ in range(4):
+        before, version = alias.copy(), bias._version
+        step(X, Y)
+        assert not np.array_equal(alias, before) and bias._version > version
+    np.testing.assert_array_equal(alias, bias.detach().numpy())
+    replay = step._program.step._replay
+    source = step._program.step.jitted._cache  # the programs compiled, donated
+    assert replay is not None and replay.donated
+    assert all(text.count("out=v") >= 4 for text in
+               (e.program.as_text() for e in source.values()))
