@@ -334,83 +334,109 @@ def write_steps(w: Writer, steps: list[Step], outputs: list, var_avals: list,
     whose buffers may be overwritten (donated); ``outer``: variables of an enclosing
     program (read by a nested one), never deleted here."""
     steps, blocks = blocking.schedule(steps, var_avals) if w.blocks else (steps, [])
-    starts = {b.start: b for b in blocks}
-    last = _last_uses(steps, outputs)
-    buffers = _Buffers(owned)
-    returned = {r[1] for r in outputs if r[0] == "v"}
+    _StepWriter(w, steps, blocks, outputs, var_avals, owned, outer, indent).write()
 
-    def name(r: tuple) -> str:
-        return f"v{r[1]}" if r[0] == "v" else w.const(r[1])
 
-    def claim(v: int, k: int, candidates: list) -> int | None:
+class _StepWriter:
+    """`write_steps`' state while it writes: the schedule, each value's last use, the
+    buffers that later steps may write into."""
+
+    def __init__(self, w: Writer, steps: list[Step], blocks: list, outputs: list,
+                 var_avals: list, owned: set, outer: set, indent: str):
+        self.w, self.steps, self.outputs, self.var_avals = w, steps, outputs, var_avals
+        self.outer, self.indent = outer, indent
+        self.starts = {b.start: b for b in blocks}
+        self.last = _last_uses(steps, outputs)
+        self.buffers = _Buffers(owned)
+        self.returned = {r[1] for r in outputs if r[0] == "v"}
+
+    def write(self) -> None:
+        block_end = 0
+        for k, step in enumerate(self.steps):
+            if k in self.starts:
+                block_end = self.write_block(k)
+            if k >= block_end:
+                self.write_step(k, step)
+        self.w.emit(self.indent,
+                    "return (" + "".join(self.name(r) + ", " for r in self.outputs) + ")")
+
+    def name(self, r: tuple) -> str:
+        return f"v{r[1]}" if r[0] == "v" else self.w.const(r[1])
+
+    def names(self, step: Step) -> list:
+        return _typed_numbers(self.w, step, [self.name(r) for r in step.ins], self.var_avals)
+
+    def claim(self, v: int, k: int, candidates: list) -> int | None:
         """A dead input buffer (ours) block value ``v`` made at step ``k`` may take: not
         one that another value the block reads views (a chunk written would change
         that value's other chunks)."""
+        buffers = self.buffers
         for u in candidates:
-            if (var_avals[u] == var_avals[v] and buffers.reusable(u, k, last)
+            if (self.var_avals[u] == self.var_avals[v] and buffers.reusable(u, k, self.last)
                     and buffers.alone(u, candidates)):
                 buffers.take(u, v)
                 return u
         return None
 
-    def names(step: Step) -> list:
-        return _typed_numbers(w, step, [name(r) for r in step.ins], var_avals)
-
-    def write_block(k: int) -> int:
+    def write_block(self, k: int) -> int:
         """The block starting at step ``k``, then the deletion of the values that die in
         it; returns the step after it."""
-        block = starts[k]
+        block, steps, last = self.starts[k], self.steps, self.last
         members = steps[k:block.stop]
-        for v in blocking.write_block(w, block, steps, [names(s) for s in members],
-                                      last, var_avals, claim, indent):
-            if v not in buffers.group:  # not written into a claimed input's buffer
-                buffers.add_fresh(v)
+        for v in blocking.write_block(self.w, block, steps, [self.names(s) for s in members],
+                                      last, self.var_avals, self.claim, self.indent):
+            if v not in self.buffers.group:  # not written into a claimed input's buffer
+                self.buffers.add_fresh(v)
         made = {v for s in members for v in s.outs}  # the others never exist
-        dead = sorted({r[1] for s in members for r in s.ins if r[0] == "v"
-                       and k <= last.get(r[1], -1) < block.stop} - outer - made)
-        if dead:
-            w.emit(indent, "del " + ", ".join(f"v{v}" for v in dead))
+        self.delete({r[1] for s in members for r in s.ins if r[0] == "v"
+                     and k <= last.get(r[1], -1) < block.stop} - made)
         return block.stop
 
-    block_end = 0
-    for k, step in enumerate(steps):
-        if k in starts:
-            block_end = write_block(k)
-        if k < block_end:
-            continue
-        ins = names(step)
+    def write_step(self, k: int, step: Step) -> None:
+        """One step's line(s): a construct's emitter, an inlined scalar operation, an
+        effect, or a call (into a dead buffer where one fits)."""
+        w, var_avals, indent = self.w, self.var_avals, self.indent
+        ins = self.names(step)
         outs = [f"v{v}" for v in step.outs]
         emitter = EMITTERS.get(step.rec.prim.name) if programs_of(step.rec) else None
-        target = None
         inliner = INLINE.get(step.rec.prim.name)
+        target = None
         if emitter is not None:
             emitter(w, step, ins, outs, indent)
         elif inliner is not None and var_avals[step.outs[0]][0]:  # 0-d: numpy scalars
-            target = _inline_target(step, k, var_avals, last, buffers)
+            target = _inline_target(step, k, var_avals, self.last, self.buffers)
             inliner(w, step, ins, outs[0], var_avals, indent,
                     None if target is None else f"v{target}")
         elif not step.outs:  # a call for its effect alone (debug_callback)
             w.emit(indent, f"{w.impl(step.rec)}({', '.join(ins)})")
         else:
-            target = _reuse_target(step, k, var_avals, last, buffers, returned)
-            call = f"{w.impl(step.rec)}({', '.join(ins)}"
-            if target is not None:
-                call += f", out=v{target}"
-            lhs = outs[0] if not step.rec.prim.multiple_results else (
-                ", ".join(outs) + ("," if len(outs) == 1 else ""))
-            w.emit(indent, f"{lhs} = {call})")
-            for v in step.outs:
-                if not var_avals[v][0]:  # 0-d: a numpy scalar becomes a 0-d array
-                    w.emit(indent, f"v{v} = {w.name_of(as_zero_d, 'as0d')}(v{v})")
+            target = _reuse_target(step, k, var_avals, self.last, self.buffers,
+                                   self.returned)
+            self.write_call(step, ins, outs, target)
         if target is None:
-            buffers.add(step)
+            self.buffers.add(step)
         else:
-            buffers.take(target, step.outs[0])
-        dead = sorted({r[1] for r in step.ins if r[0] == "v" and last.get(r[1]) == k}
-                      - set(step.outs) - outer)
+            self.buffers.take(target, step.outs[0])
+        self.delete({r[1] for r in step.ins if r[0] == "v" and self.last.get(r[1]) == k}
+                    - set(step.outs))
+
+    def write_call(self, step: Step, ins: list, outs: list, target: int | None) -> None:
+        w, indent = self.w, self.indent
+        call = f"{w.impl(step.rec)}({', '.join(ins)}"
+        if target is not None:
+            call += f", out=v{target}"
+        lhs = outs[0] if not step.rec.prim.multiple_results else (
+            ", ".join(outs) + ("," if len(outs) == 1 else ""))
+        w.emit(indent, f"{lhs} = {call})")
+        for v in step.outs:
+            if not self.var_avals[v][0]:  # 0-d: a numpy scalar becomes a 0-d array
+                w.emit(indent, f"v{v} = {w.name_of(as_zero_d, 'as0d')}(v{v})")
+
+    def delete(self, dead: set) -> None:
+        """``del`` the values that die here (not the enclosing program's)."""
+        dead = sorted(dead - self.outer)
         if dead:
-            w.emit(indent, "del " + ", ".join(f"v{v}" for v in dead))
-    w.emit(indent, "return (" + "".join(name(r) + ", " for r in outputs) + ")")
+            self.w.emit(self.indent, "del " + ", ".join(f"v{v}" for v in dead))
 
 
 def write_function(w: Writer, sub: Tape, alias: dict, indent: str) -> str:

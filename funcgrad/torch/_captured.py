@@ -20,7 +20,6 @@ from funcgrad.torch.optim.optimizer import Optimizer
 __all__ = ["reachable", "captured_modules", "probe_tables"]
 
 
-
 @functools.lru_cache(maxsize=256)
 def _code_names(code: types.CodeType) -> frozenset:
     """The global names a code object (and the functions, lambdas, comprehensions defined
@@ -39,59 +38,85 @@ def reachable(fn: Any, probes: Any = None, at: str = "") -> dict:
     the attributes of a callable object. With ``probes`` (`_step_replay.Probes`; ``at``:
     the expression ``fn`` is read by there), name -> (value, the expression reading it),
     and what decides which values there are (the code, a callable's class) is probed."""
-    found: dict = {}
+    reads = _Reads(probes)
+    fn, at = reads.unwrapped(fn, at)
+    fn, at, code = reads.code_of(fn, at)
+    if code is not None:
+        reads.closure_and_globals(fn, code)
+    return reads.found
 
-    def put(name: str, value: Any, src: str) -> None:
-        found[name] = value if probes is None else (value, src)
 
-    def attrs(obj: Any, src: str) -> None:  # the attributes of an object, read one by one
+class _Reads:
+    """What `reachable` finds, as it finds it (with the expression reading each value
+    when probing)."""
+
+    def __init__(self, probes: Any):
+        self.probes = probes
+        self.found: dict = {}
+
+    def put(self, name: str, value: Any, src: str) -> None:
+        self.found[name] = value if self.probes is None else (value, src)
+
+    def attrs(self, obj: Any, src: str) -> None:
+        """The attributes of an object, read one by one."""
         table = getattr(obj, "__dict__", {})
-        if probes is not None:
-            probes.ids(f"getattr({src}, '__dict__', E)")
+        if self.probes is not None:
+            self.probes.ids(f"getattr({src}, '__dict__', E)")
         for k, v in table.items():
-            put(k, v, _item(probes, f"{src}.__dict__", k))
+            self.put(k, v, _item(self.probes, f"{src}.__dict__", k))
 
-    while isinstance(fn, functools.partial):
-        for i, a in enumerate(fn.args):
-            put(f"partial_arg{i}", a, f"{at}.args[{i}]")
+    def unwrapped(self, fn: Any, at: str) -> tuple:
+        """The function under partials (their bound arguments read) and a bound method
+        (its object read)."""
+        probes = self.probes
+        while isinstance(fn, functools.partial):
+            for i, a in enumerate(fn.args):
+                self.put(f"partial_arg{i}", a, f"{at}.args[{i}]")
+            if probes is not None:
+                probes.ids(f"{at}.keywords")
+            for k, v in fn.keywords.items():
+                self.put(k, v, _item(probes, f"{at}.keywords", k))
+            fn, at = fn.func, f"{at}.func"
+        if isinstance(fn, types.MethodType):
+            self.put("self", fn.__self__, f"{at}.__self__")
+            fn, at = fn.__func__, f"{at}.__func__"
+        return fn, at
+
+    def code_of(self, fn: Any, at: str) -> tuple:
+        """(the function whose code runs, its expression, that code or None): a callable
+        object's attributes are read and its class's ``__call__`` runs."""
+        probes = self.probes
         if probes is not None:
-            probes.ids(f"{at}.keywords")
-        for k, v in fn.keywords.items():
-            put(k, v, _item(probes, f"{at}.keywords", k))
-        fn, at = fn.func, f"{at}.func"
-    if isinstance(fn, types.MethodType):
-        put("self", fn.__self__, f"{at}.__self__")
-        fn, at = fn.__func__, f"{at}.__func__"
-    if probes is not None:
-        probes.same(f"getattr({at}, '__code__', M)")
-    code = getattr(fn, "__code__", None)
-    if code is None:  # a callable object: what it holds
-        attrs(fn, at)
+            probes.same(f"getattr({at}, '__code__', M)")
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            return fn, at, code
+        self.attrs(fn, at)
         if probes is not None:
             probes.same(f"getattr(type({at}), '__call__', M)")
         call = getattr(type(fn), "__call__", None)
         code = getattr(call, "__code__", None)
-        if code is None:
-            return found
-        fn = call
-        if probes is not None:  # (a class attribute: fixed while the class is)
+        if code is not None and probes is not None:  # (a class attribute: fixed with it)
             at = probes.obj(call)
             probes.same(f"getattr({at}, '__code__', M)")
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-        try:
-            put(name, cell.cell_contents, f"{probes.obj(cell)}.cell_contents"
-                if probes is not None else "")
-        except ValueError:  # a cell not filled yet
-            if probes is not None:
-                probes.same(f"C({probes.obj(cell)})")
-    scope = getattr(fn, "__globals__", {})
-    for n in _code_names(code):
-        if n in scope:
-            put(n, scope[n], f"{probes.obj(scope)}.get({n!r}, M)" if probes is not None
-                else "")
-        elif probes is not None:
-            probes.same(f"{probes.obj(scope)}.get({n!r}, M)")
-    return found
+        return call, at, code
+
+    def closure_and_globals(self, fn: Any, code: types.CodeType) -> None:
+        probes = self.probes
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                self.put(name, cell.cell_contents, f"{probes.obj(cell)}.cell_contents"
+                         if probes is not None else "")
+            except ValueError:  # a cell not filled yet
+                if probes is not None:
+                    probes.same(f"C({probes.obj(cell)})")
+        scope = getattr(fn, "__globals__", {})
+        for n in _code_names(code):
+            if n in scope:
+                self.put(n, scope[n], f"{probes.obj(scope)}.get({n!r}, M)"
+                         if probes is not None else "")
+            elif probes is not None:
+                probes.same(f"{probes.obj(scope)}.get({n!r}, M)")
 
 
 # containers longer than this are not searched for modules (this runs on every call: a
@@ -110,64 +135,83 @@ def captured_modules(fn: Any, tensors: dict | None = None, optimizers: list | No
     otherwise one that requires grad is refused (the compiled program would take it as a
     constant, and no gradient would reach it). ``probes``: what the search reads is
     probed (`reachable`)."""
-    modules: dict = {}
-    seen: set = set()
+    search = _ModuleSearch(fn, tensors, optimizers, probes)
+    for name, value in reachable(fn, probes, probes.obj(fn) if probes is not None
+                                 else "").items():
+        search.visit(name, *_split(value, probes), 0)
+    return search.modules
 
-    def visit(name: str, value: Any, src: str, depth: int) -> None:
+
+class _ModuleSearch:
+    """`captured_modules`' walk: each value read (``src``: the expression reading it, for
+    the probes), down to depth 2, each object once."""
+
+    def __init__(self, fn: Any, tensors: dict | None, optimizers: list | None, probes: Any):
+        self.fn, self.tensors, self.optimizers, self.probes = fn, tensors, optimizers, probes
+        self.modules: dict = {}
+        self.seen: set = set()
+
+    def visit(self, name: str, value: Any, src: str, depth: int) -> None:
         if depth > 2:
             return
-        if id(value) in seen:
+        probes = self.probes
+        if id(value) in self.seen:
             if probes is not None:
                 probes.same(src)
             return
-        seen.add(id(value))
+        self.seen.add(id(value))
         if probes is not None:  # its identity decides below, except for a leftover
-            if _scanned(value, depth, tensors is not None):
+            if _scanned(value, depth, self.tensors is not None):
                 probes.same(src)
             else:
                 probes.kind(src)
         if isinstance(value, Module):
-            modules[name] = value
+            self.modules[name] = value
         elif isinstance(value, Tensor):
-            if tensors is not None:
-                tensors[name] = value
-            elif probes is not None and not value.requires_grad:
-                probes.equal(f"{src}.requires_grad")
-            elif value.requires_grad:
-                raise RuntimeError(
-                    f"{_name_of(fn)} reads the tensor {name!r}, which requires grad, from its "
-                    "closure or globals: a compiled program would take it as a constant and "
-                    "no gradient would reach it. Pass it as an argument of the compiled "
-                    "function, or hold it in an nn.Module (as an nn.Parameter) that the "
-                    "function uses.")
+            self.tensor(name, value, src)
         elif isinstance(value, Optimizer):
-            if optimizers is not None:
-                optimizers.append(value)
-        elif isinstance(value, (list, tuple)):
+            if self.optimizers is not None:
+                self.optimizers.append(value)
+        else:
+            self.container(name, value, src, depth)
+
+    def tensor(self, name: str, value: Tensor, src: str) -> None:
+        if self.tensors is not None:
+            self.tensors[name] = value
+        elif self.probes is not None and not value.requires_grad:
+            self.probes.equal(f"{src}.requires_grad")
+        elif value.requires_grad:
+            raise RuntimeError(
+                f"{_name_of(self.fn)} reads the tensor {name!r}, which requires grad, from "
+                "its closure or globals: a compiled program would take it as a constant and "
+                "no gradient would reach it. Pass it as an argument of the compiled "
+                "function, or hold it in an nn.Module (as an nn.Parameter) that the "
+                "function uses.")
+
+    def container(self, name: str, value: Any, src: str, depth: int) -> None:
+        """The values inside a list, tuple, dict, helper function (a step's search only)
+        or an object holding state (at the top)."""
+        probes = self.probes
+        if isinstance(value, (list, tuple)):
             if probes is not None:
                 probes.equal(f"len({src})")
             if len(value) <= _MAX_SCANNED:
                 for i, v in enumerate(value):
-                    visit(f"{name}.{i}", v, f"{src}[{i}]", depth + 1)
+                    self.visit(f"{name}.{i}", v, f"{src}[{i}]", depth + 1)
         elif isinstance(value, dict):
             if probes is not None:
                 probes.ids(src)
             if len(value) <= _MAX_SCANNED:
                 for k, v in value.items():
-                    visit(f"{name}.{k}", v, _item(probes, src, k), depth + 1)
-        elif tensors is not None and isinstance(value, _FUNCTIONS):
+                    self.visit(f"{name}.{k}", v, _item(probes, src, k), depth + 1)
+        elif self.tensors is not None and isinstance(value, _FUNCTIONS):
             for k, v in reachable(value, probes, src).items():  # a helper (the loss)
-                visit(f"{name}.{k}", *_split(v, probes), depth + 1)
+                self.visit(f"{name}.{k}", *_split(v, probes), depth + 1)
         elif depth == 0 and _holds_state(value):
             if probes is not None:
                 probes.ids(f"{src}.__dict__")
             for k, v in vars(value).items():  # an object holding a model (self.model)
-                visit(f"{name}.{k}", v, _item(probes, f"{src}.__dict__", k), depth + 1)
-
-    for name, value in reachable(fn, probes, probes.obj(fn) if probes is not None
-                                 else "").items():
-        visit(name, *_split(value, probes), 0)
-    return modules
+                self.visit(f"{name}.{k}", v, _item(probes, f"{src}.__dict__", k), depth + 1)
 
 
 _FUNCTIONS = (types.FunctionType, types.MethodType, functools.partial)
