@@ -76,43 +76,56 @@ def simplify(records: Sequence[Record], var_avals: list, alias: dict) -> list[St
     seen: dict = {}
     transposed: dict = {}  # var -> (input ref, axes) of the transposes kept
     steps = []
-
-    def ref(v: int, saved: Any) -> tuple:
-        if v < 0:
-            return ("c", saved)
-        return alias.get(v, ("v", v))
-
     for rec in records:
-        ins = [ref(v, s) for v, s in zip(rec.in_vars, rec.saved)]
+        ins = [alias.get(v, ("v", v)) if v >= 0 else ("c", s)
+               for v, s in zip(rec.in_vars, rec.saved)]
         outs = list(rec.out_vars)
-        prim = rec.prim
-        if not prim.multiple_results and rec.sub is None and ins and ins[0][0] == "v":
-            avals = [var_avals[r[1]] if r[0] == "v" else None for r in ins]
-            if _noop(rec, avals, var_avals[outs[0]]):
-                alias[outs[0]] = ins[0]
-                continue
-            if prim.name == "transpose":
-                undone = _undone_transpose(rec, ins[0], transposed)
-                if undone is not None:
-                    alias[outs[0]] = undone
-                    continue
-                transposed[outs[0]] = (ins[0], tuple(rec.params["axes"]))
-        subs = programs_of(rec)
-        pkey = None if (prim.effectful or subs) else _param_key(rec.params)
-        if pkey is not None:
-            key = (prim, pkey, rec.phase, tuple(r if r[0] == "v" else _const_key(r[1])
-                                                for r in ins))
-            earlier = seen.get(key)
-            if earlier is not None:
-                for v, e in zip(outs, earlier.outs):
-                    alias[v] = ("v", e)
-                continue
+        if _passes_through(rec, ins, outs, var_avals, alias, transposed):
+            continue
+        key = _cse_key(rec, ins)
+        earlier = None if key is None else seen.get(key)
+        if earlier is not None:  # the same call on the same inputs: its outputs serve
+            for v, e in zip(outs, earlier.outs):
+                alias[v] = ("v", e)
+            continue
         free = {alias.get(v, ("v", v))[1] for v in _free_vars(rec)}
         step = Step(rec, ins, outs, {v for v in free if isinstance(v, int)}, dict(alias))
-        if pkey is not None:
+        if key is not None:
             seen[key] = step
         steps.append(step)
     return steps
+
+
+def _passes_through(rec: Record, ins: list, outs: list, var_avals: list, alias: dict,
+                    transposed: dict) -> bool:
+    """Whether ``rec`` is dropped for an input that stands for its output (a no-op, or a
+    transpose undoing a kept one), which ``alias`` then records; a kept transpose is
+    noted in ``transposed``."""
+    if rec.prim.multiple_results or rec.sub is not None or not ins or ins[0][0] != "v":
+        return False
+    avals = [var_avals[r[1]] if r[0] == "v" else None for r in ins]
+    if _noop(rec, avals, var_avals[outs[0]]):
+        alias[outs[0]] = ins[0]
+        return True
+    if rec.prim.name == "transpose":
+        undone = _undone_transpose(rec, ins[0], transposed)
+        if undone is not None:
+            alias[outs[0]] = undone
+            return True
+        transposed[outs[0]] = (ins[0], tuple(rec.params["axes"]))
+    return False
+
+
+def _cse_key(rec: Record, ins: list) -> tuple | None:
+    """What identifies the call for common-subexpression removal (None: never merged, an
+    effect or a construct with sub-programs)."""
+    if rec.prim.effectful or programs_of(rec):
+        return None
+    pkey = _param_key(rec.params)
+    if pkey is None:
+        return None
+    return (rec.prim, pkey, rec.phase,
+            tuple(r if r[0] == "v" else _const_key(r[1]) for r in ins))
 
 
 def live_steps(steps: list[Step], outputs: list) -> list[Step]:

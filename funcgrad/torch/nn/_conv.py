@@ -378,13 +378,22 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         fill = 0.0 if value is None else value
         return apply("ConstantPadNdBackward0", lambda x: _constant_pad(x, widths, fill),
                      [input])
+    n = len(pad) // 2
+    _check_non_constant_pad(input, widths, mode, value, n)
+    name = ("CopySlices" if mode == "circular" else
+            f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0")
+    return apply(name, lambda x: fnp.pad(x, widths, mode=_NUMPY_MODES[mode]), [input])
+
+
+def _check_non_constant_pad(input: Tensor, widths: list, mode: str, value: Any,
+                            n: int) -> None:
+    """PyTorch's refusals of a 'reflect', 'replicate' or 'circular' pad of ``n`` axes."""
     if mode not in _NUMPY_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    n = len(pad) // 2
     if n not in (1, 2, 3) or input.ndim not in (n + 1, n + 2):
-        raise NotImplementedError(f"Padding size {len(pad)} is not supported for "
+        raise NotImplementedError(f"Padding size {2 * n} is not supported for "
                                   f"{input.ndim}D input tensor.\n{_NON_CONSTANT_HELP}")
     for axis in reversed(range(input.ndim - n, input.ndim)):  # PyTorch checks the last first
         size, (lo, hi) = input.shape[axis], widths[axis]
@@ -397,7 +406,4 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         if lo < 0 or hi < 0:
             raise RuntimeError(f"{mode} padding does not support negative widths, got "
                                f"({lo}, {hi}) at dimension {axis}")
-    name = ("CopySlices" if mode == "circular" else
-            f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0")
-    return apply(name, lambda x: fnp.pad(x, widths, mode=_NUMPY_MODES[mode]), [input])
 
