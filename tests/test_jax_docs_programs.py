@@ -1,6 +1,21 @@
-"""What broke when JAX's documentation ran on funcgrad (docs/gradient-checkpointing.md,
-docs/notebooks/autodiff_remat.md, the autodiff cookbook), each as a small program of our own
-written the way the document writes it, compared with JAX itself where it is installed."""
+"""What broke when JAX's documentation ran on funcgrad, each as a small program of our own
+written the way the document writes it, compared with JAX itself where it is installed.
+
+Run with ``jax`` aliased to funcgrad, these documents now run whole except for the cells
+that show JAX's own errors: the autodiff cookbook (notebooks and new_docs/301),
+Custom_derivative_rules (but one cell), custom-jvp-vjp, gradient-checkpointing and
+autodiff_remat (the cells' helper needs ``rich``), automatic-differentiation,
+automatic-vectorization, higher-order, complex-differentiation, control-flow, key-concepts,
+random-numbers, stateful-computations, pytrees, thinking_in_jax, external-callbacks and
+vmapped_log_probs. What still differs:
+- a while_loop staged under ``jit(vmap(f))`` whose body closes over a batched value
+  (Custom_derivative_rules' ``jit(vmap(newton_sqrt))``) raises StagedClosureError naming
+  the fix (pass the value as part of the carry); JAX closure-converts it;
+- an index out of bounds raises numpy's IndexError unless a mode is given (JAX clamps);
+- x.at[idx].multiply/min/max with repeated indices are refused (JAX applies each);
+- APIs funcgrad does not have: sharding (``Array.sharding``, meshes), mutable refs
+  (``new_ref``), ``jax_debug_nans``, and the newest remat and vjp-object APIs
+  (``custom_remat``, ``SaveOnlyTheseNames``, ``fwd_and_bwd``, ``saveable_args``)."""
 import numpy as np
 import pytest
 
@@ -209,3 +224,30 @@ def test_ad_checkpoint_module_has_jaxs_names():
     assert checkpoint_name is fg.checkpoint_name
     assert checkpoint_policies is fg.checkpoint_policies
     assert print_saved_residuals is fg.print_saved_residuals
+
+
+def test_staged_while_loop_closing_over_a_batched_value_names_the_fix():
+    """Custom_derivative_rules' jit(vmap(newton_sqrt)): the body reads ``a`` from its
+    closure; funcgrad refuses (JAX closure-converts), and the same loop with ``a`` in the
+    carry runs."""
+    from funcgrad import lax
+
+    def newton_sqrt(a):
+        def body(carry):
+            _, x = carry
+            return x, 0.5 * (x + a / x)
+        return lax.while_loop(lambda c: fnp.abs(c[0] - c[1]) > 1e-6, body,
+                              (a, 0.5 * (a + 1)))[1]
+    from funcgrad.transforms.jit_trace import StagedClosureError
+    with pytest.raises(StagedClosureError, match="as an operand"):
+        fg.jit(fg.vmap(newton_sqrt))(fnp.asarray([1.0, 2.0, 3.0, 4.0]))
+
+    def carried(a):
+        def body(c):
+            _, x, a = c
+            return x, 0.5 * (x + a / x), a
+        return lax.while_loop(lambda c: fnp.abs(c[0] - c[1]) > 1e-6, body,
+                              (a, 0.5 * (a + 1), a))[1]
+    np.testing.assert_allclose(fg.jit(fg.vmap(carried))(fnp.asarray([1.0, 2.0, 3.0, 4.0])),
+                               np.sqrt([1.0, 2.0, 3.0, 4.0]), rtol=1e-6)
+
