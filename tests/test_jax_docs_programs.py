@@ -3,14 +3,11 @@ written the way the document writes it, compared with JAX itself where it is ins
 
 Run with ``jax`` aliased to funcgrad, these documents now run whole except for the cells
 that show JAX's own errors: the autodiff cookbook (notebooks and new_docs/301),
-Custom_derivative_rules (but one cell), custom-jvp-vjp, gradient-checkpointing and
+Custom_derivative_rules, custom-jvp-vjp, gradient-checkpointing and
 autodiff_remat (the cells' helper needs ``rich``), automatic-differentiation,
 automatic-vectorization, higher-order, complex-differentiation, control-flow, key-concepts,
 random-numbers, stateful-computations, pytrees, thinking_in_jax, external-callbacks and
 vmapped_log_probs. What still differs:
-- a while_loop staged under ``jit(vmap(f))`` whose body closes over a batched value
-  (Custom_derivative_rules' ``jit(vmap(newton_sqrt))``) raises StagedClosureError naming
-  the fix (pass the value as part of the carry); JAX closure-converts it;
 - an index out of bounds raises numpy's IndexError unless a mode is given (JAX clamps);
 - x.at[idx].multiply/min/max with repeated indices are refused (JAX applies each);
 - APIs funcgrad does not have: sharding (``Array.sharding``, meshes), mutable refs
@@ -226,28 +223,32 @@ def test_ad_checkpoint_module_has_jaxs_names():
     assert print_saved_residuals is fg.print_saved_residuals
 
 
-def test_staged_while_loop_closing_over_a_batched_value_names_the_fix():
-    """Custom_derivative_rules' jit(vmap(newton_sqrt)): the body reads ``a`` from its
-    closure; funcgrad refuses (JAX closure-converts), and the same loop with ``a`` in the
-    carry runs."""
+def test_staged_while_loop_closing_over_a_batched_value():
+    """Custom_derivative_rules' jit(vmap(newton_sqrt)): the staged loop's body and
+    condition read the batched ``a`` from their closure (they raised StagedClosureError)."""
     from funcgrad import lax
 
-    def newton_sqrt(a):
-        def body(carry):
+    def fixed_point(f, a, x_guess):
+        def cond_fun(carry):
+            x_prev, x = carry
+            return fnp.abs(x_prev - x) > 1e-6
+
+        def body_fun(carry):
             _, x = carry
-            return x, 0.5 * (x + a / x)
-        return lax.while_loop(lambda c: fnp.abs(c[0] - c[1]) > 1e-6, body,
-                              (a, 0.5 * (a + 1)))[1]
-    from funcgrad.transforms.jit_trace import StagedClosureError
-    with pytest.raises(StagedClosureError, match="as an operand"):
-        fg.jit(fg.vmap(newton_sqrt))(fnp.asarray([1.0, 2.0, 3.0, 4.0]))
+            return x, f(a, x)
+        return lax.while_loop(cond_fun, body_fun, (x_guess, f(a, x_guess)))[1]
 
-    def carried(a):
-        def body(c):
-            _, x, a = c
-            return x, 0.5 * (x + a / x), a
-        return lax.while_loop(lambda c: fnp.abs(c[0] - c[1]) > 1e-6, body,
-                              (a, 0.5 * (a + 1), a))[1]
-    np.testing.assert_allclose(fg.jit(fg.vmap(carried))(fnp.asarray([1.0, 2.0, 3.0, 4.0])),
-                               np.sqrt([1.0, 2.0, 3.0, 4.0]), rtol=1e-6)
-
+    def newton_sqrt(a):
+        return fixed_point(lambda a, x: 0.5 * (x + a / x), a, a)
+    a = fnp.asarray([1.0, 2.0, 3.0, 4.0])
+    for f in (fg.jit(fg.vmap(newton_sqrt)), fg.vmap(fg.jit(newton_sqrt)),
+              fg.vmap(newton_sqrt)):
+        np.testing.assert_allclose(f(a), np.sqrt(a), rtol=1e-12)
+    # a cond and a scan staged the same way, against the examples one by one
+    g = fg.jit(fg.vmap(lambda x, w: lax.scan(lambda c, _: (c * w + 1, c), x, None,
+                                             length=3)[0]))
+    np.testing.assert_allclose(g(fnp.asarray([1.0, 2.0]), fnp.asarray([2.0, 3.0])),
+                               [15.0, 67.0])
+    h = fg.jit(fg.vmap(lambda x, y: lax.cond(fnp.sum(x) > 0, lambda: x * y, lambda: x - y)))
+    np.testing.assert_allclose(h(fnp.asarray([[1.0, 2.0], [-3.0, 1.0]]), fnp.asarray([2.0, 3.0])),
+                               [[2.0, 4.0], [-6.0, -2.0]])

@@ -14,9 +14,10 @@ and the compiled program runs them with Python's own ``if``, ``while`` and ``for
 staged construct differentiates as JAX's do: `cond`/`switch` by the construct of its
 branches' derivatives, `while_loop` in forward mode only (JAX's error in reverse mode),
 `scan` and `fori_loop` with a static trip count by unrolling into the compiled program.
-Inside `jit`, a staged construct's functions may read the jitted function's values freely;
-reading values of a transform applied *inside* the jitted function (grad or jvp around the
-construct) is refused with an error saying to pass them as operands.
+Inside `jit`, a staged construct's functions may read the jitted function's values freely,
+and those of a vmap applied inside it (`vmap_within`: they hold the same examples); reading
+values of grad or jvp applied inside the jitted function is refused with an error saying to
+pass them as operands.
 """
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ def _raws(outs: Sequence) -> tuple:
 def _closure_error(what: str) -> StagedClosureError:
     return StagedClosureError(
         f"a function of {what} inside jit reads a value traced by a transform applied "
-        "inside the jitted function (grad, jvp or vmap around the construct), which a "
+        "inside the jitted function (grad or jvp around the construct), which a "
         "staged construct cannot take from its closure. Pass that value as an operand "
         "(cond(pred, f, g, x, w) instead of closing over w).")
 

@@ -163,6 +163,29 @@ class BatchTrace(Trace):
         return broadcast_to(lifted, shape=shape[:axis] + (self.size,) + shape[axis:])
 
 
+class _LiftingBatchTrace(BatchTrace):
+    """The trace of a construct's functions vectorised over the examples of ``outer``
+    (`vmap_within`): a value of ``outer`` they read from their closure holds the same
+    examples, so it is taken as this trace's own, batch axis kept, not as a value shared
+    by every example. (A staged loop's body under jit(vmap(f)) reads the batched value as
+    the jitted program's, which its sub-program may.)"""
+
+    def __init__(self, outer: BatchTrace):
+        super().__init__(outer.size, outer.axis_name)
+        self.outer = outer
+
+    def _own(self, args: Sequence) -> list:
+        outer = self.outer
+        return [self.new(a._primal, a._bdim) if type(a) is BatchTracer and a._trace is outer
+                else a for a in args]
+
+    def lower(self, args: Sequence) -> tuple[list, list]:
+        return super().lower(self._own(args))
+
+    def to_axis(self, x: Any, dst: int | None, where: str) -> Any:
+        return super().to_axis(self._own([x])[0], dst, where)
+
+
 def _canonical(axis: int, ndim: int, what: str) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"vmap {what}: axis {axis} is out of bounds for an array of rank "
@@ -354,6 +377,20 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
     None only for outputs that do not depend on mapped inputs). ``axis_name`` names the
     axis for collectives inside (``psum(x, axis_name)``...); ``axis_size`` gives the size
     when no argument is mapped."""
+    return _vmap(fun, in_axes, out_axes, axis_name, axis_size, BatchTrace)
+
+
+def vmap_within(outer: BatchTrace, fun: Callable, in_axes: Any, out_axes: Any = 0
+                ) -> Callable:
+    """``vmap(fun)`` over the examples of ``outer``, for a construct that ``outer``
+    batches (a staged loop's body, a switch's branches): values of ``outer`` that ``fun``
+    reads from its closure hold the same examples (`_LiftingBatchTrace`)."""
+    return _vmap(fun, in_axes, out_axes, outer.axis_name, outer.size,
+                 lambda size, axis_name: _LiftingBatchTrace(outer))
+
+
+def _vmap(fun: Callable, in_axes: Any, out_axes: Any, axis_name: Hashable,
+          axis_size: int | None, new_batch_trace: Callable) -> Callable:
     if not callable(fun):
         raise TypeError(f"vmap requires a callable as its first argument, got {fun!r}")
     in_axes = _check_axes_args(in_axes, out_axes)
@@ -370,7 +407,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         leaves, dims = _in_leaves(leaves, dims)
         size = _mapped_size(fun, args, kwargs, leaves, dims, axis_size)
-        trace = BatchTrace(size, axis_name)
+        trace = new_batch_trace(size, axis_name)
         with new_trace(trace), bind_axis_name(axis_name, trace):
             ins = [x if d is None else trace.new(x, d) for x, d in zip(leaves, dims)]
             a, k = tree.unflatten(ins)

@@ -23,7 +23,7 @@ from funcgrad.primitives.binary import equal
 from funcgrad.primitives.reductions import reduce_any, reduce_sum
 from funcgrad.primitives.select import where
 from funcgrad.primitives.shape import reshape
-from .vmap import BatchTrace, BatchTracer, lanes_any, vmap
+from .vmap import BatchTrace, BatchTracer, lanes_any, vmap, vmap_within
 
 __all__ = ["call_rule", "batch_construct", "batched_select", "batched_while",
            "batch_while_call", "batch_switch_call", "batch_custom_vjp", "batch_custom_jvp",
@@ -43,9 +43,9 @@ def _rewrap(trace: BatchTrace, outs: Sequence) -> list:
 
 
 def _vectorised(fun: Callable, trace: BatchTrace, axes: Any) -> Callable:
-    """``fun`` (flat in, list out) over the examples of ``trace``, outputs batched at 0."""
-    return vmap(lambda *xs: list(fun(*xs)), in_axes=axes, out_axes=0,
-                axis_name=trace.axis_name, axis_size=trace.size)
+    """``fun`` (flat in, list out) over the examples of ``trace``, outputs batched at 0
+    (reading ``trace``'s values from its closure as the examples' own)."""
+    return vmap_within(trace, lambda *xs: list(fun(*xs)), axes)
 
 
 def call_rule(args: Sequence, dims: Sequence, call: Any, **params: Any) -> tuple:
@@ -110,7 +110,7 @@ def batch_while_call(make: Callable, cond_fun: Callable, body_fun: Callable,
     carry = [vmap(lambda x: x, in_axes=d, out_axes=0, axis_size=size)(v)
              for v, d in zip(values, dims)]
     every = (0,) * len(carry)
-    conds = vmap(lambda *c: cond_fun(*c)[0], in_axes=every, axis_name=trace.axis_name)
+    conds = vmap_within(trace, lambda *c: cond_fun(*c)[0], every)
     bodies = _vectorised(body_fun, trace, every)
 
     def cond(*c: Any) -> list:
