@@ -1,6 +1,12 @@
 """`funcgrad.config`: global options, set the way JAX's are (``config.update(name, value)``).
 
-One option exists today, ``jax_enable_x64`` (alias ``funcgrad_enable_x64``): whether the
+``jax_debug_nans`` and ``jax_debug_infs`` (off by default; also the blocks
+``with funcgrad.debug_nans(True):`` and `debug_infs`) make every primitive that produces a
+NaN (an infinity) raise FloatingPointError naming it; a jitted call whose results hold one
+runs again without jit, op by op, to find it, as JAX does. `float_checks` is what
+`funcgrad.core` reads on each operation.
+
+``jax_enable_x64`` (alias ``funcgrad_enable_x64``) says whether the
 dtypes funcgrad *chooses* are 64-bit. It is on by default (funcgrad follows numpy, whose
 default float is float64); the shell variable ``FUNCGRAD_ENABLE_X64`` (or JAX's
 ``JAX_ENABLE_X64``) set to 0/false turns it off at import.
@@ -30,9 +36,24 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["config", "canonical_dtype", "default_float", "default_int", "default_complex"]
+__all__ = ["config", "canonical_dtype", "default_float", "default_int", "default_complex",
+           "float_checks", "debug_nans", "debug_infs"]
 
-_ALIASES = {"jax_enable_x64": "jax_enable_x64", "funcgrad_enable_x64": "jax_enable_x64"}
+_ALIASES = {"jax_enable_x64": "jax_enable_x64", "funcgrad_enable_x64": "jax_enable_x64",
+            "jax_debug_nans": "jax_debug_nans", "funcgrad_debug_nans": "jax_debug_nans",
+            "jax_debug_infs": "jax_debug_infs", "funcgrad_debug_infs": "jax_debug_infs"}
+
+
+class FloatChecks:
+    """Whether results are checked for NaNs and infinities (``on``: either)."""
+
+    __slots__ = ("nans", "infs", "on")
+
+    def __init__(self) -> None:
+        self.nans = self.infs = self.on = False
+
+
+float_checks = FloatChecks()
 _NARROW = {np.dtype(np.float64): np.dtype(np.float32),
            np.dtype(np.int64): np.dtype(np.int32),
            np.dtype(np.uint64): np.dtype(np.uint32),
@@ -52,7 +73,8 @@ class Config:
     `read`, change them with `update` (or, for a block of code, `enable_x64`)."""
 
     def __init__(self) -> None:
-        self._values = {"jax_enable_x64": _env_flag(True)}
+        self._values = {"jax_enable_x64": _env_flag(True), "jax_debug_nans": False,
+                        "jax_debug_infs": False}
 
     def _key(self, name: str) -> str:
         key = _ALIASES.get(name)
@@ -66,6 +88,9 @@ class Config:
         if not isinstance(value, (bool, np.bool_, int)):
             raise TypeError(f"config option {name} takes a bool, got {value!r}")
         self._values[key] = bool(value)
+        float_checks.nans = self._values["jax_debug_nans"]
+        float_checks.infs = self._values["jax_debug_infs"]
+        float_checks.on = float_checks.nans or float_checks.infs
 
     def read(self, name: str) -> Any:
         """The value of option ``name``."""
@@ -95,6 +120,26 @@ class Config:
 
 
 config = Config()
+
+
+@contextlib.contextmanager
+def _option(name: str, value: bool) -> Iterator[None]:
+    old = config.read(name)
+    config.update(name, value)
+    try:
+        yield
+    finally:
+        config.update(name, old)
+
+
+def debug_nans(value: bool = True) -> contextlib.AbstractContextManager:
+    """``with debug_nans(True): ...``: ``jax_debug_nans`` for the block only."""
+    return _option("jax_debug_nans", value)
+
+
+def debug_infs(value: bool = True) -> contextlib.AbstractContextManager:
+    """``with debug_infs(True): ...``: ``jax_debug_infs`` for the block only."""
+    return _option("jax_debug_infs", value)
 
 
 def canonical_dtype(dtype: Any) -> np.dtype | None:

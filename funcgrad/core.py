@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from funcgrad._config import float_checks
 from funcgrad.array import RAW_TYPES, Array, new_array, to_raw
 from funcgrad.backend import device_of
 from funcgrad.dtypes import EXTENDED_FLOATS
@@ -351,6 +352,8 @@ def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
     except Exception:
         check_same_device(prim, raws)  # mixed devices get a clear error
         raise
+    if float_checks.on:  # jax_debug_nans / jax_debug_infs
+        check_floats(prim.name, out if prim.multiple_results else (out,))
     if prim.plain and type(out) is np.ndarray:  # `wrap` of the common case, written out
         result = _new(Array)
         result._value = out
@@ -359,6 +362,19 @@ def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
         result.ndim = out.ndim
         return result
     return prim.wrap(out, raws, args)
+
+
+def check_floats(where: str, outs: Sequence) -> None:
+    """FloatingPointError if a result holds a NaN (with ``jax_debug_nans``) or an infinity
+    (``jax_debug_infs``), as JAX's message has it."""
+    for o in outs:
+        raw = o._value if isinstance(o, Array) else o
+        if getattr(raw, "dtype", None) is None or raw.dtype.kind not in "fc":
+            continue
+        if float_checks.nans and bool(np.isnan(raw).any()):
+            raise FloatingPointError(f"invalid value (nan) encountered in {where}")
+        if float_checks.infs and bool(np.isinf(raw).any()):
+            raise FloatingPointError(f"invalid value (inf) encountered in {where}")
 
 
 def wrap_raw(out: Any) -> Array:

@@ -1,6 +1,8 @@
 """funcgrad.debug (JAX's jax.debug): print and callback see concrete values eagerly, on every
 run of a compiled program, once per example under vmap (in order), and the primal values
-under grad and jvp; bad format strings are refused at the call."""
+under grad and jvp; bad format strings are refused at the call. And jax_debug_nans /
+jax_debug_infs: the operation making a NaN or an infinity raises, also inside a compiled
+program (run again without jit to find it) and in a backward pass."""
 import numpy as np
 import pytest
 
@@ -74,3 +76,44 @@ def test_print_refuses_fields_no_argument_fills(fmt, args, kwargs, field):
 def test_the_call_shows_in_the_program_text():
     text = str(fg.make_jaxpr(lambda x: (fg.debug.print("{}", x), x * 2)[1])(1.0))
     assert "\n    debug_callback[" in text
+
+
+def _log_sum(x):
+    return fnp.sum(fnp.log(x) * 2.0)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_debug_nans_names_the_operation_eagerly_in_jit_and_in_backward():
+    bad, good = np.array([1.0, -1.0]), np.array([1.0, 2.0])
+    assert np.isnan(_log_sum(bad))  # off by default
+    jitted = fg.jit(_log_sum)
+    jitted(good)
+    with fg.debug_nans(True):
+        for f in (_log_sum, fg.grad(_log_sum), fg.jit(_log_sum)):
+            with pytest.raises(FloatingPointError,
+                               match=r"invalid value \(nan\) encountered in log"):
+                f(bad)
+        with pytest.raises(FloatingPointError, match="in log"):
+            jitted(bad)  # the compiled program, then the function without jit
+        np.testing.assert_allclose(jitted(good), _log_sum(good))
+        # a NaN made only by the backward pass (the VJP of sqrt at 0 is inf * 0)
+        with pytest.raises(FloatingPointError, match="nan"):
+            fg.grad(lambda x: fnp.sum(fnp.sqrt(x) * 0.0))(np.zeros(2))
+    assert not fg.config.jax_debug_nans
+    assert np.isnan(jitted(bad))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_debug_infs_and_the_config_option():
+    fg.config.update("jax_debug_infs", True)
+    try:
+        with pytest.raises(FloatingPointError, match=r"\(inf\) encountered in div"):
+            fnp.asarray(1.0) / 0.0
+        assert fnp.asarray(2.0) / 1.0 == 2.0
+        assert int(fnp.asarray(1) // 1) == 1  # integers are not checked
+    finally:
+        fg.config.update("jax_debug_infs", False)
+    assert np.isinf(fnp.asarray(1.0) / 0.0)
+    with pytest.raises(TypeError, match="takes a bool"):
+        fg.config.update("jax_debug_nans", "yes")
+

@@ -11,7 +11,7 @@ vmapped_log_probs. What still differs:
 - an index out of bounds raises numpy's IndexError unless a mode is given (JAX clamps);
 - x.at[idx].multiply/min/max with repeated indices are refused (JAX applies each);
 - APIs funcgrad does not have: sharding (``Array.sharding``, meshes), mutable refs
-  (``new_ref``), ``jax_debug_nans``, and the newest remat and vjp-object APIs
+  (``new_ref``), and the newest remat and vjp-object APIs
   (``custom_remat``, ``SaveOnlyTheseNames``, ``fwd_and_bwd``, ``saveable_args``)."""
 import numpy as np
 import pytest

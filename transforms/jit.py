@@ -26,7 +26,8 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
-from funcgrad.core import Tracer
+from funcgrad._config import float_checks
+from funcgrad.core import Tracer, check_floats
 from funcgrad.primitives import sampling
 from . import compile as compiler
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
@@ -203,6 +204,8 @@ class Jitted:
         return [k for k, x in enumerate(leaves) if id(x) in ids and type(x) is Array]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if float_checks.on:
+            return self._checked_call(args, kwargs)
         if not kwargs:  # a cache hit of the common call costs this
             found = _array_call(args, self._static_positions)
             if found is not None:
@@ -221,6 +224,23 @@ class Jitted:
                     _delete(leaves, donated)
                     return out
         return self._call(args, kwargs)
+
+    def _checked_call(self, args: tuple, kwargs: dict) -> Any:
+        """A call under ``jax_debug_nans`` / ``jax_debug_infs``: a NaN (infinity) among the
+        results makes the function run again without jit, where the operation making it
+        raises (JAX's way to name it)."""
+        out = self._call(args, kwargs)
+        try:
+            check_floats(f"jit({self.__name__})", tree_util.tree_leaves(out))
+        except FloatingPointError as e:
+            if self.donate_argnums:
+                raise FloatingPointError(f"{e} (its donated arguments are gone: call it "
+                                         "without donate_argnums to find the operation)")
+            self.fun(*args, **kwargs)  # the operation making it raises here
+            raise FloatingPointError(
+                f"{e}; run again without jit, the function produced none: the compiled "
+                "program computed differently (an operation reordered or fused)") from None
+        return out
 
     def _first_array_call(self, args: tuple, signature: tuple) -> Any:
         """An array call of a new `_array_call` signature: the general call, whose entry
