@@ -326,8 +326,8 @@ class _Inputs:
         for k, g in enumerate(self.captured):
             if g is None and not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {k} appears to not "
-                                   "have been used in the graph. Set allow_unused=True if this "
-                                   "is the desired behavior.")
+                                   "have been used in the graph. Set allow_unused=True if "
+                                   "this is the desired behavior.")
         return tuple(g if g is None or create_graph else _detached(g) for g in self.captured)
 
 
@@ -436,16 +436,15 @@ def _gather(buffers: dict, deps: dict, node: Node, nr: int, g: Any) -> list | No
     left = deps[node] - 1
     deps[node] = left
     buf = buffers.get(node)
-    if buf is None:
-        buf = _slots(node, nr)
-        if left:
-            buffers[node] = buf
-    elif not left:
-        del buffers[node]
+    if buf is None:  # its first edge (so more are to come)
+        buf = buffers[node] = _slots(node, nr)
     if g is not None:
         old = buf[nr]
         buf[nr] = g if old is None else _sum(old, g)
-    return None if left else buf
+    if left:
+        return None
+    del buffers[node]
+    return buf
 
 
 def _accumulated(leaf: AccumulateGrad, grads: list, create_graph: bool, routed: bool
