@@ -361,8 +361,9 @@ def _drain(root: GraphRoot, deps: dict, plan: _Inputs, keep_graph: bool,
     node: Node | None = root
     grads: list = []
     while node is not None:
-        if routed or node._hooked or type(node) in _ROUTED:  # (`_hooked`: one check for
-            outputs = _run_routed(node, grads, create_graph, watched, plan)  # 4 tables)
+        # (``_hooked``: one check for the node's four hook tables)
+        if routed or node._hooked or type(node) in _ROUTED:
+            outputs = _run_routed(node, grads, create_graph, watched, plan)
             if outputs is None:  # reached, not run
                 node, grads = pop(heap)[2:]
                 continue
