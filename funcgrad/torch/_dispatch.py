@@ -68,8 +68,7 @@ def apply(name: str, f: Callable, inputs: Sequence, multi: bool = False,
     ``next_functions`` slot) and return the output tensor(s), recording a node called
     ``name`` when grad mode is on and an input requires grad. (The positional parameters
     are a `Spec`'s fields: an op calls ``apply(*spec)``.)"""
-    if profiler.sessions.open and profiler.state.sessions and not profiler.state.inside:
-        # one event per facade op
+    if profiler.sessions.open and _profiled():  # one event per facade op
         return profiler.op_range(name, inputs, lambda: apply(
             name, f, inputs, multi=multi, target=target, differentiable=differentiable))
     datas = []
@@ -92,9 +91,8 @@ def apply(name: str, f: Callable, inputs: Sequence, multi: bool = False,
             if isinstance(x, Tracer):
                 concrete = False
         i += 1
-    if open_scopes.open and scopes.stack:
-        datas = in_scopes(inputs, datas)
-        concrete = not any(isinstance(d, Tracer) for d in datas)
+    if open_scopes.open:  # a block is open, in some thread
+        datas, concrete = _scoped(inputs, datas, concrete)
     if diff and differentiable and (not grad_mode.disabled.open or grad_mode.state.enabled):
         # (`grad_mode.is_grad_enabled`, written out: this runs for every op)
         if concrete and type(f) is PrimCall and not multi:
@@ -102,9 +100,31 @@ def apply(name: str, f: Callable, inputs: Sequence, multi: bool = False,
         return _record(name, f, inputs, datas, diff, multi, target)
     out = f(*datas)
     if multi:
-        return tuple([output(o, name, f, inputs, datas, None, 0, k)
-                      for k, o in enumerate(out)])
+        return _untracked(out, name, f, inputs, datas)
     return output(out, name, f, inputs, datas)
+
+
+def _profiled() -> bool:
+    """Whether a facade op is an event of an open profile (while some profile is open in
+    some thread): one is open in this thread, and the op is not part of another's work."""
+    return bool(profiler.state.sessions) and not profiler.state.inside
+
+
+def _scoped(inputs: Sequence, datas: list, concrete: bool) -> tuple[list, bool]:
+    """The op's arrays as the blocks running on this thread have them (`in_scopes`), and
+    whether they are concrete (no tracer); unchanged when no block runs here."""
+    if not scopes.stack:
+        return datas, concrete
+    datas = in_scopes(inputs, datas)
+    return datas, not any(isinstance(d, Tracer) for d in datas)
+
+
+def _untracked(outs: Sequence, name: str, f: Callable, inputs: Sequence, datas: list
+               ) -> tuple:
+    """The output tensors, without a node, of a ``multi`` op (numbered among all its
+    outputs, as views of inputs are)."""
+    return tuple([output(o, name, f, inputs, datas, None, 0, k) for k, o in enumerate(outs)])
+
 
 def _record(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, multi: bool,
             target: Tensor | None) -> Any:
@@ -135,8 +155,7 @@ def _node(name: str, f: Callable, inputs: Sequence, datas: list, diff: list, mul
     if not multi and not is_inexact(outs[0].dtype):
         return output(outs[0], name, f, inputs, datas)
     if not outs:
-        return tuple([output(o, name, f, inputs, datas, None, 0, k)
-                      for k, o in enumerate(all_outs)])
+        return _untracked(all_outs, name, f, inputs, datas)
     meta = [meta_of(o) for o in outs]
     # PyTorch's convention differs from funcgrad's only where a differentiated input or
     # an output is complex (a real function of real inputs has a real Jacobian)

@@ -293,6 +293,18 @@ def test_autograd_grad_leaves_dot_grad_alone():
     assert a.grad is None and not ga.requires_grad
 
 
+def test_autograd_grad_of_an_intermediate_runs_only_the_nodes_after_it():
+    # as PyTorch's: the node of ``h`` is reached (its gradient captured) but not run, so it
+    # keeps what it saved for a later backward without retain_graph
+    x = leaf([1.0, 2.0])
+    h = x.exp()
+    (gh,) = torch.autograd.grad(h.sin().sum(), h)
+    np.testing.assert_allclose(gh.numpy(), np.cos(np.exp([1.0, 2.0])), rtol=1e-6)
+    assert x.grad is None
+    h.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]), rtol=1e-6)
+
+
 def test_autograd_grad_with_grad_outputs():
     a = leaf([1.0, 2.0])
     (g,) = torch.autograd.grad(a * a, a, grad_outputs=torch.tensor([1.0, 10.0]))

@@ -129,8 +129,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
 
 
 def _dependencies(root: Node) -> dict:
-    """node -> how many edges lead to it from the nodes reachable from ``root`` (each
-    node is walked from once: when it is first reached)."""
+    """node -> how many edges lead to it, for the nodes reachable from ``root`` that more
+    than one edge leads to: only those wait for gradients (each node is walked from once:
+    when it is first reached)."""
+    seen = {root}
     deps: dict = {}
     stack = [root]
     while stack:
@@ -138,12 +140,11 @@ def _dependencies(root: Node) -> dict:
         for nxt, _ in node._next:
             if nxt is None:
                 continue
-            n = deps.get(nxt)
-            if n is None:
-                deps[nxt] = 1
-                stack.append(nxt)
+            if nxt in seen:
+                deps[nxt] = deps.get(nxt, 1) + 1
             else:
-                deps[nxt] = n + 1
+                seen.add(nxt)
+                stack.append(nxt)
     return deps
 
 
@@ -241,120 +242,235 @@ def _call_anomaly(node: Node, grads: list, create_graph: bool) -> list:
 def run_backward(roots: Sequence[Tensor], root_grads: Sequence, keep_graph: bool,
                  create_graph: bool, inputs: Sequence[Tensor] = (), allow_unused: bool = True,
                  accumulate: bool = True) -> tuple:
+    """Run the graph of ``roots`` backward from ``root_grads``: into the leaves' ``.grad``
+    (``accumulate``), or, for `grad`, into the gradients of ``inputs`` (returned). Grad mode
+    is ``create_graph`` while it runs."""
+    edges = _root_edges(roots)
+    plan = _Inputs(inputs, accumulate)
+    root = GraphRoot(edges, list(root_grads))
+    plan.limit(root)
+    watched = anomaly.is_anomaly_enabled() or profiler.is_profiling()  # through `_call`
+    prev = grad_mode.is_grad_enabled()
+    grad_mode.set_enabled(create_graph)
+    try:
+        _drain(root, _dependencies(root), plan, keep_graph, create_graph, watched,
+               watched or plan.filtered)
+    finally:
+        grad_mode.set_enabled(prev)
+    return () if accumulate else plan.gradients(allow_unused, create_graph)
+
+
+def _root_edges(roots: Sequence[Tensor]) -> tuple:
+    """The edge of each root, which must require grad (PyTorch's error names the first
+    that does not)."""
     edges = []
     for i, t in enumerate(roots):
         if not t.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
         edges.append(t._edge())
-    captures: dict = {}  # node -> [(output_nr, index)]
-    targets: set = set()
-    for k, t in enumerate(inputs):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
-        if not t.requires_grad:
+    return tuple(edges)
+
+
+class _Inputs:
+    """What ``inputs`` asks of one run: the nodes it reaches but does not run, or does not
+    make ready, because no input lies beyond them; and for `grad`, where the gradient of
+    each input is captured. Without ``inputs`` nothing is filtered or captured."""
+
+    __slots__ = ("filtered", "targets", "accumulate", "captures", "captured", "skipped",
+                 "unscheduled")
+
+    def __init__(self, inputs: Sequence[Tensor], accumulate: bool) -> None:
+        self.filtered = bool(inputs)  # (then every node takes `_run_routed`)
+        self.accumulate = accumulate
+        self.targets: set = set()  # the nodes of the inputs
+        self.captures: dict = {}  # node -> [(output_nr, index in inputs)]
+        self.captured: list = [None] * len(inputs)
+        self.skipped: frozenset | set = frozenset()  # run up to their captures only
+        self.unscheduled: frozenset | set = frozenset()  # never made ready
+        for k, t in enumerate(inputs):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
+            if not t.requires_grad:
+                if not accumulate:
+                    raise RuntimeError("One of the differentiated Tensors does not require "
+                                       "grad")
+                continue
+            if accumulate and t._grad_fn is not None:
+                t.retain_grad()
+            node, nr = t._edge()
+            self.targets.add(node)
             if not accumulate:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            continue
-        if accumulate and t._grad_fn is not None:
-            t.retain_grad()
-        node, nr = t._edge()
-        targets.add(node)
-        if not accumulate:
-            captures.setdefault(node, []).append((nr, k))
-    root = GraphRoot(tuple(edges), list(root_grads))
-    deps = _dependencies(root)
-    needed = _needed(root, targets) if inputs else None
-    captured: list = [None] * len(inputs)
+                self.captures.setdefault(node, []).append((nr, k))
+
+    def limit(self, root: Node) -> None:
+        """Find the nodes of ``root``'s graph that the run leaves out: those with no input
+        beyond them are not made ready unless they are an input's; with `grad`, an input's
+        node with no other input beyond it is not run either (its gradient is captured)."""
+        if not self.filtered:
+            return
+        targets = self.targets
+        needed = _needed(root, targets)
+        self.unscheduled = {n for n, v in needed.items() if not v and n not in targets}
+        if not self.accumulate:
+            self.skipped = {n for n in targets if not needed.get(n)}
+
+    def capture(self, node: Node, grads: list) -> None:
+        """Keep the gradients arriving at ``node`` that are inputs' (after their hooks)."""
+        for nr, k in self.captures.get(node, ()):
+            self.captured[k] = _tensors(grads)[nr]
+
+    def gradients(self, allow_unused: bool, create_graph: bool) -> tuple:
+        """`grad`'s result: the captured gradients (an unused input raises unless
+        ``allow_unused``), detached unless ``create_graph``."""
+        for k, g in enumerate(self.captured):
+            if g is None and not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not "
+                                   "have been used in the graph. Set allow_unused=True if "
+                                   "this is the desired behavior.")
+        return tuple(g if g is None or create_graph else _detached(g) for g in self.captured)
+
+
+# the nodes that always take `_run_routed`: the root, and a leaf's node that did not run
+# as soon as its gradient was complete (it has hooks)
+_ROUTED = frozenset((GraphRoot, AccumulateGrad))
+# the bottom of the engine's heap, under every node: popped when no node is left
+_END = (float("inf"), 0, None, None)
+
+
+def _drain(root: GraphRoot, deps: dict, plan: _Inputs, keep_graph: bool,
+           create_graph: bool, watched: bool, routed: bool) -> None:
+    """Run the nodes from ``root`` on, each once the gradients of all the edges that lead
+    to it have arrived; among ready nodes, the one created last first (a heap on sequence
+    numbers, leaves' nodes first). This is the engine's per-node loop: a plain node (no
+    hooks, no ``inputs``, no anomaly mode or profiler) runs here, written out; any other
+    takes `_run_routed`, chosen by one check (all of them when ``routed``). Unless
+    ``keep_graph``, each node run frees what it saved."""
+    # without create_graph, nodes that take arrays pass them on as their gradients (no
+    # tensor per gradient); the others, and hooks, get tensors (`_tensors`)
+    arrays = not create_graph
+    unscheduled = plan.unscheduled
     # the gradients of nodes some but not all of whose inputs have arrived (a ready node's
     # go with it: on the heap, or as ``grads`` of the next one)
     buffers: dict = {}
     tie = itertools.count()
     # the ready nodes but the next one (`node`), by descending sequence: (-seq, tie, node,
-    # its gradients)
-    heap: list = []
-    prev = grad_mode.is_grad_enabled()
-    grad_mode.set_enabled(create_graph)
-    watched = anomaly.is_anomaly_enabled() or profiler.is_profiling()  # through `_call`
-    # a leaf's AccumulateGrad runs as soon as its gradient is complete (it would be popped
-    # next: leaves go first); one with hooks, or a targeted or checked run, takes the heap
-    inline_leaves = needed is None and not captures and not watched
-    # without create_graph, nodes that take arrays pass them on as their gradients (no
-    # tensor per gradient); the others, and hooks, get tensors (`_tensors`)
-    arrays = not create_graph
-    pop, push = heapq.heappop, heapq.heappush
+    # its gradients), then `_END`
+    heap: list = [_END]
+    pop = heapq.heappop
     node: Node | None = root
     grads: list = []
-    try:
-        while node is not None:
-            if node is root:
-                outputs = root.apply([], create_graph)
-            else:
-                hooked = node._hooked  # (one check for the node's four hook tables)
-                if hooked and (node._tensor_hooks or node._retains):
-                    grads = _tensor_pre_hooks(node, _tensors(grads))
-                if type(node) is AccumulateGrad and node.variable._hooks:
-                    grads = _leaf_hooks(node, _tensors(grads))
-                if captures:
-                    for nr, k in captures.get(node, ()):
-                        captured[k] = _tensors(grads)[nr]
-                if needed is not None and not needed[node] and not (
-                        accumulate and node in targets):
-                    node, grads = pop(heap)[2:] if heap else (None, None)
+    while node is not None:
+        # (``_hooked``: one check for the node's four hook tables)
+        if routed or node._hooked or type(node) in _ROUTED:
+            outputs = _run_routed(node, grads, create_graph, watched, plan)
+            if outputs is None:  # reached, not run
+                node, grads = pop(heap)[2:]
+                continue
+        elif arrays and node.takes_arrays:  # gradients stay funcgrad arrays
+            outputs = node.apply_arrays(grads)
+        else:
+            outputs = node.apply(_tensors(grads), create_graph)
+        if not keep_graph:
+            node.release()
+        held = held_grads = None  # the one node this one made ready while no other is
+        for (nxt, nr), g in zip(node._next, outputs):
+            if nxt is None:
+                continue
+            if nxt in deps:  # fed by several edges
+                buf = _gather(buffers, deps, nxt, nr, g)
+                if buf is None:  # more to come
                     continue
-                if watched or hooked and (node._pre_hooks or node._post_hooks):
-                    outputs = _call(node, _tensors(grads), create_graph)
-                elif arrays and node.takes_arrays:  # gradients stay funcgrad arrays
-                    outputs = node.apply_arrays(grads)
-                else:  # `_call` without hooks or anomaly checks to run
-                    outputs = node.apply(_tensors(grads), create_graph)
-            if not keep_graph:
-                node.release()
-            held = None  # the one node this one made ready while no other is: it runs next
-            for (nxt, nr), g in zip(node._next, outputs):
-                if nxt is None:
-                    continue
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                # (a node fed by one edge never enters ``buffers``)
-                buf = buffers.get(nxt) if left else buffers.pop(nxt, None)
-                if buf is None:  # one slot per output of nxt (a leaf's node has one)
-                    n = len(nxt._meta)
-                    buf = [None] * (n if n > nr else nr + 1)
-                    if left:
-                        buffers[nxt] = buf
-                if g is not None:
-                    old = buf[nr]
-                    buf[nr] = g if old is None else _sum(old, g)
-                if left:
-                    continue
-                if inline_leaves and type(nxt) is AccumulateGrad and _plain(nxt):
-                    if arrays:
-                        nxt.apply_arrays(buf)
-                    else:
-                        nxt.apply(_tensors(buf), create_graph)
-                elif needed is None or needed[nxt] or nxt in targets:
-                    if held is None and not heap:  # (the heap would give it next)
-                        held, held_grads = nxt, buf
-                        continue
-                    if held is not None:
-                        push(heap, (-held._seq, next(tie), held, held_grads))
-                        held = None
-                    push(heap, (-nxt._seq, next(tie), nxt, buf))
-            if held is not None:
-                node, grads = held, held_grads
-            else:
-                node, grads = pop(heap)[2:] if heap else (None, None)
-    finally:
-        grad_mode.set_enabled(prev)
-    if accumulate:
-        return ()
-    for k, g in enumerate(captured):
-        if g is None and not allow_unused:
-            raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have "
-                               "been used in the graph. Set allow_unused=True if this is the "
-                               "desired behavior.")
-    return tuple(g if g is None or create_graph else _detached(g) for g in captured)
+            else:  # (`_slots`, written out: this runs for most edges)
+                n = len(nxt._meta)
+                buf = [None] * (n if n > nr else nr + 1)
+                buf[nr] = g
+            if type(nxt) is AccumulateGrad and _accumulated(nxt, buf, create_graph, routed):
+                continue
+            if nxt in unscheduled:
+                continue
+            if held is None and heap[0] is _END:  # (the heap would give it next)
+                held, held_grads = nxt, buf
+                continue
+            _spill(heap, tie, held, held_grads, nxt, buf)
+            held = None
+        if held is not None:
+            node, grads = held, held_grads
+        else:
+            node, grads = pop(heap)[2:]
+
+
+def _run_routed(node: Node, grads: list, create_graph: bool, watched: bool,
+                plan: _Inputs) -> list | None:
+    """Run a node that is not plain, in PyTorch's order: the hooks of the tensors it made
+    (``register_hook``, then ``retain_grad``; a leaf's own hooks), the capture of the
+    inputs' gradients, then the node, with its pre- and post-hooks and anomaly mode's checks
+    (`_call`). None when it is not run (no input lies beyond it)."""
+    if type(node) is GraphRoot:
+        return node.apply([], create_graph)
+    if node._hooked and (node._tensor_hooks or node._retains):
+        grads = _tensor_pre_hooks(node, _tensors(grads))
+    if type(node) is AccumulateGrad and node.variable._hooks:
+        grads = _leaf_hooks(node, _tensors(grads))
+    if plan.captures:
+        plan.capture(node, grads)
+    if node in plan.skipped:
+        return None
+    if watched or node._hooked and (node._pre_hooks or node._post_hooks):
+        return _call(node, _tensors(grads), create_graph)
+    if not create_graph and node.takes_arrays:  # as `_drain` runs a plain node
+        return node.apply_arrays(grads)
+    return node.apply(_tensors(grads), create_graph)
+
+
+def _slots(node: Node, nr: int) -> list:
+    """An empty gradient buffer for ``node``: one slot per output (a leaf's node has one;
+    ``nr``, the output an edge leads to, always has one)."""
+    n = len(node._meta)
+    return [None] * (n if n > nr else nr + 1)
+
+
+def _gather(buffers: dict, deps: dict, node: Node, nr: int, g: Any) -> list | None:
+    """Add ``g``, the gradient one edge brings to output ``nr`` of ``node`` (a node that
+    several edges lead to), to those waiting for it in ``buffers``; once it was the last
+    edge, take the node's gradients out (then it is ready)."""
+    left = deps[node] - 1
+    deps[node] = left
+    buf = buffers.get(node)
+    if buf is None:  # its first edge (so more are to come)
+        buf = buffers[node] = _slots(node, nr)
+    if g is not None:
+        old = buf[nr]
+        buf[nr] = g if old is None else _sum(old, g)
+    if left:
+        return None
+    del buffers[node]
+    return buf
+
+
+def _accumulated(leaf: AccumulateGrad, grads: list, create_graph: bool, routed: bool
+                 ) -> bool:
+    """Run a leaf's node now, as soon as its gradient is complete (it would be popped next:
+    leaves go first), unless it has hooks of any kind or the run is ``routed`` (then it
+    takes the heap and `_run_routed`, so that what runs around it runs in order); whether
+    it ran."""
+    if routed or leaf.variable._hooks or leaf._hooked and (
+            leaf._pre_hooks or leaf._post_hooks or leaf._tensor_hooks or leaf._retains):
+        return False
+    if create_graph:
+        leaf.apply(_tensors(grads), create_graph)
+    else:
+        leaf.apply_arrays(grads)
+    return True
+
+
+def _spill(heap: list, tie: Any, held: Node | None, held_grads: list | None, node: Node,
+           grads: list) -> None:
+    """Push a ready node on the heap, and first the one held back to run next if there is
+    one (``node`` made it a choice between them)."""
+    if held is not None:
+        heapq.heappush(heap, (-held._seq, next(tie), held, held_grads))
+    heapq.heappush(heap, (-node._seq, next(tie), node, grads))
 
 
 def _tensors(grads: list) -> list:
@@ -369,12 +485,6 @@ def _sum(a: Any, b: Any) -> Any:
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         return a + b
     return as_array(a) + as_array(b)
-
-
-def _plain(node: AccumulateGrad) -> bool:
-    """Whether a leaf's node has no hooks of any kind (nothing runs around its apply)."""
-    return not (node.variable._hooks or node._hooked and (
-        node._pre_hooks or node._post_hooks or node._tensor_hooks or node._retains))
 
 
 def _detached(g: Tensor) -> Tensor:

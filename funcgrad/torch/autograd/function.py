@@ -276,40 +276,33 @@ def _attach_output_tangents(results: Any, tangents: Any) -> None:
 
 def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs: Any,
                   executable: bool) -> Any:
+    """``forward``'s outputs as `Function.apply` returns them: with ``ctx`` as the node of
+    each differentiable tensor output when ``executable`` (grad mode on, an input requires
+    grad), and ``ctx`` made ready for backward (its edges, its saved tensors)."""
     is_tuple = isinstance(outputs, tuple)
     outs = list(outputs) if is_tuple else [outputs]
+    if executable:
+        _connect(ctx, args)
     dirty = {id(t) for t in ctx._dirty}
     non_diff = {id(t) for t in ctx._non_diff}
-    if executable:
-        ctx._tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        ctx._next = tuple(args[i]._edge() for i in ctx._tensor_pos)
-        ctx._arg_meta = [(tuple(a.shape), a.dtype) if isinstance(a, Tensor) else None
-                         for a in args]
     results = []
-    k = 0
+    k = 0  # the number of the next differentiable output
     for o in outs:
         if not isinstance(o, Tensor):
             results.append(o)
             ctx._out_layout.append(None)
             continue
-        is_input = any(o is a for a in args)
-        if is_input and id(o) in dirty:
-            if executable and o._grad_fn is None and o._rg:
-                raise RuntimeError(LEAF_INPLACE_ERROR)
-        elif is_input:
-            o._own()
-            o = make(o._a, vc=o._vc)  # an alias of the input, as PyTorch's view
+        o, was_dirty = _output_tensor(o, args, dirty, executable)
         meta = (tuple(o.shape), o.dtype.np, o._a.device)
-        differentiable = id(o) not in non_diff and (o.dtype.is_floating_point or
-                                                    o.dtype.is_complex)
-        if executable and differentiable:
+        if executable and id(o) not in non_diff and (o.dtype.is_floating_point or
+                                                     o.dtype.is_complex):
             o._grad_fn, o._output_nr, o._rg = ctx, k, False
             ctx._meta.append(meta)
             ctx._out_layout.append((k, meta))
             k += 1
         else:  # not differentiable: backward gets zeros (or None) for it
             ctx._out_layout.append((None, meta))
-            if is_input and id(o) in dirty:
+            if was_dirty:
                 o._grad_fn = None
         results.append(o)
     if executable:
@@ -318,6 +311,31 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs: Any,
         ctx._saved = [None if t is None else ("tensor", SavedRef(t), t)
                       for t in ctx._to_save]
     return tuple(results) if is_tuple else results[0]
+
+
+def _connect(ctx: BackwardCFunction, args: tuple) -> None:
+    """Give ``ctx`` its edges, one per tensor argument, and the shape and dtype of each
+    argument's gradient (None for the others): what its backward checks and returns."""
+    ctx._tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    ctx._next = tuple(args[i]._edge() for i in ctx._tensor_pos)
+    ctx._arg_meta = [(tuple(a.shape), a.dtype) if isinstance(a, Tensor) else None
+                     for a in args]
+
+
+def _output_tensor(o: Tensor, args: tuple, dirty: set, executable: bool
+                   ) -> tuple[Tensor, bool]:
+    """A tensor output as it is returned, and whether it is a dirty input: that is
+    returned itself (modified in place; not a leaf that requires grad, PyTorch's error);
+    any other input, as an alias of it (PyTorch's view)."""
+    is_input = any(o is a for a in args)
+    if is_input and id(o) in dirty:
+        if executable and o._grad_fn is None and o._rg:
+            raise RuntimeError(LEAF_INPLACE_ERROR)
+        return o, True
+    if is_input:
+        o._own()
+        o = make(o._a, vc=o._vc)  # an alias of the input, as PyTorch's view
+    return o, False
 
 
 class InplaceFunction(Function):
