@@ -402,6 +402,14 @@ def _collect(layout: _Layout, out: Any, swapped: _Swapped) -> tuple:
             continue
         grads.append(("same", *swapped.change(g)) if g is old else ("new", True, 0))
         values.append(array_of(g))
+    entries = _state_entries(layout, swapped, values)
+    return values, (out_tree, tensors, grads, entries)
+
+
+def _state_entries(layout: _Layout, swapped: _Swapped, values: list) -> list:
+    """`_collect`'s plan of the optimizers' state tensors (their values appended to
+    ``values``): (optimizer, parameter position, key, the index of the same tensor among
+    the layout's entries or None for a new one, whether it changed, its version move)."""
     before = {(id(d), key): v for _, state in swapped.saved_state
               for d, items in state.values() for key, v in items.items()}
     index = {(id(d), key): k for k, (d, key, _) in enumerate(layout.entries)}
@@ -421,7 +429,7 @@ def _collect(layout: _Layout, out: Any, swapped: _Swapped) -> tuple:
                 else:
                     entries.append((i, position[id(p)], key, None, True, 0))
                 values.append(array_of(value))
-    return values, (out_tree, tensors, grads, entries)
+    return entries
 
 
 _NONE = object()  # (no such state entry before the step)
