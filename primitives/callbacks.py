@@ -27,6 +27,7 @@ import numpy as np
 
 from funcgrad.core import Primitive, Tracer, bind, is_inexact
 from .batching import to_front
+from .shape import broadcast_to, reshape
 
 __all__ = ["debug_callback", "pure_callback", "io_callback", "VMAP_METHODS",
            "refuse_derivatives", "no_derivative_error"]
@@ -102,7 +103,6 @@ def _batch_debug(args: Sequence, dims: Sequence, *, callback: Callable) -> tuple
 def _batched_call(prim: Primitive, args: Sequence, dims: Sequence, how: str,
                   params: dict) -> tuple:
     """The batched call for vmap method ``how``: results with the batch axis in front."""
-    from funcgrad.primitives.shape import broadcast_to, reshape  # (shape imports batching)
     fronts = [a if d is None else to_front(a, d) for a, d in zip(args, dims)]
     size = _batch_size(args, dims)
     params = {**params, "result_avals": tuple(((size, *shape), dtype)
