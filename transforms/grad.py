@@ -15,7 +15,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array
-from funcgrad.core import Tracer, is_inexact, new_trace
+from funcgrad.core import Tracer, is_inexact
 from funcgrad.dtypes import is_floating
 from .tape import Aux, Tape, trace_flat
 

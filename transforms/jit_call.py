@@ -11,7 +11,7 @@ batched program; inside another jit it is traced inline. Each of those programs 
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from .jit_trace import SCALAR_TYPES, ClosedOverTracer, JitTracer, StagedClosureE
 from .jvp import jvp
 from .tape import RevTrace, Tape, trace_flat
 from . import vmap_calls
+
+if TYPE_CHECKING:  # for annotations only: jit imports this module
+    from .jit import Jitted
 
 __all__ = ["JitCall", "jit_call_p"]
 

@@ -17,8 +17,7 @@ import numpy as np
 
 from funcgrad._config import canonical_dtype, config, default_float, default_int
 from funcgrad.array import Array, new_array, to_raw
-from funcgrad.backend import backend_of, device_of
-from funcgrad.core import Tracer
+from funcgrad.backend import backend_of
 from funcgrad.primitives.control import convert_element_type, device_put
 
 __all__ = ["asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray",

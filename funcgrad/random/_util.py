@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad._config import canonical_dtype, config, default_float, default_int
+from funcgrad._config import canonical_dtype, config, default_float
 from funcgrad.array import Array
 from funcgrad.primitives.control import stop_gradient
 from funcgrad.primitives.random import bitcast_convert_type

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.primitives.control import stop_gradient

@@ -6,7 +6,7 @@ gradients come from those ops; the checks and error texts are PyTorch's.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
