@@ -541,6 +541,11 @@ class Tracer(Array):
         return self._primal.size
 
     @property
+    def trace_name(self) -> str:
+        """The name of the transform tracing this value (``vjp``, ``jit(f)``...)."""
+        return self._trace.name
+
+    @property
     def device(self) -> str:
         p = self._primal  # a Python number under jit (a weakly typed argument): "cpu"
         return p.device if isinstance(p, (Array, Tracer)) else device_of(p)

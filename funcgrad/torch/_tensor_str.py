@@ -185,7 +185,7 @@ def tensor_repr(t: Any) -> str:
     tangent = forward_ad.tangent_of(t) if isinstance(data, Tracer) else None
     meta = t.is_meta
     if isinstance(data, Tracer) and tangent is None and not meta:
-        return (f"tensor(<traced {data._trace.name}: {D.Size(data.shape)}, "
+        return (f"tensor(<traced {data.trace_name}: {D.Size(data.shape)}, "
                 f"dtype={t.dtype}>)")
     prefix = "tensor("
     indent = len(prefix)
