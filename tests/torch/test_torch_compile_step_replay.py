@@ -49,6 +49,17 @@ def _changes():
             "train_mode": train_mode, "grads_kept": grads_kept}
 
 
+def _sgd_step(model, opt):
+    """The training step of the tests: zero_grad, cross-entropy, backward, step."""
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def _run(compiled, change, steps=5):
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
@@ -91,15 +102,8 @@ def test_calls_after_the_first_ones_replay():
     """Once the state is steady (the gradients and momentum buffers exist) every call is
     a replay: the state is not searched again."""
     model = _model()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-
-    @torch.compile
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = torch.compile(_sgd_step(model, torch.optim.SGD(model.parameters(), lr=0.1,
+                                                          momentum=0.9)))
     for _ in range(3):
         step(X, Y)
     program = step._program.step
@@ -225,14 +229,7 @@ def test_a_table_filled_in_a_module_that_had_none_is_seen():
     the state searched again, and the results stay eager's."""
     def run(compiled):
         model = _model()
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-
-        def step(x, y):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
+        step = _sgd_step(model, torch.optim.SGD(model.parameters(), lr=0.1))
         fn = torch.compile(step) if compiled else step
         searched = []
         for k, change in enumerate([None, None, None,
