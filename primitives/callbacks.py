@@ -10,6 +10,10 @@
 - `io_callback`: a function with effects and results: never dropped or merged; under vmap
   once per example unless ``ordered``; no derivative.
 
+Under jit an effect happens when the program runs. While jit records a construct's
+sub-program (a loop's body, `scoped`) the calls are recorded without being made: the body's
+iterations run afterwards, the first one included (`_stage_effect`).
+
 The last two are not differentiable primitives (the traces record no derivative), so the
 wrappers in `funcgrad.callbacks` refuse arguments that carry one (`refuse_derivatives`),
 as JAX does; a recorded tape (make_tape) that is differentiated later meets the VJP rule
@@ -25,6 +29,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from funcgrad.array import new_array
 from funcgrad.core import Primitive, Tracer, bind, is_inexact
 from .batching import to_front
 from .shape import broadcast_to, reshape
@@ -167,8 +172,25 @@ def _no_derivative(kind: str) -> Callable:
     return rule
 
 
+def _stage_effect(trace: Any, args: Sequence, params: dict, prim: Primitive) -> Any:
+    """How jit records ``prim``: made now only outside a sub-program being recorded (a
+    sub-program's runs make it, its first iteration's too); there, an io_callback's results
+    are zeros of their declared shapes, which serve the recording only."""
+    primals, in_vars, _ = trace.lower(args)
+    if trace.staging:
+        outs = tuple(new_array(np.zeros(shape, dtype))
+                     for shape, dtype in params.get("result_avals", ()))
+    else:
+        outs = bind(prim, primals, params)
+    return list(trace.record(prim, params, primals, in_vars, 0, tuple(outs)))
+
+
 debug_callback.defbatch(_batch_debug)
 pure_callback.defbatch(_batch_pure)
 io_callback.defbatch(_batch_io)
+debug_callback.defstage(lambda trace, args, params: _stage_effect(trace, args, params,
+                                                                  debug_callback))
+io_callback.defstage(lambda trace, args, params: _stage_effect(trace, args, params,
+                                                               io_callback))
 pure_callback.defvjp_all(_no_derivative("Pure"))
 io_callback.defvjp_all(_no_derivative("IO"))

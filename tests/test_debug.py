@@ -3,6 +3,8 @@ run of a compiled program, once per example under vmap (in order), and the prima
 under grad and jvp; bad format strings are refused at the call. And jax_debug_nans /
 jax_debug_infs: the operation making a NaN or an infinity raises, also inside a compiled
 program (run again without jit to find it) and in a backward pass."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -116,4 +118,33 @@ def test_debug_infs_and_the_config_option():
     assert np.isinf(fnp.asarray(1.0) / 0.0)
     with pytest.raises(TypeError, match="takes a bool"):
         fg.config.update("jax_debug_nans", "yes")
+
+
+def test_effects_inside_staged_constructs_happen_once_per_run():
+    """A loop's body or a branch is recorded as a sub-program without making its calls;
+    each run of it makes them: no first iteration twice, the taken branch only, and an
+    io_callback's result in the first call is its own (not the recording's zeros)."""
+    from funcgrad import lax
+    from funcgrad.experimental import io_callback
+    seen = []
+    log = functools.partial(fg.debug.callback, lambda *v: seen.append(tuple(map(float, v))))
+
+    def scanned(x):
+        return lax.scan(lambda c, xi: (log(c, xi), (c + xi, c))[1], 0.0, x)[0]
+
+    def counted(n):
+        return lax.while_loop(lambda c: c < n, lambda c: (log(c), c + 1)[1], 0)
+
+    def branched(x):
+        return lax.cond(x > 0, lambda: (log(x), x)[1], lambda: (log(-x), -x)[1])
+    jitted = [fg.jit(f) for f in (scanned, counted, branched)]
+    for _ in range(2):  # traced, then compiled
+        seen.clear()
+        jitted[0](np.arange(3.0))
+        jitted[1](3)
+        jitted[2](2.0)
+        assert seen == [(0.0, 0.0), (0.0, 1.0), (1.0, 2.0), (0.0,), (1.0,), (2.0,), (2.0,)]
+    tenfold = fg.jit(lambda x: lax.cond(x > 0, lambda: io_callback(
+        lambda v: np.float64(v * 10), fg.ShapeDtypeStruct((), np.float64), x), lambda: x))
+    assert [float(tenfold(v)) for v in (2.0, 3.0, -1.0)] == [20.0, 30.0, -1.0]
 

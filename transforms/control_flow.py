@@ -216,7 +216,9 @@ class _Switch(_Control):
         if any(a != avals[0] for a in avals):
             raise TypeError(f"branch outputs must have the same types (shapes and dtypes),"
                             f" got {' and '.join(str(a) for a in avals)}")
-        taken = staged[_clamp(trace.primal_of(index), len(staged))][1]
+        # the values: the taken branch's program run (its effects happen, as on later calls)
+        taken_sub = staged[_clamp(trace.primal_of(index), len(staged))][0]
+        taken = _runner(trace, taken_sub)(*[trace.primal_of(o) for o in ops])
         primals, in_vars, _ = trace.lower(leaves)
         return list(trace.record(switch_p, {"call": self, "programs": tuple(
             sub for sub, _ in staged)}, primals, in_vars, 0, tuple(taken)))

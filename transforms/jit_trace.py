@@ -131,6 +131,7 @@ class JitTrace(RevTrace):
         self.weak_vars: set = set()  # inputs that are Python numbers (weakly typed)
         self.closures = False
         self.refuse_closures = refuse_closures
+        self.staging = 0  # how many `scoped` sub-programs are being recorded
         # var -> its value while tracing (weakly: for staged control flow's runs)
         self._values: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._numbers: dict = {}  # the values of weak (Python number) variables
@@ -188,6 +189,7 @@ class JitTrace(RevTrace):
         (the function's closure). For control flow: the bodies of cond, while_loop, scan."""
         saved = self.records
         self.records = []
+        self.staging += 1
         try:
             tracers = [self.new_input(self.primal_of(a)) for a in args]
             outs = list(fun(*tracers))
@@ -197,6 +199,7 @@ class JitTrace(RevTrace):
                        name=getattr(fun, "__name__", "body"))
         finally:
             self.records = saved
+            self.staging -= 1
         return sub, [self.primal_of(o) for o in outs]
 
 
