@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
-from funcgrad.core import Primitive, Tracer, is_inexact
+from funcgrad.core import Primitive, Tracer, bind, is_inexact
 from funcgrad.transforms.tape import Tape
 from funcgrad.transforms.tape_call import record_primitive
 from funcgrad.torch._op_node import INFERENCE_ERROR, OpNode, PrimNode, trace_op
@@ -98,6 +98,11 @@ def apply(name: str, f: Callable, inputs: Sequence, multi: bool = False,
         if concrete and type(f) is PrimCall and not multi:
             return _record_primitive(name, f, inputs, datas, diff)
         return _record(name, f, inputs, datas, diff, multi, target)
+    if type(f) is PrimCall and not multi:  # (no call of the PrimCall object: see `bind`)
+        out = bind(f.prim, datas + list(f.consts) if f.consts else datas, f.params)
+        if f.prim.fresh and type(out) is Array:  # a ufunc's result views no input
+            return make(out)
+        return output(out, name, f, inputs, datas)
     out = f(*datas)
     if multi:
         return _untracked(out, name, f, inputs, datas)
