@@ -23,7 +23,7 @@ import funcgrad.numpy as fnp
 from funcgrad.array import new_array
 from funcgrad.core import is_inexact
 import funcgrad.scipy.special as sps
-from funcgrad.primitives.binary import floored_quotient
+from funcgrad.primitives.binary import floored_quotient, power
 from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._inplace import inplace as _inplace
@@ -407,6 +407,8 @@ def _pow(input: Any, exponent: Any) -> Spec:
     if isinstance(exponent, Tensor):
         return _binary("PowBackward1", np_fn("power"), input, exponent)
     dt = result_type(input, exponent).np
+    if input._a.dtype == dt:  # one primitive: recorded without a trace
+        return Spec("PowBackward0", PrimCall(power, consts=(exponent,)), [input])
     return Spec("PowBackward0", lambda x: fnp.power(cast(x, dt), exponent), [input])
 
 

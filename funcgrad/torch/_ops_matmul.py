@@ -81,8 +81,10 @@ def _matmul(input: Tensor, other: Tensor) -> Spec:
                            f"{input.ndim}D and {other.ndim}D")
     _check_matmul("matmul", input, other)
     dt = result_type(input, other).np
-    return Spec(_matmul_node(input.ndim, other.ndim),
-                lambda a, b: fnp.matmul(cast(a, dt), cast(b, dt)), [input, other])
+    node = _matmul_node(input.ndim, other.ndim)
+    if input._a.dtype == dt:  # (always, past the check: one primitive, no trace)
+        return Spec(node, _MATMUL, [input, other])
+    return Spec(node, lambda a, b: fnp.matmul(cast(a, dt), cast(b, dt)), [input, other])
 
 
 # PyTorch's rank errors of the fixed-rank products
@@ -139,6 +141,7 @@ def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
 
 
 _ADDMM = PrimCall(linalg_prims.addmm)
+_MATMUL = PrimCall(linalg_prims.matmul)
 
 
 def _scaled_sum(c: Any, ab: Any, beta: Any, alpha: Any) -> Any:

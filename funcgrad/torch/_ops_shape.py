@@ -12,6 +12,7 @@ Node names follow the aten op PyTorch dispatches to, e.g. ``x[0]`` is ``SelectBa
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -39,15 +40,20 @@ def _dim(dim: int, ndim: int) -> int:
 
 
 def _resolve(shape: tuple, numel: int) -> tuple:
+    """``shape`` (Python ints) with its -1 inferred from ``numel``; PyTorch's errors where
+    it does not fit. (``math.prod``: exact, and numpy's prod costs ~1.5us a call.)"""
+    if -1 not in shape:
+        if math.prod(shape) != numel:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return shape
     shape = list(shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    if -1 in shape:
-        rest = int(np.prod([s for s in shape if s != -1]))
-        if rest == 0 or numel % rest:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape[shape.index(-1)] = numel // rest
-    if int(np.prod(shape)) != numel:
+    rest = math.prod([s for s in shape if s != -1])
+    if rest == 0 or numel % rest:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    shape[shape.index(-1)] = numel // rest
+    if math.prod(shape) != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return tuple(shape)
 
@@ -64,16 +70,26 @@ def _view(input: Tensor, *shape: Any) -> Spec:
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.")
-    return _reshape(input, *target)
+    return _reshape_to(input, target)
 
 
 @op("reshape")
 def _reshape(input: Tensor, *shape: Any) -> Spec:
     """``input`` in another shape: a view where its strides allow, else a copy."""
-    target = _resolve(_size_args(shape), input.numel())
-    if target == tuple(input.shape):
-        return Spec("ViewBackward0", lambda x: x, [input])
-    return Spec("ViewBackward0", PrimCall(shape_prims.reshape, {"shape": target}), [input])
+    return _reshape_to(input, _resolve(_size_args(shape), input.numel()))
+
+
+def _reshape_to(input: Tensor, target: tuple, node: str = "ViewBackward0") -> Spec:
+    """The spec of `_reshape` to a resolved ``target`` shape."""
+    return _to_shape(node, shape_prims.reshape, input, target)
+
+
+def _to_shape(node: str, prim: Any, input: Tensor, target: tuple) -> Spec:
+    """The spec of ``prim`` (reshape, broadcast_to) to shape ``target``: one primitive call
+    (recorded without a trace), or the identity where ``input`` has that shape already."""
+    if target == input._a.shape:
+        return Spec(node, lambda x: x, [input])
+    return Spec(node, PrimCall(prim, {"shape": target}), [input])
 
 
 METHODS["view_as"] = lambda self, other: _view_fn(self, *other.shape)
@@ -87,8 +103,8 @@ def _flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Spec:
         return _view(input, 1)
     s, e = _dim(start_dim, input.ndim), _dim(end_dim, input.ndim)
     shape = input.shape
-    target = tuple(shape[:s]) + (int(np.prod(shape[s:e + 1])),) + tuple(shape[e + 1:])
-    return _reshape(input, *target)
+    target = tuple(shape[:s]) + (math.prod(shape[s:e + 1]),) + tuple(shape[e + 1:])
+    return _reshape_to(input, target)
 
 
 @op("unflatten")
@@ -119,7 +135,7 @@ def _unsqueeze(input: Tensor, dim: int) -> Spec:
                          f"{n - 1}], but got {dim})")
     d = dim % n
     target = tuple(input.shape[:d]) + (1,) + tuple(input.shape[d:])
-    return Spec("UnsqueezeBackward0", lambda x: fnp.reshape(x, target), [input])
+    return _reshape_to(input, target, "UnsqueezeBackward0")
 
 
 @functools.lru_cache(maxsize=256)
@@ -188,7 +204,7 @@ def _expand(input: Tensor, *sizes: Any) -> Spec:
                                f"match the existing size ({n}) at non-singleton dimension "
                                f"{lead + i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(input.shape)}")
-    return Spec("ExpandBackward0", lambda x: fnp.broadcast_to(x, target), [input])
+    return _to_shape("ExpandBackward0", shape_prims.broadcast_to, input, target)
 
 
 METHODS["expand_as"] = lambda self, other: METHODS["expand"](self, *other.shape)
