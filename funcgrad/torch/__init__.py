@@ -35,7 +35,7 @@ from funcgrad.torch._factories import (tensor, as_tensor, from_numpy, zeros, one
                                        default_generator, scalar_tensor, get_rng_state,
                                        set_rng_state, multinomial)
 from funcgrad.torch import (_ops_basic, _ops_elementwise, _ops_reduce, _ops_shape,
-                            _ops_matmul, _methods, _out)
+                            _ops_indexing, _ops_matmul, _methods, _out)
 from funcgrad.torch import (_ops_order_stats, _ops_arrange,  # noqa: F401  (register ops)
                             _ops_index_update, _ops_math_more, _ops_linalg_legacy,
                             _ops_inplace_views)

@@ -23,15 +23,12 @@ from funcgrad.primitives import conv as conv_prims, elementwise as elementwise_p
     shape as shape_prims
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply, const_like
-from funcgrad.torch._inplace import inplace
 from funcgrad.torch._views import as_view
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _size_args
-from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.node import VIEW_OF_LEAF_ERROR
 
-__all__ = ["getitem", "setitem", "cat", "stack", "split", "chunk", "unbind"]
+__all__ = ["cat", "stack", "split", "chunk", "unbind"]
 
 
 def _dim(dim: int, ndim: int) -> int:
@@ -533,69 +530,3 @@ def _scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Spec:
     idx = _along_axis(index, dim, input)
     return Spec("ScatterAddBackward0", lambda x, s: x.at[idx].add(s[tuple(
         slice(0, n) for n in index.shape)]), [input, src])
-
-
-# -- indexing -----------------------------------------------------------------------------
-
-def _index_data(idx: Any) -> Any:
-    if isinstance(idx, Tensor):
-        return idx._a
-    if isinstance(idx, tuple):
-        return tuple(_index_data(i) for i in idx)
-    if isinstance(idx, list) and any(isinstance(i, Tensor) for i in idx):
-        return [_index_data(i) for i in idx]
-    return idx
-
-
-def _index_node(idx: Any) -> str:
-    parts = idx if isinstance(idx, tuple) else (idx,)
-    if any(isinstance(p, (Tensor, list, np.ndarray)) for p in parts):
-        return "IndexBackward0"
-    last = "AliasBackward0"
-    for p in parts:
-        if isinstance(p, (int, np.integer)):
-            last = "SelectBackward0"
-        elif isinstance(p, slice) and p != slice(None):
-            last = "SliceBackward0"
-        elif p is None:
-            last = "UnsqueezeBackward0"
-    return last
-
-
-def getitem(self: Tensor, idx: Any) -> Tensor:
-    """``x[idx]`` with basic and advanced (tensor, list, bool mask) indexing."""
-    data = _index_data(idx)
-    try:
-        return apply(_index_node(idx), lambda x: x[data], [self])
-    except IndexError as e:  # numpy's words for PyTorch's
-        raise IndexError(str(e).replace(" for axis ", " for dimension ")) from None
-
-
-def setitem(self: Tensor, idx: Any, value: Any) -> None:
-    """``x[idx] = value``: an in-place op writing the indexed elements (grad_fn
-    CopySlices, or IndexPutBackward0 for an advanced index, as PyTorch's index_put_)."""
-    data = _index_data(idx)
-    dtype = self._a.dtype
-    advanced = _index_node(idx) == "IndexBackward0"
-    if not advanced and self.is_leaf and self.requires_grad and grad_mode.is_grad_enabled():
-        # PyTorch writes a basic index through a view of the tensor
-        raise RuntimeError(VIEW_OF_LEAF_ERROR)
-    node = "IndexPutBackward0" if advanced else "CopySlices"
-    if isinstance(value, Tensor):
-        inplace(self, node, lambda x, v: x.at[data].set(cast(v, dtype)), [value], region=data)
-    else:
-        value = operand(value)
-        inplace(self, node, lambda x: x.at[data].set(value), region=data)
-
-
-Tensor.__getitem__ = getitem
-Tensor.__setitem__ = setitem
-
-
-def _iter(self: Tensor) -> Any:
-    if self.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
-    return iter(unbind(self, 0))
-
-
-Tensor.__iter__ = _iter

@@ -19,6 +19,10 @@ CASES = {  # name -> (op, input shape, PyTorch's node name)
     "expand": (lambda x, w: x[:, :1].expand(3, 5), (3, 4), "ExpandBackward0"),
     "flatten": (lambda x, w: x.flatten(), (3, 4), "ViewBackward0"),
     "view": (lambda x, w: x.view(2, 6), (3, 4), "ViewBackward0"),
+    "select": (lambda x, w: x[1], (3, 4), "SelectBackward0"),
+    "slice": (lambda x, w: x[:, 1:3], (3, 4), "SliceBackward0"),
+    "step_slice": (lambda x, w: x[::2, -1], (3, 4), "SelectBackward0"),
+    "newaxis": (lambda x, w: x[None, ..., 2:], (3, 4), "SliceBackward0"),
 }
 
 
@@ -67,3 +71,14 @@ def test_view_errors_unchanged():
     with pytest.raises(RuntimeError, match=r"shape '\[7\]' is invalid"):
         x.reshape(7)
     assert x.view(6, -1).shape == (6, 4) and x.flatten(1).shape == (2, 12)
+
+
+def test_basic_index_errors_and_views():
+    x = ft.arange(12.0).reshape(3, 4).clone()
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        x[3]
+    v = x[1, 1:3]
+    assert v._is_view() and v._base is x
+    v.mul_(10)  # writes through the view
+    assert x[1].tolist() == [4.0, 50.0, 60.0, 7.0]
+    assert x[True].shape == (1, 3, 4) and x[()].shape == (3, 4)  # the traced special cases
