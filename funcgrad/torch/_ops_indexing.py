@@ -3,17 +3,14 @@ advanced one), ``x[idx] = v`` (an in-place write, CopySlices or IndexPutBackward
 iteration. A basic index is one getitem primitive call, recorded without a trace."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from funcgrad.numpy._indexing import parse_index
-from funcgrad.primitives import indexing as index_prims
-from funcgrad.primitives.indexing import NO_INDEX
-from funcgrad.torch._dispatch import PrimCall, apply
+from funcgrad.torch._dispatch import apply
 from funcgrad.torch._inplace import inplace
 from funcgrad.torch._ops_basic import cast, operand
-from funcgrad.torch._ops_shape import unbind
+from funcgrad.torch._ops_shape import basic_index_call, unbind
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import VIEW_OF_LEAF_ERROR
@@ -46,25 +43,11 @@ def _index_node(idx: Any) -> str:
     return last
 
 
-_BASIC_PARTS = frozenset((int, slice, type(None), type(Ellipsis)))
-
-
-def _index_call(data: Any, x: Tensor) -> Callable:
-    """``x[data]`` as one getitem primitive call (recorded without a trace) for a basic
-    index (ints, slices, None, ...), the commonest; any other as a function (traced)."""
-    parts = data if type(data) is tuple else (data,)
-    if parts and all(type(p) in _BASIC_PARTS for p in parts):
-        index, stacked = parse_index(data, x._a)
-        if stacked is NO_INDEX:
-            return PrimCall(index_prims.getitem, {"index": index}, (NO_INDEX,))
-    return lambda a: a[data]
-
-
 def getitem(self: Tensor, idx: Any) -> Tensor:
     """``x[idx]`` with basic and advanced (tensor, list, bool mask) indexing."""
     data = _index_data(idx)
     try:
-        return apply(_index_node(idx), _index_call(data, self), [self])
+        return apply(_index_node(idx), basic_index_call(data, self), [self])
     except IndexError as e:  # numpy's words for PyTorch's
         raise IndexError(str(e).replace(" for axis ", " for dimension ")) from None
 

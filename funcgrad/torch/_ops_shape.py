@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D, _storage
+from funcgrad.numpy._indexing import parse_index
 from funcgrad.primitives import conv as conv_prims, elementwise as elementwise_prims, \
-    shape as shape_prims
+    indexing as index_prims, shape as shape_prims
+from funcgrad.primitives.indexing import NO_INDEX
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply, const_like
 from funcgrad.torch._views import as_view
@@ -360,7 +362,22 @@ def _select(input: Tensor, dim: int, index: Any) -> Spec:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input.shape)} at dimension {d}")
     idx = (slice(None),) * d + (index % size,)
-    return Spec("SelectBackward0", lambda x: x[idx], [input])
+    return Spec("SelectBackward0", basic_index_call(idx, input), [input])
+
+
+_BASIC_PARTS = frozenset((int, slice, type(None), type(Ellipsis)))
+
+
+def basic_index_call(data: Any, x: Tensor) -> Callable:
+    """``x[data]`` as one getitem primitive call (recorded without a trace) for a basic
+    index (ints, slices, None, ...), the commonest; any other as a function (traced)."""
+    parts = data if type(data) is tuple else (data,)
+    if parts and all(type(p) in _BASIC_PARTS for p in parts):
+        index, stacked = parse_index(data, x._a)
+        if stacked is NO_INDEX:
+            return PrimCall(index_prims.getitem, {"index": index}, (NO_INDEX,))
+    return lambda a: a[data]
+
 
 
 # -- joining and splitting ----------------------------------------------------------------
@@ -381,6 +398,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     axis = _dim(dim, ref.ndim)
     kept = [t for t in tensors if not (t.ndim == 1 and t.numel() == 0) or t is ref]
     _check_joined(kept, ref, axis)
+    if len(kept) > 1 and ref.ndim and all(t._a.dtype == dt for t in kept):
+        # one primitive call (no cast), recorded without a trace
+        return apply("CatBackward0", PrimCall(shape_prims.concatenate, {"axis": axis}), kept)
     return apply("CatBackward0", lambda *xs: fnp.concatenate([cast(x, dt) for x in xs],
                                                              axis=axis), kept)
 

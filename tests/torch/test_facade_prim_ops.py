@@ -9,20 +9,22 @@ import pytest
 import funcgrad.torch as ft
 from funcgrad.torch._op_node import PrimNode
 
-CASES = {  # name -> (op, input shape, PyTorch's node name)
-    "matmul": (lambda x, w: x @ w, (3, 4), "MmBackward0"),
-    "mm": (lambda x, w: x.mm(w), (3, 4), "MmBackward0"),
-    "mv": (lambda x, w: x @ w[:, 0].detach(), (3, 4), "MvBackward0"),
-    "pow2": (lambda x, w: x ** 2, (3, 4), "PowBackward0"),
-    "pow_half": (lambda x, w: x.abs().add(1.0) ** 0.5, (3, 4), "PowBackward0"),
-    "unsqueeze": (lambda x, w: x.unsqueeze(1), (3, 4), "UnsqueezeBackward0"),
-    "expand": (lambda x, w: x[:, :1].expand(3, 5), (3, 4), "ExpandBackward0"),
-    "flatten": (lambda x, w: x.flatten(), (3, 4), "ViewBackward0"),
-    "view": (lambda x, w: x.view(2, 6), (3, 4), "ViewBackward0"),
-    "select": (lambda x, w: x[1], (3, 4), "SelectBackward0"),
-    "slice": (lambda x, w: x[:, 1:3], (3, 4), "SliceBackward0"),
-    "step_slice": (lambda x, w: x[::2, -1], (3, 4), "SelectBackward0"),
-    "newaxis": (lambda x, w: x[None, ..., 2:], (3, 4), "SliceBackward0"),
+CASES = {  # name -> (op of (library, x, w), input shape, PyTorch's node name)
+    "matmul": (lambda L, x, w: x @ w, (3, 4), "MmBackward0"),
+    "mm": (lambda L, x, w: L.mm(x, w), (3, 4), "MmBackward0"),
+    "mv": (lambda L, x, w: x @ w[:, 0].detach(), (3, 4), "MvBackward0"),
+    "pow2": (lambda L, x, w: x ** 2, (3, 4), "PowBackward0"),
+    "pow_half": (lambda L, x, w: x.abs().add(1.0) ** 0.5, (3, 4), "PowBackward0"),
+    "unsqueeze": (lambda L, x, w: x.unsqueeze(1), (3, 4), "UnsqueezeBackward0"),
+    "expand": (lambda L, x, w: x[:, :1].expand(3, 5), (3, 4), "ExpandBackward0"),
+    "flatten": (lambda L, x, w: x.flatten(), (3, 4), "ViewBackward0"),
+    "view": (lambda L, x, w: x.view(2, 6), (3, 4), "ViewBackward0"),
+    "select": (lambda L, x, w: x[1], (3, 4), "SelectBackward0"),
+    "slice": (lambda L, x, w: x[:, 1:3], (3, 4), "SliceBackward0"),
+    "step_slice": (lambda L, x, w: x[::2, -1], (3, 4), "SelectBackward0"),
+    "newaxis": (lambda L, x, w: x[None, ..., 2:], (3, 4), "SliceBackward0"),
+    "cat": (lambda L, x, w: L.cat([x, x[:, :2] * 2, x.detach()], 1), (3, 4), "CatBackward0"),
+    "select_op": (lambda L, x, w: x.select(1, -1), (3, 4), "SelectBackward0"),
 }
 
 
@@ -31,7 +33,7 @@ def _run(lib, case):
     rng = np.random.RandomState(0)
     x = lib.tensor(rng.randn(*shape), requires_grad=True)
     w = lib.tensor(rng.randn(4, 5), requires_grad=True)
-    y = fn(x, w)
+    y = fn(lib, x, w)
     g = lib.tensor(np.linspace(-1, 1, int(np.prod(tuple(y.shape)))).reshape(tuple(y.shape)))
     gx, = lib.autograd.grad(y, x, g, create_graph=True)
     ggx, = lib.autograd.grad((gx * gx * x).sum(), x)
