@@ -174,10 +174,34 @@ relu.defvjp(lambda g, out: where(out <= 0, 0, g))
 relu.defjvp(lambda t, out: where(out <= 0, 0, t))
 
 
+def _inside(x: Any, lo: Any, hi: Any) -> Any:
+    """Where ``lo <= x <= hi`` (a None bound left out; False at NaN); None for no bound."""
+    inside = None if lo is None else greater_equal(x, lo)
+    if hi is not None:
+        below = less_equal(x, hi)
+        inside = below if inside is None else logical_and(inside, below)
+    return inside
+
+
+def _clamp_rule(g: Any, x: Any, lo: Any, hi: Any) -> Any:
+    inside = _inside(x, lo, hi)
+    return g if inside is None else where(inside, g, 0)
+
+
+# clamp to number bounds (PyTorch's clamp with scalar bounds, either may be None): the
+# gradient is g where lo <= x <= hi, the bounds included, and 0 outside and at NaN
+# (PyTorch's clamp_backward); one record instead of the dozen of its composition
+clamp = Primitive("clamp", kernels.clamp, params=("lo", "hi"), fresh=True,
+                  sample=sampling.elementwise(1, (-2.0, 2.0), params={"lo": -0.5, "hi": 1.0}),
+                  doc="min(max(x, lo), hi) for number bounds (None: no bound), NaN kept.")
+clamp.defvjp(_clamp_rule)
+clamp.defjvp(_clamp_rule)
+
+
 # -- batching rules (vmap): see funcgrad.primitives.batching ------------------------------
 for _p in (max_share, add, sub, mul, div, power, floor_divide, mod, fmod, maximum, minimum,
            arctan2, hypot, logaddexp, logaddexp2, copysign, nextafter, heaviside, ldexp, equal,
            not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
            logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift, gcd, lcm,
-           relu, floored_quotient):
+           relu, clamp, floored_quotient):
     broadcasting(_p)

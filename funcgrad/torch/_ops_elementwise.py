@@ -7,6 +7,7 @@ differs from funcgrad's primitive (abs, sign, clamp), the function is a composit
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -269,6 +270,12 @@ def _bound(b: Any) -> Any:
     return None if b is None else operand(b)
 
 
+def _plain_bound(b: Any) -> bool:
+    """A bound the clamp primitive takes as PyTorch does: None, or a Python int or finite float
+    (a NaN bound, and the rest, take `conventions.clamp`)."""
+    return b is None or type(b) is int or (type(b) is float and math.isfinite(b))
+
+
 def _clamp_spec(node: str, input: Tensor, lo: Any, hi: Any) -> Spec:
     """``clamp`` with PyTorch's gradients (`conventions.clamp`): ``<node>0`` for number
     bounds, ``<node>1`` when a bound is a tensor (then the bounds get gradients too)."""
@@ -276,6 +283,9 @@ def _clamp_spec(node: str, input: Tensor, lo: Any, hi: Any) -> Spec:
     dt = result_type(*[b for b in (input, lo, hi) if b is not None]).np
     tensors = [b for b in (lo, hi) if isinstance(b, Tensor)]
     if not tensors:
+        if input._a.dtype == dt and dt.kind == "f" and all(_plain_bound(b) for b in (lo, hi)):
+            # one primitive (PyTorch's gradient is its rule), recorded without a trace
+            return Spec(node + "0", PrimCall(binary_prims.clamp, {"lo": lo, "hi": hi}), [input])
         return Spec(node + "0", lambda x: conventions.clamp(cast(x, dt), lo, hi), [input])
     lo_at = 1 if isinstance(lo, Tensor) else None
     hi_at = 1 + (lo_at or 0) if isinstance(hi, Tensor) else None

@@ -12,7 +12,7 @@ import numpy as np
 from funcgrad.backend import backend_of
 from funcgrad.dtypes import EXTENDED_FLOATS
 
-__all__ = ["view_as_real", "view_as_complex", "sinc_derivative", "tanh_backward", "where", "relu", "floor_divide",
+__all__ = ["view_as_real", "view_as_complex", "sinc_derivative", "tanh_backward", "where", "relu", "clamp", "floor_divide",
            "floored_quotient", "expm1"]
 
 
@@ -95,6 +95,15 @@ def _bit_select(condition: np.ndarray, a: np.ndarray, keep: bool) -> np.ndarray:
 def relu(x: Any) -> Any:
     """``maximum(x, 0)``: NaN kept (one ufunc call: cheaper than the select it equals)."""
     return np.maximum(x, 0)
+
+
+def clamp(x: Any, lo: Any, hi: Any) -> Any:
+    """``minimum(maximum(x, lo), hi)``, a bound of None left out: NaN kept, and ``hi`` where
+    ``lo > hi`` (PyTorch's clamp). Always a new array."""
+    if lo is None and hi is None:
+        return x.copy()
+    out = x if lo is None else np.maximum(x, lo)
+    return out if hi is None else np.minimum(out, hi)
 
 
 def _kind(*xs: Any) -> str:

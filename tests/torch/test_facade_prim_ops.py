@@ -25,6 +25,9 @@ CASES = {  # name -> (op of (library, x, w), input shape, PyTorch's node name)
     "newaxis": (lambda L, x, w: x[None, ..., 2:], (3, 4), "SliceBackward0"),
     "cat": (lambda L, x, w: L.cat([x, x[:, :2] * 2, x.detach()], 1), (3, 4), "CatBackward0"),
     "select_op": (lambda L, x, w: x.select(1, -1), (3, 4), "SelectBackward0"),
+    "clamp": (lambda L, x, w: x.clamp(-0.5, 0.7) * x, (3, 4), "MulBackward0"),
+    "clamp_min": (lambda L, x, w: (x * x).clamp_min(0.2), (3, 4), "ClampMinBackward0"),
+    "clamp_max": (lambda L, x, w: (x * x).clamp_max(0.5), (3, 4), "ClampMaxBackward0"),
 }
 
 
@@ -84,3 +87,16 @@ def test_basic_index_errors_and_views():
     v.mul_(10)  # writes through the view
     assert x[1].tolist() == [4.0, 50.0, 60.0, 7.0]
     assert x[True].shape == (1, 3, 4) and x[()].shape == (3, 4)  # the traced special cases
+
+
+def test_clamp_is_one_primitive_with_pytorch_gradients():
+    """Bounds included, NaN and crossed bounds (max wins) as PyTorch."""
+    values = [-1.0, -0.5, 0.0, 0.3, 1.0, 2.0, float("nan")]
+    x = ft.tensor(values, requires_grad=True)
+    y = x.clamp(-0.5, 1.0)
+    assert isinstance(y.grad_fn, PrimNode) and type(y.grad_fn).__name__ == "ClampBackward1"
+    g, = ft.autograd.grad(y.sum(), x)
+    assert g.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+    crossed = x.clamp(min=2.0, max=1.0)
+    assert crossed.tolist()[:-1] == [1.0] * 6 and np.isnan(crossed.tolist()[-1])
+    assert not isinstance(x.clamp(min=float("nan")).grad_fn, PrimNode)  # traced, as before
