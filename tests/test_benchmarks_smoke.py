@@ -105,3 +105,25 @@ def test_command_line_writes_the_results(tmp_path, capsys):
     text = out.read_text()
     assert "Machine:" in text and "numpy BLAS:" in text and "Versions:" in text
     assert "W1: funcgrad <= 1x PyTorch eager" in text
+
+
+def test_facade_ops_table_measures_every_op_on_both_libraries():
+    """Every expression of the per-op table runs on funcgrad.torch and gives PyTorch's
+    values (the table compares like with like)."""
+    from benchmarks import facade_ops
+    import funcgrad.torch as ft
+    timings = facade_ops.measure(ft, number=1, grad_only=True)
+    assert set(timings) == set(facade_ops.OPS) and all(t[1] > 0 for t in timings.values())
+    torch = pytest.importorskip("torch")
+    env = {}
+    for lib in (ft, torch):
+        rng = np.random.RandomState(0)
+        env[lib] = {"L": lib, "a": lib.tensor(rng.randn(10, 10)), "w": lib.tensor(rng.randn(10, 10)),
+                    "b": lib.tensor(rng.randn(10)), "y": lib.tensor(rng.randint(0, 10, 10))}
+    for name, expr in facade_ops.OPS.items():
+        ours, theirs = (eval(expr, env[lib]) for lib in (ft, torch))  # noqa: S307
+        ours, theirs = (v if isinstance(v, (tuple, list)) else (v,) for v in (ours, theirs))
+        for o, t in zip(ours, theirs):
+            o = o if isinstance(o, (int, float)) else o.numpy()
+            t = t if isinstance(t, (int, float)) else t.numpy()
+            np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-7, err_msg=name)
