@@ -52,7 +52,8 @@ def _raws(values: Sequence, avals: Sequence) -> list | None:
         if type(a) is not Array:
             return None
         raw = buffer_of(a)
-        if type(raw) is not np.ndarray or raw.shape != shape or raw.dtype != dtype:
+        if type(raw) is not np.ndarray or raw.shape != shape or (
+                raw.dtype is not dtype and raw.dtype != dtype):  # (mostly the same object)
             return None
         raws.append(raw)
     return raws
@@ -170,12 +171,12 @@ class _NoDoubleBackward(Node):
         raise RuntimeError(DOUBLE_BACKWARD_ERROR)
 
 
-def call_recorded(program: Any, static: tuple, tensors: list, known: dict) -> Any:
+def call_recorded(program: Any, static: tuple, tensors: list, wanted: tuple, known: dict
+                  ) -> Any:
     """The result of the saving forward program on ``tensors`` (in its tree), given one
-    `CompiledFunctionBackward` node for the inputs that require grad. ``known``: the
-    `Recorded` calls of this state, by (input tree, wanted inputs), filled in here."""
-    wanted = tuple([i for i, t in enumerate(tensors)
-                    if isinstance(t, Tensor) and t.requires_grad])
+    `CompiledFunctionBackward` node for those at the positions ``wanted`` (which require
+    grad). ``known``: the `Recorded` calls of this state, by (input tree, wanted inputs),
+    filled in here."""
     rec = known.get((static[1], wanted))
     raws = None if rec is None or float_checks.on else _raws(tensors, rec.avals)
     if raws is None:

@@ -208,9 +208,11 @@ class _Program:
             return step(args, kwargs)
         names, in_tree, modes, state, leaves, known = self.signature(args, kwargs)
         tensors = state + leaves
-        if grad_mode.state.enabled and any([isinstance(t, Tensor) and t.requires_grad
-                                            for t in tensors]):
-            return call_recorded(self, (names, in_tree, modes), tensors, known)
+        wanted = tuple([i for i, t in enumerate(tensors)
+                        if isinstance(t, Tensor) and t.requires_grad]
+                       ) if grad_mode.state.enabled else ()
+        if wanted:
+            return call_recorded(self, (names, in_tree, modes), tensors, wanted, known)
         outs = func.from_array(self.forward(names, in_tree, modes, *func.to_array(tensors)))
         return self.out_trees[(names, in_tree, modes)].unflatten(outs)
 
