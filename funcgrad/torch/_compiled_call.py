@@ -75,7 +75,7 @@ class Recorded:
     def __init__(self, forward: Any, key: tuple, arrays: list, outs: list, out_tree: Any):
         self.forward = forward.fn
         self.key = key  # (the jitted programs' static arguments)
-        self.avals = [(a.shape, a.dtype) for a in arrays]
+        self.avals = [(buffer_of(a).shape, buffer_of(a).dtype) for a in arrays]
         self.n_out = len(outs)
         self.metas = [meta_of(o) for o in outs]
         self.inexact = [is_inexact(o.dtype) for o in outs]
@@ -156,7 +156,7 @@ class CompiledFunctionBackward(Node):
         if rec is not None and rec.backward is None and _on_host(cts):
             program = jitted.executable(*self._key, *residuals, *cts)
             if program is not None:
-                rec.ct_avals = [(c.shape, c.dtype) for c in cts]
+                rec.ct_avals = [(buffer_of(c).shape, buffer_of(c).dtype) for c in cts]
                 rec.backward = program.fn
         return got
 
