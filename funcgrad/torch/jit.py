@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterator
 
 import funcgrad
 from funcgrad import tree_util
-from funcgrad.core import Tracer, is_inexact
+from funcgrad.core import Tracer
 from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
 from funcgrad.torch._captured import captured_modules, probe_tables, reachable
