@@ -466,8 +466,8 @@ class Tensor(TensorData):
         """Add gradient ``g`` (a tensor or a funcgrad array) into ``.grad`` without graph:
         in place, or the first one kept without a copy (borrowed, as `_borrowing` does: the
         engine's gradient may share memory)."""
-        if self._grad is None:
-            self._grad = make(as_array(g), vc=_Borrowed())
+        if self._grad is None:  # (as_array written out: this runs once per leaf and step)
+            self._grad = make(g._a if isinstance(g, Tensor) else g, vc=_Borrowed())
         else:
             self._grad._assign_array(self._grad._a + as_array(g))
 

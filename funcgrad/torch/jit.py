@@ -39,21 +39,20 @@ from __future__ import annotations
 
 import contextlib
 from itertools import chain
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator
 
 import funcgrad
 from funcgrad import tree_util
-from funcgrad.core import Tracer, is_inexact
+from funcgrad.core import Tracer
 from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
 from funcgrad.torch._captured import captured_modules, probe_tables, reachable
 from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._factories import get_rng_state
-from funcgrad.torch._op_node import zeros_of
-from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch._compiled_call import avals_of, call_recorded
+from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 from funcgrad.torch.nn.module import Module
 
 __all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tracing"]
@@ -92,6 +91,7 @@ class _Program:
         self._step: StepProgram | bool | None = None  # False: not a training step
         self._found: tuple | None = None  # the last call's state, with its guard
         self._trees: dict = {}  # input tree -> the first equal one
+        self._tensor_trees: dict = {}  # n -> the tree of n tensor arguments
         self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
         self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
 
@@ -127,7 +127,7 @@ class _Program:
                 full[i] = x
             return self._pure(names, in_tree, modes, *full)
         tape, outs = trace_flat(of_wanted, [leaves[i] for i in wanted])
-        self.tapes[(names, in_tree, modes, wanted, _avals(leaves))] = tape
+        self.tapes[(names, in_tree, modes, wanted, avals_of(leaves))] = tape
         return list(outs) + [r.value for r in tape.residuals() if _traced(r)]
 
     def _backward(self, names: tuple, in_tree: Any, modes: tuple, wanted: tuple,
@@ -169,10 +169,11 @@ class _Program:
         return getattr(target, "__name__", type(target).__name__)
 
     def signature(self, args: tuple, kwargs: dict) -> tuple:
-        """(names, input tree, training flags, state tensors, input leaves) of a call.
-        The state is found again only when the guard of the last search (`Probes`: the
-        modules' tables, what a function reads) sees a change; the input tree is the
-        first equal one, so that the programs' caches compare it by identity."""
+        """(names, input tree, training flags, state tensors, input leaves, the state's
+        `Recorded` calls) of a call. The state is found again only when the guard of the
+        last search (`Probes`: the modules' tables, what a function reads) sees a change;
+        the input tree is the first equal one, so that the programs' caches compare it
+        by identity."""
         found = self._found
         if found is None or not found[0]():
             probes = Probes()
@@ -182,29 +183,43 @@ class _Program:
             for module in modules.values():
                 for m in module.modules():
                     probe_tables(m, probes, names=True)
-            found = self._found = (probes.guard(), tuple(state), modes, list(state.values()))
+            found = self._found = (probes.guard(), tuple(state), modes,
+                                   list(state.values()), {})
+        in_tree = None
+        if not kwargs and all([type(a) is Tensor for a in args]):  # tensors: no flattening
+            in_tree = self._tensor_trees.get(len(args))
+        if in_tree is None:
+            leaves, in_tree = self._tree_of(args, kwargs)
+            if not kwargs and len(leaves) == len(args) and all(
+                    [type(a) is Tensor and a is x for a, x in zip(args, leaves)]):
+                self._tensor_trees[len(args)] = in_tree
+        else:
+            leaves = list(args)
+        return found[1], in_tree, found[2], found[3], leaves, found[4]
+
+    def _tree_of(self, args: tuple, kwargs: dict) -> tuple:
+        """(leaves, tree) of a call's inputs, the tree the first equal one."""
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        in_tree = self._trees.setdefault(in_tree, in_tree)
-        return found[1], in_tree, found[2], list(found[3]), leaves
+        return leaves, self._trees.setdefault(in_tree, in_tree)
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
         step = self.step
         if step is not None:
             return step(args, kwargs)
-        names, in_tree, modes, state, leaves = self.signature(args, kwargs)
+        names, in_tree, modes, state, leaves, known = self.signature(args, kwargs)
         tensors = state + leaves
-        if grad_mode.state.enabled and any(isinstance(t, Tensor) and t.requires_grad
-                                           for t in tensors):
-            outs = _call_recorded(self, (names, in_tree, modes), tensors)
-        else:
-            outs = func.from_array(self.forward(names, in_tree, modes,
-                                                *func.to_array(tensors)))
+        wanted = tuple([i for i, t in enumerate(tensors)
+                        if isinstance(t, Tensor) and t.requires_grad]
+                       ) if grad_mode.state.enabled else ()
+        if wanted:
+            return call_recorded(self, (names, in_tree, modes), tensors, wanted, known)
+        outs = func.from_array(self.forward(names, in_tree, modes, *func.to_array(tensors)))
         return self.out_trees[(names, in_tree, modes)].unflatten(outs)
 
     def lowered(self, args: tuple, kwargs: dict) -> Any:
         if self.step is not None:
             return self.step.lowered(args, kwargs)
-        names, in_tree, modes, state, leaves = self.signature(args, kwargs)
+        names, in_tree, modes, state, leaves, _ = self.signature(args, kwargs)
         return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves))
 
 
@@ -266,83 +281,6 @@ def _traced(residual: Any) -> bool:
     """Whether a residual depends on the inputs (a traced value: an output of the saving
     forward program), rather than a constant the tape keeps."""
     return isinstance(residual.value, Tracer)
-
-
-def _avals(leaves: Sequence) -> tuple:
-    return tuple((tuple(x.shape), x.dtype) if isinstance(x, funcgrad.Array) else type(x)
-                 for x in leaves)
-
-
-DOUBLE_BACKWARD_ERROR = ("torch.compile with aot_autograd does not currently support "
-                         "double backward")
-
-
-class CompiledFunctionBackward(Node):
-    """One call of a compiled program as one autograd node, as PyTorch's: the forward
-    program returned the outputs and the residuals, the backward program turns the
-    residuals and the outputs' cotangents into the inputs' gradients (no recomputation).
-    The inputs are saved only for the engine's checks (in-place changes since the call, a
-    second backward): the residuals may be views of their memory."""
-
-    __slots__ = ("_program", "_key", "_residuals", "_refs")
-
-    def saved_refs(self) -> list:
-        return self._refs
-
-    def saved_arrays(self) -> list:
-        return list(self._residuals or ())
-
-    def release(self) -> None:
-        self._residuals = None
-        self._refs = []
-
-    def apply(self, grads: list, create_graph: bool) -> list:
-        if self._residuals is None:
-            raise RuntimeError(FREED_ERROR)
-        for ref in self._refs:
-            if ref.vc.v != ref.version:
-                ref.check(self)  # raises PyTorch's in-place error
-        cts = [zeros_of(m) if g is None else func.to_array(g)
-               for g, m in zip(grads, self._meta)]
-        got = self._program.backward(*self._key, *self._residuals, *cts)
-        out = [None if g is None else make(g) for g in got]  # one per edge: the wanted
-        if create_graph:  # differentiable once, as PyTorch's compiled backward
-            needs = [g for g in grads if g is not None and g.requires_grad]
-            stop = node_class("CompiledFunctionBackwardBackward", _NoDoubleBackward)(
-                tuple(g._edge() for g in needs) + self._next)
-            stop._meta = [None]
-            out = [None if g is None else make(func.to_array(g), grad_fn=stop)
-                   for g in out]
-        return out
-
-
-class _NoDoubleBackward(Node):
-    """What gradients computed by a compiled backward under ``create_graph`` lead to
-    (named as PyTorch names it): differentiating them again raises PyTorch's error."""
-
-    __slots__ = ()
-
-    def apply(self, grads: list, create_graph: bool) -> list:
-        raise RuntimeError(DOUBLE_BACKWARD_ERROR)
-
-
-def _call_recorded(program: _Program, static: tuple, tensors: list) -> list:
-    """The outputs of the saving forward program on ``tensors``, given one
-    `CompiledFunctionBackward` node for the inputs that require grad."""
-    wanted = tuple(i for i, t in enumerate(tensors)
-                   if isinstance(t, Tensor) and t.requires_grad)
-    arrays = func.to_array(tensors)
-    both = program.forward_saving(*static, wanted, *arrays)
-    n_out = program.out_trees[static].num_leaves
-    outs = both[:n_out]
-    node = CompiledFunctionBackward(tuple(tensors[i]._edge() for i in wanted),
-                                    None, [meta_of(o) for o in outs])
-    node._program = program
-    node._key = (*static, wanted, _avals(arrays))
-    node._residuals = both[n_out:]
-    node._refs = [SavedRef(t) for t in tensors if isinstance(t, Tensor)]
-    return [make(o, grad_fn=node, output_nr=k) if is_inexact(o.dtype) else make(o)
-            for k, o in enumerate(outs)]
 
 
 class _Compiled:

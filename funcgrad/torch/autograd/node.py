@@ -260,9 +260,11 @@ class AccumulateGrad(Node):
         g = grads[0]
         if g is None:
             return []
+        var = self.variable
         with _ACCUMULATE_LOCK:
-            self.variable._accumulate_grad(g)
-        self._post_accumulate()
+            var._accumulate_grad(g)
+        if var._post_hooks:  # (most leaves have none: no call for them)
+            self._post_accumulate()
         return []
 
     def _post_accumulate(self) -> None:

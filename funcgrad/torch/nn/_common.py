@@ -21,7 +21,11 @@ def array_of(t: Tensor) -> Any:
 
 
 def host(t: Tensor) -> np.ndarray:
-    """A tensor's values as a numpy array (for index arithmetic done on the host)."""
+    """A tensor's values as a numpy array (for index arithmetic done on the host): a
+    read-only view of a concrete array's host memory (a host copy of a GPU one)."""
+    a = t._data
+    if type(a) is funcgrad.Array:  # concrete: no detached tensor, no device move
+        return a.to_numpy()
     return np.asarray(t.detach().cpu().numpy())
 
 

@@ -268,11 +268,11 @@ _TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "int3
 def _checked_labels(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     """(labels with ignored entries set to 0, mask of valid entries or None), with
     PyTorch's shape and range errors."""
-    if str(target.dtype) not in ("torch.int64", "torch.uint8"):
+    t = host(target)
+    if t.dtype != np.int64 and t.dtype != np.uint8:
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
                            f"{_TYPE_WORDS.get(str(target.dtype)[6:], str(target.dtype))}")
-    t = host(target)
-    shape = tuple(input.shape)
+    shape = tuple(array_of(input).shape)
     cls_axis = 1 if len(shape) >= 2 else 0
     if t.shape != shape[:cls_axis] + shape[cls_axis + 1:]:
         if len(shape) >= 2 and t.ndim and t.shape[0] != shape[0]:
@@ -282,13 +282,18 @@ def _checked_labels(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         raise RuntimeError(f"size mismatch (got input: {list(shape)} , target: "
                            f"{list(t.shape)})")
-    valid = t != ignore_index
-    safe = np.where(valid, t, 0) if not valid.all() else t
     n_cls = shape[cls_axis]
+    if t.size:  # the common labels, none ignored, in range: two reductions say so
+        low, high = t.min(), t.max()
+        if (ignore_index < low or ignore_index > high) and low >= 0 and high < n_cls:
+            return t, None, cls_axis
+    valid = t != ignore_index
+    all_valid = valid.all()
+    safe = t if all_valid else np.where(valid, t, 0)
     bad = (safe < 0) | (safe >= n_cls)
     if bad.any():
         raise IndexError(f"Target {int(safe[bad].flat[0])} is out of bounds.")
-    return safe, (None if valid.all() else valid), cls_axis
+    return safe, (None if all_valid else valid), cls_axis
 
 
 def _values_unknown(t: Tensor) -> bool:

@@ -27,16 +27,15 @@ def buffers(tensors: Sequence, written: Sequence) -> list | None:
     a GPU, meta); of those at the positions ``written`` also refused (None) where a write
     would not be the in-place op's: read-only memory, elements sharing memory (an
     ``expand``), memory borrowed from a computed gradient."""
-    out = []
-    for a in map(array_of, tensors):
-        raw = _storage.raw_of(a)
-        if type(raw) is not np.ndarray:
-            return None
-        out.append(raw)
+    out = [_storage.raw_of(a) for a in map(array_of, tensors)]
+    if not all([type(raw) is np.ndarray for raw in out]):
+        return None
     for k in written:
         t = tensors[k]
-        if (not out[k].flags.writeable or _storage.overlapping(array_of(t))
-                or t._is_borrowed()):
+        flags = out[k].flags
+        if not flags.writeable or t._is_borrowed() or not (
+                flags.c_contiguous or flags.f_contiguous  # (then no overlap: skip the walk)
+        ) and _storage.overlapping(array_of(t)):
             return None
     return out
 
@@ -47,26 +46,33 @@ def bump(tensors: Sequence) -> None:
         t._bump_version()
 
 
-def sgd(p: np.ndarray, g: np.ndarray, buf: np.ndarray | None, group: dict, lr: float
-        ) -> np.ndarray | None:
-    """SGD's update of ``p`` in place; returns the new momentum buffer when there was
-    none (``buf`` None, momentum on), else None (``buf`` is updated in place)."""
-    if group["maximize"]:
-        g = np.negative(g)
-    wd = group["weight_decay"]
-    if wd != 0:
-        g = np.add(g, np.multiply(wd, p))
-    momentum = group["momentum"]
-    new = None
-    if momentum != 0:
-        if buf is None:
-            buf = new = g.copy()
-        else:
-            np.multiply(momentum, buf, out=buf)
-            np.add(buf, np.multiply(1 - group["dampening"], g), out=buf)
-        g = np.add(g, np.multiply(momentum, buf)) if group["nesterov"] else buf
-    np.add(p, np.multiply(g, -lr), out=p, casting="same_kind")
-    return new
+def sgd(params: Sequence[np.ndarray], grads: Sequence[np.ndarray], bufs: Sequence,
+        group: dict, lr: float) -> list:
+    """SGD's update of each of ``params`` in place (the group's options read once); returns
+    per parameter its new momentum buffer where it had none (``bufs`` None there, momentum
+    on), else None (its buffer is updated in place)."""
+    maximize, wd, momentum = group["maximize"], group["weight_decay"], group["momentum"]
+    if not maximize and wd == 0 and momentum == 0:  # plain SGD: one update per parameter
+        for p, g in zip(params, grads):
+            np.add(p, np.multiply(g, -lr), out=p, casting="same_kind")
+        return [None] * len(params)
+    news = []
+    for p, g, buf in zip(params, grads, bufs):
+        if maximize:
+            g = np.negative(g)
+        if wd != 0:
+            g = np.add(g, np.multiply(wd, p))
+        new = None
+        if momentum != 0:
+            if buf is None:
+                buf = new = g.copy()
+            else:
+                np.multiply(momentum, buf, out=buf)
+                np.add(buf, np.multiply(1 - group["dampening"], g), out=buf)
+            g = np.add(g, np.multiply(momentum, buf)) if group["nesterov"] else buf
+        np.add(p, np.multiply(g, -lr), out=p, casting="same_kind")
+        news.append(new)
+    return news
 
 
 def adam(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray,

@@ -70,8 +70,10 @@ def _with_step_hooks(step: Callable) -> Callable:
     def hooked_step(self: "Optimizer", *args: Any, **kwargs: Any) -> Any:
         if getattr(self, "_in_step", False):
             return step(self, *args, **kwargs)
-        for pre_hook in chain(_global_step_pre_hooks.values(),
-                              self._optimizer_step_pre_hooks.values()):
+        pre_hooks = (chain(_global_step_pre_hooks.values(),
+                           self._optimizer_step_pre_hooks.values())
+                     if _global_step_pre_hooks or self._optimizer_step_pre_hooks else ())
+        for pre_hook in pre_hooks:
             result = pre_hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -84,8 +86,10 @@ def _with_step_hooks(step: Callable) -> Callable:
         finally:
             self._in_step = False
         self._opt_called = True  # what LR schedulers check ("step() before optimizer.step()")
-        for post_hook in chain(self._optimizer_step_post_hooks.values(),
-                               _global_step_post_hooks.values()):
+        post_hooks = (chain(self._optimizer_step_post_hooks.values(),
+                            _global_step_post_hooks.values())
+                      if _global_step_post_hooks or self._optimizer_step_post_hooks else ())
+        for post_hook in post_hooks:
             post_hook(self, args, kwargs)
         return out
     hooked_step.hooked = True
@@ -242,9 +246,13 @@ class Optimizer:
         if closure is not None:
             with grad_mode.enable_grad():
                 loss = closure()
-        with grad_mode.set_grad_enabled(bool(self.defaults.get("differentiable", False))):
+        prev = grad_mode.state.enabled  # (set_grad_enabled's, without its object)
+        grad_mode.set_enabled(bool(self.defaults.get("differentiable", False)))
+        try:
             for group in self.param_groups:
                 self._step_group(group)
+        finally:
+            grad_mode.set_enabled(prev)
         return loss
 
     def _step_group(self, group: dict) -> None:

@@ -101,10 +101,11 @@ class SGD(Optimizer):
                                 range(n + len(held)))
         if raws is None:
             return False
-        raw_bufs = iter(raws[n:n + len(held)])
-        for k, p in enumerate(params):
-            buf = next(raw_bufs) if momentum and bufs[k] is not None else None
-            new = _foreach.sgd(raws[k], raws[n + len(held) + k], buf, group, lr)
+        held_raws = iter(raws[n:n + len(held)])
+        raw_bufs = ([None if b is None else next(held_raws) for b in bufs] if momentum
+                    else [None] * n)
+        news = _foreach.sgd(raws[:n], raws[n + len(held):], raw_bufs, group, lr)
+        for p, new in zip(params, news):
             if new is not None:
                 self.state[p]["momentum_buffer"] = make(new_array(new))
         _foreach.bump(params + held)
