@@ -98,6 +98,12 @@ def apply(name: str, f: Callable, inputs: Sequence, multi: bool = False,
         if concrete and type(f) is PrimCall and not multi:
             return _record_primitive(name, f, inputs, datas, diff)
         return _record(name, f, inputs, datas, diff, multi, target)
+    return _run_untracked(name, f, inputs, datas, multi)
+
+
+def _run_untracked(name: str, f: Callable, inputs: Sequence, datas: list, multi: bool
+                   ) -> Any:
+    """`apply` recording nothing: ``f`` on the arrays, its result(s) as tensors."""
     if type(f) is PrimCall and not multi:  # (no call of the PrimCall object: see `bind`)
         out = bind(f.prim, datas + list(f.consts) if f.consts else datas, f.params)
         if f.prim.fresh and type(out) is Array:  # a ufunc's result views no input

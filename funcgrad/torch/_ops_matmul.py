@@ -22,10 +22,10 @@ __all__ = ["matmul", "einsum"]
 
 # -- matrix products ---------------------------------------------------------------------
 
-def _matmul_node(a: int, b: int) -> str:
-    """The node of the aten op PyTorch's matmul dispatches to for these ranks."""
-    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
-            (1, 2): "SqueezeBackward4"}.get((a, b), "UnsafeViewBackward0")
+# the node of the aten op PyTorch's matmul dispatches to, by the operands' ranks (any other:
+# UnsafeViewBackward0)
+_MATMUL_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
+                 (1, 2): "SqueezeBackward4"}
 
 
 # the C++ names of dtypes in PyTorch's matmul messages
@@ -58,7 +58,7 @@ def _check_matmul_dtypes(name: str, input: Tensor, other: Tensor) -> None:
 def _check_matmul(name: str, input: Tensor, other: Tensor) -> None:
     """PyTorch's shape and dtype errors of mm, bmm, mv, dot and matmul."""
     _check_matmul_dtypes(name, input, other)
-    a, b = tuple(input.shape), tuple(other.shape)
+    a, b = input._a.shape, other._a.shape
     if name in ("mm", "matmul") and len(a) == 2 and len(b) == 2 and a[1] != b[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and "
                            f"{b[0]}x{b[1]})")
@@ -79,12 +79,9 @@ def _matmul(input: Tensor, other: Tensor) -> Spec:
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{input.ndim}D and {other.ndim}D")
-    _check_matmul("matmul", input, other)
-    dt = result_type(input, other).np
-    node = _matmul_node(input.ndim, other.ndim)
-    if input._a.dtype == dt:  # (always, past the check: one primitive, no trace)
-        return Spec(node, _MATMUL, [input, other])
-    return Spec(node, lambda a, b: fnp.matmul(cast(a, dt), cast(b, dt)), [input, other])
+    _check_matmul("matmul", input, other)  # (one dtype past it: nothing to promote)
+    return Spec(_MATMUL_NODES.get((input.ndim, other.ndim), "UnsafeViewBackward0"), _MATMUL,
+                [input, other])
 
 
 # PyTorch's rank errors of the fixed-rank products
