@@ -316,6 +316,36 @@ def test_tape_of_a_gradient_marks_the_backward_pass():
     assert text.index("tanh") < text.index("backward pass")
 
 
+def test_one_call_tape_api_matches_a_traced_call():
+    """`record_call` (what the torch facade records an op with) keeps what tracing keeps:
+    its `CallTape`, made later with `CallTape.of`, pulls back as `trace_flat`'s tape does,
+    and `call_cotangents` gives the same cotangents without one."""
+    from funcgrad.primitives import binary
+    from funcgrad.transforms.tape import trace_flat
+    from funcgrad.transforms.tape_call import CallTape, call_cotangents, record_call
+    x, w = fnp.asarray([[1.0, -2.0, 3.0]]), fnp.asarray([0.5, 4.0, -1.5])
+    g = fnp.asarray([[2.0, 1.0, -1.0]])
+    out, rec, avals, positions, is_complex, reads, traced = record_call(
+        binary.mul, {}, [x, w], [1])
+    assert traced and not is_complex and positions == (1,) and avals == ((w.shape, w.dtype),)
+    assert reads == ((0,), False)  # d(x * w)/dw reads x only
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(x) * np.asarray(w))
+    traced_tape, _ = trace_flat(lambda w: binary.mul.bind(x, w), [w])
+    expected = traced_tape.backward([g])
+    got = call_cotangents(rec, g, avals)
+    tape = CallTape.of(rec, avals, (out.shape, out.dtype), positions, is_complex, "mul")
+    assert tape.var_avals == [(w.shape, w.dtype), (out.shape, out.dtype)]
+    assert tape.in_vars == [0] and tape.out_vars == [1] and len(tape.records) == 1
+    for cts in (got, tape.backward([g])):
+        np.testing.assert_array_equal(np.asarray(cts[0]), np.asarray(expected[0]))
+        assert cts[0].shape == (3,)  # summed back over the broadcast axis
+    _, rec, _, _, _, _, traced = record_call(binary.mul, {}, [fnp.asarray([1, 2]),
+                                                              fnp.asarray([3, 4])], [0])
+    assert rec is None and not traced  # an integer product is no tape variable
+    with pytest.raises(ValueError, match="ascending"):
+        record_call(binary.mul, {}, [x, w], [1, 0])
+
+
 # -- packaging ---------------------------------------------------------------------------------
 
 def test_only_the_funcgrad_namespace_is_installed(tmp_path):

@@ -1,11 +1,12 @@
-"""One primitive call as a tape, at the cost of the call: `record_primitive` and `CallTape`.
+"""One primitive call as a tape, at the cost of the call: `record_primitive`, `CallTape`.
 
 The torch facade records most ops as exactly one primitive on concrete arrays; tracing each
 of them (`trace_flat`) would build a trace, tracers and a backward pass over one record.
 `record_primitive` applies the primitive and keeps the call's `Record` (made by
 `build_record`, so it keeps exactly the residuals its rules read) in a `CallTape`: a `Tape`
 whose lists are made only when read, and whose `backward` runs the record's VJP rules
-directly.
+directly. `record_call` is the same without the `CallTape` (its parts, for a caller that
+makes the tape only when one is asked for), and `call_cotangents` runs its rules.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from funcgrad.dtypes import EXTENDED_FLOATS
 from .tape import (Record, Residual, Tape, accumulate_input_cotangents, aval_of,
                    backward_passes, build_record, current_phase, phase_cell)
 
-__all__ = ["record_primitive", "CallTape"]
+__all__ = ["record_primitive", "record_call", "call_cotangents", "CallTape"]
 
 _new = object.__new__
 
@@ -28,11 +29,28 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
     arguments at positions ``diff`` (ascending) as its inputs (variables 0..k-1) and the
     output as the next: what `trace_flat` would give for a one-primitive function, without
     a trace (a `CallTape`, whose backward runs the rules directly)."""
+    out, rec, avals, positions, is_complex, _, traced = record_call(prim, params, args, diff)
+    return out, CallTape.of(rec, avals, (out.shape, out.dtype) if traced else None,
+                            positions, is_complex, prim.name)
+
+
+def record_call(prim: Primitive, params: dict, args: Sequence, diff: Sequence[int]
+                ) -> tuple[Any, Record | None, tuple, tuple, bool, tuple, bool]:
+    """`record_primitive` without its tape: ``(out, record, avals, positions, is_complex,
+    reads, traced)``. ``record`` is ``None`` where the output is not differentiable or no
+    differentiated argument is (an integer output, integer arguments); ``avals`` are the
+    (shape, dtype) of the arguments at ``diff`` (the tape's input variables);
+    ``positions`` is ``diff`` as a tuple; ``is_complex`` says whether one of them or the
+    output is complex; ``reads`` is (the argument positions whose values the rules read,
+    whether they read the output); ``traced`` says whether the output is a tape variable
+    (one inexact output). For a caller that keeps these itself (the torch facade's node of
+    an op) and builds the `CallTape` only when asked for one (`CallTape.of`);
+    `call_cotangents` runs the record's rules."""
     out = bind(prim, args, params)
     n = len(args)
     avals = []
     mask = 0
-    positions = 1 << n  # the bits of ``diff`` and of ``n``: the key of its `_in_vars`
+    key = 1 << n  # the bits of ``diff`` and of ``n``: the key of its `_in_vars`
     last = -1
     d = out.dtype
     kind = d.kind  # (a dtype's kind is a getter making a string: read once each)
@@ -42,7 +60,7 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
         if i <= last:
             raise ValueError(f"record_primitive: diff must be ascending, got {list(diff)}")
         last = i
-        positions |= 1 << i
+        key |= 1 << i
         a = args[i]
         aval = (a.shape, a.dtype) if type(a) is Array else aval_of(a)
         avals.append(aval)
@@ -52,25 +70,28 @@ def record_primitive(prim: Primitive, params: dict, args: Sequence, diff: Sequen
             mask |= 1 << i
             is_complex = is_complex or kind == "c"
     k = len(avals)
-    tape = _new(CallTape)
-    in_vars, tape.positions = _IN_VARS.get(positions) or _in_vars(positions, diff, n)
-    tape.avals = tuple(avals)  # (a tuple: the garbage collector stops tracking it)
-    tape.out_aval = (out.shape, d) if traced else None
-    tape.is_complex = is_complex
+    in_vars, positions = _IN_VARS.get(key) or _in_vars(key, diff, n)
+    rec = None
+    reads = ((), False)
     if traced and mask and prim.differentiable:
         reads = prim.needs_cache.get(mask | 1 << n) or prim.needs(mask, n)
         # (the phase is "forward" unless some backward pass runs: no thread-local read)
-        tape.record = build_record(prim, params, args, in_vars, mask,
-                                   _OUT_VARS[k] if k < 8 else (k,), out, False, None,
-                                   current_phase() if backward_passes.open else "forward",
-                                   reads)  # (positional: a call with keywords costs more)
-        tape.reads = reads
-    else:
-        tape.record, tape.reads = None, ((), False)
-    tape.name = prim.name
-    tape.concrete = True
-    tape._in_tree = tape._out_tree = None
-    return out, tape
+        rec = build_record(prim, params, args, in_vars, mask,
+                           _OUT_VARS[k] if k < 8 else (k,), out, False, None,
+                           current_phase() if backward_passes.open else "forward",
+                           reads)  # (positional: a call with keywords costs more)
+    # (a tuple: the garbage collector stops tracking it)
+    return out, rec, tuple(avals), positions, is_complex, reads, traced
+
+
+def call_cotangents(rec: Record, g: Array, avals: Sequence) -> list:
+    """The cotangents of a one-record tape's inputs (of ``avals``, `record_call`'s) from
+    that of its output: its rules run on concrete values, recording nothing anywhere (no
+    trace takes them), so they need no phase; ``None`` for an input the rules give
+    nothing."""
+    cts: list = [None] * len(avals)
+    accumulate_input_cotangents(rec, g, cts, avals)
+    return cts
 
 
 # (the variable numbers of a call's arguments (-1 for a constant), the differentiated
@@ -95,14 +116,25 @@ class CallTape(Tape):
     of one call: it holds the call's `Record` (``None`` where nothing is differentiable)
     and the (shape, dtype) of its inputs (``avals``) and output (``out_aval``, ``None`` for
     an output that is not traced); the `Tape` lists are made when read. `backward` runs the
-    record's VJP rules directly, without a backward pass over records. ``reads``: (the
-    argument positions whose values the rules read, whether they read the output), and
-    ``is_complex``: whether a differentiated input or the output is complex; ``concrete``:
-    whether its residuals are concrete (not so after `with_residuals`); ``positions``: the
-    argument positions of its inputs (the call's ``diff``, as a tuple)."""
+    record's VJP rules directly, without a backward pass over records. ``is_complex``:
+    whether a differentiated input or the output is complex; ``concrete``: whether its
+    residuals are concrete (not so after `with_residuals`); ``positions``: the argument
+    positions of its inputs (the call's ``diff``, as a tuple)."""
 
-    __slots__ = ("record", "avals", "out_aval", "reads", "is_complex", "name", "concrete",
+    __slots__ = ("record", "avals", "out_aval", "is_complex", "name", "concrete",
                  "positions", "_in_tree", "_out_tree")
+
+    @staticmethod
+    def of(record: Record | None, avals: tuple, out_aval: tuple | None, positions: tuple,
+           is_complex: bool, name: str, concrete: bool = True) -> "CallTape":
+        """The tape of a call `record_call` recorded (its ``record``, ``avals``,
+        ``positions``, ``is_complex``) whose output has (shape, dtype) ``out_aval``."""
+        tape = _new(CallTape)
+        tape.record, tape.avals, tape.out_aval = record, avals, out_aval
+        tape.positions, tape.is_complex, tape.name = positions, is_complex, name
+        tape.concrete = concrete
+        tape._in_tree = tape._out_tree = None
+        return tape
 
     @property
     def records(self) -> list[Record]:
@@ -125,16 +157,14 @@ class CallTape(Tape):
         return [None]
 
     def backward(self, cotangents: Sequence, consume: bool = False) -> list:
-        cts: list = [None] * len(self.avals)
         rec = self.record
         g = cotangents[0]
         if rec is None or g is None:
-            return cts
+            return [None] * len(self.avals)
         if self.concrete and type(g) is Array:
-            # concrete values only: the rules' ops record nothing anywhere (no trace takes
-            # them), so they need no phase
-            accumulate_input_cotangents(rec, g, cts, self.avals)
+            cts = call_cotangents(rec, g, self.avals)
         else:
+            cts = [None] * len(self.avals)
             cell = phase_cell()
             outer = cell.value  # "backward" already when this runs inside a backward pass
             cell.value = "backward"
@@ -149,11 +179,10 @@ class CallTape(Tape):
         return cts
 
     def with_residuals(self, replace: Callable[[Residual], Any]) -> "CallTape":
-        new = _new(CallTape)
-        new.avals, new.out_aval, new.name = self.avals, self.out_aval, self.name
-        new.reads, new.is_complex, new.positions = self.reads, self.is_complex, self.positions
-        new.concrete = False  # (the new residuals may be traced values)
+        record = (None if self.record is None else
+                  Tape.with_residuals(self, replace).records[0])
+        # (not concrete: the new residuals may be traced values)
+        new = CallTape.of(record, self.avals, self.out_aval, self.positions,
+                          self.is_complex, self.name, concrete=False)
         new._in_tree, new._out_tree = self._in_tree, self._out_tree
-        new.record = (None if self.record is None else
-                      Tape.with_residuals(self, replace).records[0])
         return new

@@ -18,7 +18,7 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.core import Primitive, Tracer, bind, is_inexact
 from funcgrad.transforms.tape import Tape
-from funcgrad.transforms.tape_call import record_primitive
+from funcgrad.transforms.tape_call import record_call
 from funcgrad.torch._op_node import INFERENCE_ERROR, OpNode, PrimNode, trace_op
 from funcgrad.torch._scopes import in_scopes, open_scopes, scopes
 from funcgrad.torch._tensor import Tensor, make
@@ -196,23 +196,25 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     `PrimNode`. Most tensor ops come this way."""
     prim = call.prim
     args = datas + list(call.consts) if call.consts else datas
-    out, tape = record_primitive(prim, call.params, args, diff)
-    if tape.out_aval is None:  # not differentiable (an integer or boolean result)
+    out, rec, avals, positions, is_complex, reads, traced = record_call(prim, call.params,
+                                                                        args, diff)
+    if not traced:  # not differentiable (an integer or boolean result)
         return output(out, name, call, inputs, datas)
     node = setup(_new(_PRIM_NODES.get(name) or _prim_node_class(name)), _edges(inputs, diff),
                  sequence_number(), ((out.shape, out.dtype, out.device),))
-    node._tape = tape
+    node._rec = rec  # (the node's `CallTape` is made only when asked for: `PrimNode`)
+    node._avals = avals
     node._fn = node._datas = node._packed = None
-    node._diff = tape.positions  # (``diff``, a tuple shared by calls of its kind)
+    node._diff = positions  # (``diff``, a tuple shared by calls of its kind)
     node._multi = False
-    node._complex = tape.is_complex
+    node._complex = is_complex
     node._replay = True
     # a fresh result (a ufunc's) views no input: no alias to look for
     result = make(out, False, node, 0) if prim.fresh else output(out, name, call, inputs,
                                                                    datas, node, 0)
     # what the record saved: the residuals its rules declare (the tensor inputs among
     # them, not the constants after them)
-    saved_in, reads_out = tape.reads
+    saved_in, reads_out = reads
     node._has_saved = bool(saved_in or reads_out)
     if not node._has_saved:
         node._held_refs = ()

@@ -26,6 +26,7 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array, buffer_of, zeros_on
 from funcgrad.core import is_inexact
 from funcgrad.transforms.tape import Residual, Tape, trace_flat
+from funcgrad.transforms.tape_call import CallTape, call_cotangents
 from funcgrad.torch import _storage
 from funcgrad.torch._tensor import Tensor, as_array, make
 from funcgrad.torch.autograd import graph, saved
@@ -382,13 +383,44 @@ def _replay_fn(tape: Tape, source: Callable, slots: list) -> Callable:
 
 class PrimNode(OpNode):
     """The node of an op that is one primitive call on the op's own arrays (a `PrimCall`):
-    its tape is that call's one record, built by `record_primitive` without a trace. The
-    record's residuals are the op's input and output tensors (or constants), so it replays
-    them for double backward and says directly which tensors to version-check. Its nodes
-    are made by `_record_primitive` (`setup`, fields filled in there), not by calling
-    the class."""
+    its tape is that call's one record (``_rec``, from `record_call`, with ``_avals``,
+    the (shape, dtype) of its differentiated inputs), whose `CallTape` is made only when
+    something asks for the node's tape (hooks, double backward, ``_saved_*``): most nodes
+    only run the record's rules once. The record's residuals are the op's input and output
+    tensors (or constants), so it replays them for double backward and says directly which
+    tensors to version-check. Its nodes are made by `_record_primitive` (`setup`, fields
+    filled in there), not by calling the class; ``_avals`` is None once released."""
 
-    __slots__ = ()
+    __slots__ = ("_rec", "_avals")
+
+    @property
+    def _tape(self) -> Tape | None:
+        try:
+            tape = _TAPE_SLOT.__get__(self)
+        except AttributeError:  # not made yet
+            tape = None
+        if tape is None and self._avals is not None:
+            rec = self._rec
+            shape, dtype, _ = self._meta[0]
+            tape = CallTape.of(rec, self._avals, (shape, dtype), self._diff, self._complex,
+                               self.name() if rec is None else rec.prim.name)
+            _TAPE_SLOT.__set__(self, tape)
+        return tape
+
+    @_tape.setter
+    def _tape(self, tape: Tape | None) -> None:
+        _TAPE_SLOT.__set__(self, tape)
+        if tape is None:  # released
+            self._rec = self._avals = None
+
+    def is_released(self) -> bool:
+        return self._avals is None
+
+    def release(self) -> None:
+        if self._has_saved:  # (`OpNode.release` without the tape's setter: once per node)
+            _TAPE_SLOT.__set__(self, None)
+            self._rec = self._avals = self._packed = None
+            self._held_refs = ()
 
     # ``_held_refs``: per saved tensor, flat, (the tensor or a weak reference to the saved
     # output, its version counter, its version, its position (-1: the output), its array)
@@ -399,7 +431,7 @@ class PrimNode(OpNode):
         return [SavedRef.restored(*held[k:k + 5]) for k in range(0, len(held), 5)]
 
     def _check_saved(self) -> None:
-        if self._tape is None:
+        if self._avals is None:
             raise RuntimeError(FREED_ERROR)
         held = self._held_refs
         for k in range(1, len(held), 5):
@@ -409,9 +441,9 @@ class PrimNode(OpNode):
     def apply_arrays(self, grads: list) -> list:
         """`OpNode.apply_arrays` for the one output of a primitive call, written out for
         the common case (a real gradient of the output's dtype, nothing packed)."""
-        tape = self._tape
+        avals = self._avals
         g = grads[0]
-        if self._complex or self._packed is not None or tape is None or g is None:
+        if self._complex or self._packed is not None or avals is None or g is None:
             return OpNode.apply_arrays(self, grads)
         held = self._held_refs
         if held:  # (`_check_saved`'s loop, written out: once per node)
@@ -423,10 +455,13 @@ class PrimNode(OpNode):
         dtype = self._meta[0][1]
         if g.dtype is not dtype and g.dtype != dtype:
             g = fnp.astype(g, dtype)
-        cts = tape.backward((g,))  # (`pull_back`, written out: once per node)
+        rec = self._rec
+        if rec is None:  # a primitive without derivative rules: nothing flows back
+            return OpNode.apply_arrays(self, grads)
+        cts = call_cotangents(rec, g, avals)  # (`pull_back`, written out: once per node)
         for c in cts:
             if c is None:
-                cts = _with_zeros(tape, cts, (g,))
+                cts = _with_zeros(self._tape, cts, (g,))
                 break
         if len(cts) == len(self._next):  # every argument differentiated, in order
             return cts
@@ -434,3 +469,6 @@ class PrimNode(OpNode):
         for i, r in zip(self._diff, cts):
             out[i] = r
         return out
+
+
+_TAPE_SLOT = OpNode._tape  # the slot holding a `PrimNode`'s tape once made
