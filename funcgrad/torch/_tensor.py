@@ -168,6 +168,14 @@ class Tensor(TensorData):
     def __reduce_ex__(self, protocol: int) -> tuple:
         return (_rebuild, (type(self), self.detach().numpy(force=True), self._rg))
 
+    def as_subclass(self, cls: type) -> "Tensor":
+        """A ``cls`` instance on this tensor's memory, version counter and graph
+        (PyTorch's ``Tensor.as_subclass``)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass: expected a subclass of torch.Tensor, got {cls!r}")
+        return make(self._a, self._rg, self._grad_fn, self._output_nr, cls=cls, vc=self._vc,
+                    view=self._view)
+
     def __deepcopy__(self, memo: dict) -> "Tensor":
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
