@@ -446,25 +446,14 @@ class Module:
     def load_state_dict(self, state_dict: dict, strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
         """Copy values (in place, no_grad) from ``state_dict``; with ``strict``, missing or
-        unexpected keys raise (PyTorch's message)."""
+        unexpected keys raise (PyTorch's message). Every key, value and shape is checked
+        before anything is written: a state dict that fails leaves the module as it was."""
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        with grad_mode.no_grad():
-            for key, target in own.items():
-                if key not in state_dict:
-                    continue
-                value = state_dict[key]
-                if tuple(value.shape) != tuple(target.shape):
-                    errors.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{value.shape} from checkpoint, the shape in current model "
-                                  f"is {target.shape}.")
-                    continue
-                if assign:
-                    self._assign(key, value)
-                else:
-                    target.copy_(value)
+        errors = [_state_error(key, state_dict[key], target) for key, target in own.items()
+                  if key in state_dict]
+        errors = [e for e in errors if e]
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -475,6 +464,13 @@ class Module:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
+        with grad_mode.no_grad():
+            for key, target in own.items():
+                if key in state_dict:
+                    if assign:
+                        self._assign(key, state_dict[key])
+                    else:
+                        target.copy_(state_dict[key])
         return _IncompatibleKeys(missing, unexpected)
 
     def _assign(self, key: str, value: Tensor) -> None:
@@ -508,3 +504,15 @@ class Module:
     def __dir__(self) -> list:
         return sorted(set(object.__dir__(self)) | set(self._parameters) |
                       set(self._modules) | set(self._buffers))
+
+
+def _state_error(key: str, value: Any, target: Tensor) -> str:
+    """What is wrong with ``value`` as the new value of ``target`` (PyTorch's texts), or
+    the empty string."""
+    if not isinstance(value, Tensor):
+        return (f'While copying the parameter named "{key}", expected torch.Tensor or '
+                f"Tensor-like object from checkpoint but received {type(value)}")
+    if tuple(value.shape) != tuple(target.shape):
+        return (f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                f"checkpoint, the shape in current model is {target.shape}.")
+    return ""

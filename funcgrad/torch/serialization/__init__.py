@@ -13,11 +13,13 @@ from __future__ import annotations
 import os
 import pickle
 import warnings
+import zipfile
+import zlib
 from typing import Any
 
 from funcgrad.torch.serialization._format import DOCS_MESSAGE, UNSAFE_MESSAGE
-from funcgrad.torch.serialization._reader import (read_checkpoint, restorer, source_name,
-                                                  zip_pickle_bytes)
+from funcgrad.torch.serialization._reader import (MapLocationError, read_checkpoint,
+                                                  restorer, source_name, zip_pickle_bytes)
 from funcgrad.torch.serialization._rebuild import CorruptCheckpoint
 from funcgrad.torch.serialization._unpickler import (FullUnpickler, RefusedGlobal,
                                                      WeightsUnpickler, add_safe_globals,
@@ -82,9 +84,11 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
     restore = restorer(map_location)
     try:
         return read_checkpoint(f, unpickler, restore, bool(mmap))
+    except MapLocationError:
+        raise
     except RefusedGlobal as e:
         raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
-    except CorruptCheckpoint as e:
+    except (CorruptCheckpoint, zipfile.BadZipFile, zlib.error, NotImplementedError) as e:
         raise CorruptCheckpoint(f"{source_name(f)} cannot be loaded: {e}. The file is "
                                 "truncated or corrupted, or was not written by torch.save."
                                 ) from None

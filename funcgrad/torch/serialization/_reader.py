@@ -24,9 +24,15 @@ from funcgrad.torch.serialization._format import (CUDA_UNAVAILABLE, MAGIC_NUMBER
                                                   PROTOCOL_VERSION, StorageType)
 from funcgrad.torch.serialization._rebuild import CorruptCheckpoint, LoadedStorage
 
-__all__ = ["read_checkpoint", "restorer", "source_name", "zip_pickle_bytes"]
+__all__ = ["read_checkpoint", "restorer", "source_name", "zip_pickle_bytes",
+           "MapLocationError"]
 
 _CHUNK = 1 << 24  # bytes read at a time into a storage's memory
+
+
+class MapLocationError(TypeError):
+    """A ``map_location`` callable that returned something other than a storage (the
+    caller's mistake, reported as such, not as a damaged file)."""
 
 
 def source_name(f: Any) -> str:
@@ -56,8 +62,9 @@ def restorer(map_location: Any) -> Callable[[LoadedStorage, str], LoadedStorage]
             if result is None:
                 return _to_location(storage, location)
             if not isinstance(result, LoadedStorage):
-                raise TypeError("map_location must return the storage it is given (or one "
-                                f"of its .cpu()/.cuda()/.to() results), got {type(result)!r}")
+                raise MapLocationError("map_location must return the storage it is given (or "
+                                       "one of its .cpu()/.cuda()/.to() results), got "
+                                       f"{type(result)!r}")
             return _to_location(result, result.location)
         return restore
     raise TypeError("map_location must be a callable, a string, a torch.device or a dict, "
