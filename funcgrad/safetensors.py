@@ -35,7 +35,7 @@ _MISSING = ("funcgrad.safetensors needs the safetensors package: pip install "
 _DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
            "U64": np.uint64, "I32": np.int32, "U32": np.uint32, "I16": np.int16,
            "U16": np.uint16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
-           "C64": np.complex64, "C128": np.complex128}
+           "C64": np.complex64}
 
 
 class SafetensorsError(ValueError):
