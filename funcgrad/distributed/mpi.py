@@ -336,14 +336,30 @@ class MPITransport(Transport):
         req = self.p2p.Irecv(_wire(out), source=M.ANY_SOURCE if source is None else source,
                              tag=tag)
 
-        def wait() -> tuple:
+        tested: list = []  # [error or None] once a test saw the request finish
+
+        def test() -> bool:
+            """Whether the message has arrived (its status is kept: MPI fills it in once)."""
             try:
-                self._call(f"recv from rank {'any' if source is None else source}",
-                           req.Wait, status)
+                if not req.Test(status):
+                    return False
+                tested.append(None)
             except M.Exception as e:
+                tested.append(e)
+            return True
+
+        def wait() -> tuple:
+            error = tested[0] if tested else None
+            if not tested:
+                try:
+                    self._call(f"recv from rank {'any' if source is None else source}",
+                               req.Wait, status)
+                except M.Exception as e:
+                    error = e
+            if error is not None:
                 raise RuntimeError(f"recv: the message from rank {status.Get_source()} is "
                                    f"larger than the {out.nbytes} bytes of the receiving "
-                                   f"tensor {out.dtype}{list(out.shape)} ({e})") from None
+                                   f"tensor {out.dtype}{list(out.shape)} ({error})")
             got = status.Get_count(M.BYTE)
             if got != out.nbytes:
                 raise RuntimeError(f"recv: rank {status.Get_source()} sent {got} bytes but "
@@ -351,7 +367,11 @@ class MPITransport(Transport):
                                    f"holds {out.nbytes}; send and recv tensors must have "
                                    "the same size and dtype")
             return out, status.Get_source()
-        return Pending(wait, req.Test)
+
+        def cancel() -> None:
+            req.Cancel()
+            req.Wait()  # (MPI completes a cancelled request like any other)
+        return Pending(wait, test, cancel)
 
     # -- groups --------------------------------------------------------------------------------
     def split(self, ranks: Sequence[int]) -> "MPITransport | None":

@@ -77,11 +77,13 @@ class Pending:
     """A started operation. ``wait()`` blocks until it is done and returns its result (or
     raises its error), any number of times; ``done()`` asks without blocking."""
 
-    __slots__ = ("_wait", "_test", "_finished", "_result", "_error")
+    __slots__ = ("_wait", "_test", "_cancel", "_finished", "_result", "_error")
 
-    def __init__(self, wait: Callable[[], Any], test: Callable[[], bool] | None = None):
+    def __init__(self, wait: Callable[[], Any], test: Callable[[], bool] | None = None,
+                 cancel: Callable[[], None] | None = None):
         self._wait = wait
         self._test = test
+        self._cancel = cancel
         self._finished = False
         self._result: Any = None
         self._error: BaseException | None = None
@@ -99,7 +101,7 @@ class Pending:
             except BaseException as e:  # kept, so that every wait() raises it again
                 self._error = e
             self._finished = True
-            self._wait = self._test = None  # let the buffers go
+            self._wait = self._test = self._cancel = None  # let the buffers go
         if self._error is not None:
             raise self._error
         return self._result
@@ -108,6 +110,16 @@ class Pending:
         if self._finished:
             return True
         return self._test is None or self._test()
+
+    def cancel(self) -> None:
+        """Withdraw an operation that has not finished (a receive whose sender never came),
+        so that no later message is matched to it; a no-op once it has finished or where
+        the transport cannot withdraw it."""
+        if not self._finished and self._cancel is not None:
+            self._cancel()
+            self._finished = True
+            self._error = RuntimeError("the operation was cancelled")
+            self._wait = self._test = self._cancel = None
 
 
 def _dtype_code(dtype: np.dtype) -> int:

@@ -1,7 +1,9 @@
 """Run by tests/torch/test_torch_distributed.py on N ranks: every torch.distributed
 operation of the facade against numpy's answer, sync and async, on the default group and
 on sub-groups, plus PyTorch's error texts for misuse. Asserts; rank 0 prints a last line."""
+import time
 import warnings
+from datetime import timedelta
 
 import numpy as np
 
@@ -143,6 +145,20 @@ close(t, [mine_group.ranks[-1]])
 expect(ValueError, "is not part of group",  # rank r + 1 is in the other group
        lambda: dist.broadcast(t, src=(r + 1) % n, group=mine_group))
 dist.barrier(group=mine_group)
+
+# -- monitored_barrier: names the rank that never came ---------------------------------------
+dist.monitored_barrier(timeout=timedelta(seconds=60))
+dist.monitored_barrier(timeout=timedelta(seconds=60), wait_all_ranks=True)
+if r != n - 1:  # the last rank stays away
+    start = time.monotonic()
+    text = (f"[Rank 0]: Rank {n - 1} failed to pass monitoredBarrier in 1500 ms" if n == 2 else
+            f"[Rank 0]: Ranks {n - 1} failed to pass monitoredBarrier in 1500 ms" if r == 0
+            else "rank 0 did not answer monitoredBarrier in 1500 ms")
+    expect(RuntimeError, text, lambda: dist.monitored_barrier(
+        timeout=timedelta(seconds=1.5), wait_all_ranks=n > 2))
+    assert 1.4 < time.monotonic() - start < 30  # the timeout, not the group's 30 minutes
+dist.barrier()
+dist.monitored_barrier(timeout=timedelta(seconds=60))  # nothing left over from the failure
 
 # -- objects -----------------------------------------------------------------------------------
 objects = [None] * n

@@ -31,8 +31,9 @@ from ._groups import (Backend, GroupMember, ProcessGroup, ReduceOp, destroy_proc
 from ._objects import (all_gather_object, broadcast_object_list, gather_object,
                        scatter_object_list)
 from ._ops import (Work, all_gather, all_gather_into_tensor, all_reduce, barrier, broadcast,
-                   gather, irecv, isend, monitored_barrier, recv, reduce, reduce_scatter,
-                   reduce_scatter_tensor, scatter, send)
+                   gather, irecv, isend, recv, reduce, reduce_scatter, reduce_scatter_tensor,
+                   scatter, send)
+from ._monitored import monitored_barrier
 from . import rpc
 
 __all__ = ["Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "group",

@@ -22,7 +22,7 @@ from funcgrad.primitives.kernels.collectives import (Transport, register_axis,
                                                      unregister_axis)
 from funcgrad.distributed.world import default_timeout, world
 
-__all__ = ["ReduceOp", "Backend", "ProcessGroup", "GroupMember", "group",
+__all__ = ["seconds_of", "ReduceOp", "Backend", "ProcessGroup", "GroupMember", "group",
            "init_process_group", "destroy_process_group", "is_initialized", "new_group",
            "get_rank", "get_world_size", "get_backend", "get_process_group_ranks",
            "get_global_rank", "get_group_rank", "resolve", "DEFAULT_NOT_INITIALIZED"]
@@ -161,7 +161,8 @@ def resolve(g: Any) -> ProcessGroup | None:
     raise ValueError(f"Expecting a ProcessGroup, but got a {type(g)}.")
 
 
-def _seconds(timeout: Any) -> float | None:
+def seconds_of(timeout: Any) -> float | None:
+    """A ``timedelta`` timeout in seconds (None stays None), PyTorch's error otherwise."""
     if timeout is None:
         return None
     if isinstance(timeout, datetime.timedelta):
@@ -198,7 +199,7 @@ def init_process_group(backend: Any = None, init_method: str | None = None,
     if _state["default"] is not None:
         raise ValueError("trying to initialize the default process group twice!")
     name = _check_backend(backend)
-    seconds = _seconds(timeout)
+    seconds = seconds_of(timeout)
     transport = world(default_timeout() if seconds is None else seconds)
     size = _requested(world_size, "WORLD_SIZE")
     if size != -1 and size != transport.size:
@@ -267,7 +268,7 @@ def new_group(ranks: Any = None, timeout: datetime.timedelta | None = None,
     _state["count"] += 1
     if sub is None:
         return GroupMember.NON_GROUP_MEMBER
-    seconds = _seconds(timeout)
+    seconds = seconds_of(timeout)
     if seconds is not None:
         sub.set_timeout(seconds)
     made = ProcessGroup(sub, members, name, group_desc or f"group{_state['count']}")

@@ -24,7 +24,7 @@ from ._groups import TRANSPORT_OP, ProcessGroup, ReduceOp, not_in_group, resolve
 
 __all__ = ["Work", "all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor",
            "reduce_scatter", "reduce_scatter_tensor", "scatter", "gather", "barrier",
-           "monitored_barrier", "send", "recv", "isend", "irecv", "values_of", "write",
+           "send", "recv", "isend", "irecv", "values_of", "write",
            "tensor_of"]
 
 
@@ -417,12 +417,6 @@ def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None
         return not_in_group("barrier")
     return _run(async_op, lambda block: g.transport.barrier(block=block), lambda out: None,
                 [])
-
-
-def monitored_barrier(group: Any = None, timeout: Any = None,
-                      wait_all_ranks: bool = False) -> None:
-    """A barrier (the group's watchdog reports a rank that never arrives)."""
-    barrier(group)
 
 
 # -- point to point -------------------------------------------------------------------------
