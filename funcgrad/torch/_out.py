@@ -2,7 +2,8 @@
 
 The result is computed as without ``out``, then written into ``out`` as PyTorch writes it:
 cast to ``out``'s dtype (PyTorch's error where that cast is not allowed), ``out`` resized
-to the result's shape (with PyTorch's deprecation warning when it had elements), its
+to the result's shape as ``resize_`` does (with PyTorch's deprecation warning when it had
+elements; PyTorch's error where its storage cannot grow, a numpy array's), its
 version bumped, and no graph recorded: functions with ``out=`` are not differentiable, so
 an argument that requires grad is an error while grad mode is on, as in PyTorch.
 """
@@ -52,10 +53,12 @@ def write_out(name: str, out: Any, result: Any) -> Any:
             warnings.warn(_RESIZE_WARNING.format(old=list(o.shape), new=list(r.shape)),
                           UserWarning, stacklevel=3)
         r = o._cast_result(r.detach())  # (PyTorch's error for a cast it refuses)
-        if tuple(o.shape) == tuple(r.shape):
-            o._assign_array(r._a)  # into out's memory: its views see the values
-        else:
-            o._rebind(r)  # resized: new memory, as resize_ gives
+        if o._raw() is None:  # a traced tensor: no memory to resize or write
+            o._rebind(r)
+            continue
+        if tuple(o.shape) != tuple(r.shape):
+            o._resize(tuple(r.shape))  # (PyTorch's error where the storage cannot grow)
+        o._assign_array(r._a)  # into out's memory: its views see the values
     if not several:
         return outs[0]
     return type(result)(*outs) if hasattr(result, "_fields") else outs

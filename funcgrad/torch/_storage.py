@@ -16,6 +16,7 @@ in-place op's own rule needs is snapshotted (`snapshot`) before the write.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,9 @@ from funcgrad.backend import backend_of
 from funcgrad.torch import _dtypes as D
 
 __all__ = ["raw_of", "owner", "same_storage", "address", "storage_address",
-           "storage_nbytes", "write", "add_scaled", "snapshot", "viewable", "overlapping", "strided", "OVERLAP_ERROR", "UntypedStorage"]
+           "storage_nbytes", "restrided", "grown", "NOT_RESIZABLE", "write", "add_scaled", "snapshot", "viewable", "overlapping", "strided", "OVERLAP_ERROR", "UntypedStorage"]
 
+NOT_RESIZABLE = "Trying to resize storage that is not resizable"
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
                  "refers to a single memory location. Please clone() the tensor before "
                  "performing the operation.")
@@ -100,6 +102,34 @@ def strided(a: Array, offset: int, shape: tuple, strides: tuple) -> Array:
     start = raw[offset:] if offset < raw.size else raw[:0]
     return new_array(xp.lib.stride_tricks.as_strided(
         start, shape, tuple(s * raw.itemsize for s in strides)))
+
+
+def restrided(a: Array, shape: tuple) -> Array | None:
+    """``a``'s memory from its first element, read as a C-contiguous array of ``shape``
+    (no copy: the storage is shared), or None where the storage ends too soon
+    (PyTorch's ``resize_`` within a storage's bytes)."""
+    raw = buffer_of(a)
+    nbytes = math.prod(shape) * raw.itemsize
+    if address(raw) - storage_address(raw) + nbytes > storage_nbytes(raw):
+        return None
+    strides, step = [], raw.itemsize
+    for n in reversed(shape):
+        strides.insert(0, step)
+        step *= max(n, 1)
+    return new_array(backend_of(raw).xp.lib.stride_tricks.as_strided(raw, shape, strides))
+
+
+def grown(a: Array, shape: tuple) -> Array:
+    """New memory of ``shape`` holding, first, the storage bytes from ``a``'s first element
+    on (a storage grown by ``resize_`` keeps its contents; the rest is zeros here)."""
+    raw = buffer_of(a)
+    xp = backend_of(raw).xp
+    out = xp.zeros(shape, raw.dtype)
+    kept = min(out.size, (storage_nbytes(raw) - (address(raw) - storage_address(raw)))
+               // raw.itemsize)
+    if kept:
+        out.reshape(-1)[:kept] = buffer_of(restrided(a, (kept,)))
+    return new_array(out)
 
 
 def snapshot(a: Array) -> Array:

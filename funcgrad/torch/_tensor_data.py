@@ -7,6 +7,7 @@ which `Tensor` declares; `Tensor` is its only subclass.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -83,6 +84,46 @@ class TensorData:
         return self._inference
 
     # -- memory: storage, strides, views --------------------------------------------------
+    def resize_(self, *sizes: Any, memory_format: Any = None) -> Any:
+        """Make this tensor ``sizes`` (C-contiguous) in its storage, as PyTorch's
+        ``resize_``: within the storage's bytes no memory moves (views and numpy arrays
+        keep seeing it); a larger size grows the storage, which funcgrad can do only for
+        memory no one else sees (a numpy array's, or a view's, raises PyTorch's error)."""
+        shape = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) \
+            else tuple(sizes)
+        if not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise RuntimeError(f"Trying to create tensor with negative dimension: {shape}"
+                               if any(isinstance(n, int) and n < 0 for n in shape) else
+                               f"resize_(): sizes must be ints, got {sizes}")
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        return self._resize(shape)
+
+    def _resize(self, shape: tuple) -> Any:
+        """`resize_` without its autograd check (``out=`` resizes as PyTorch's
+        ``resize_output`` does, under no_grad)."""
+        if self._raw() is None:
+            raise RuntimeError("resize_: a tensor traced by a funcgrad transform or on the "
+                               "meta device has no storage to resize")
+        if shape == tuple(self._a.shape):
+            return self
+        fitted = _storage.restrided(self._a, shape)
+        if fitted is None:
+            if not _alone(self._a):
+                raise RuntimeError(f"{_storage.NOT_RESIZABLE}: its memory is a numpy "
+                                   "array's, or other tensors or arrays view it, and "
+                                   "funcgrad cannot grow shared memory in place; resize a "
+                                   "tensor with memory of its own (t.clone())")
+            fitted = _storage.grown(self._a, shape)
+        self._a = fitted
+        self._view = None  # (no longer the view it was made as)
+        self._vc.v += 1
+        return self
+
+    def resize_as_(self, other: Any, memory_format: Any = None) -> Any:
+        """``resize_(other.shape)``."""
+        return self.resize_(tuple(other.shape))
+
     def _raw(self) -> Any:
         """The backend ndarray (None while a funcgrad transform traces this tensor)."""
         return _storage.raw_of(self._a)
@@ -246,3 +287,48 @@ class TensorData:
 
     def _repr_html_(self) -> str:
         return tensor_html(self)
+
+
+class _Holder:
+    """Holds an array as a tensor does (one slot): to count its references."""
+
+    __slots__ = ("_a",)
+
+
+def _references(a: Array) -> tuple:
+    """How often ``a``, its backend array and each object down that array's chain of
+    bases (the memory's owner last) is referenced."""
+    raw = buffer_of(a)
+    counts = [sys.getrefcount(a), sys.getrefcount(raw)]
+    base = raw.base
+    while base is not None:
+        counts.append(sys.getrefcount(base))
+        base = getattr(base, "base", None)
+    return tuple(counts)
+
+
+def _through_one_call(a: Array) -> tuple:
+    """`_references` seen from one call down, as `_alone` sees them."""
+    return _references(a)
+
+
+def _calibrated() -> tuple:
+    """`_references` of memory one tensor alone holds, through a strided view (the counts
+    depend on the interpreter): (the Array's, the array's, each base's)."""
+    holder = _Holder()
+    holder._a = new_array(np.lib.stride_tricks.as_strided(np.empty(2), (1,), (8,)))
+    counts = _through_one_call(holder._a)
+    if len(set(counts[2:])) != 1:
+        raise AssertionError(f"funcgrad.torch: unexpected reference counts {counts}")
+    return counts[:3]
+
+
+_ALONE = _calibrated()
+
+
+def _alone(a: Array) -> bool:
+    """Whether only the tensor holding ``a`` sees its memory: ``a``, its backend array and
+    every base under it held once each (no numpy array, no other tensor, no view shares
+    any of them), so that new memory changes what no one else can see."""
+    counts = _references(a)
+    return counts[:2] == _ALONE[:2] and all(c == _ALONE[2] for c in counts[2:])
