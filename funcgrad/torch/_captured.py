@@ -13,22 +13,23 @@ import functools
 import types
 from typing import Any
 
+from funcgrad.torch._compile_state import is_constant
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.optim.optimizer import Optimizer
 
-__all__ = ["reachable", "captured_modules", "probe_tables"]
+__all__ = ["reachable", "captured_modules", "probe_tables", "code_names"]
 
 
 @functools.lru_cache(maxsize=256)
-def _code_names(code: types.CodeType) -> frozenset:
+def code_names(code: types.CodeType) -> frozenset:
     """The global names a code object (and the functions, lambdas, comprehensions defined
     in it) reads."""
     names = {i.argval for i in dis.get_instructions(code)
              if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _code_names(const)
+            names |= code_names(const)
     return frozenset(names)
 
 
@@ -111,7 +112,7 @@ class _Reads:
                 if probes is not None:
                     probes.same(f"C({probes.obj(cell)})")
         scope = getattr(fn, "__globals__", {})
-        for n in _code_names(code):
+        for n in code_names(code):
             if n in scope:
                 self.put(n, scope[n], f"{probes.obj(scope)}.get({n!r}, M)"
                          if probes is not None else "")
@@ -125,7 +126,7 @@ _MAX_SCANNED = 64
 
 
 def captured_modules(fn: Any, tensors: dict | None = None, optimizers: list | None = None,
-                     probes: Any = None) -> dict:
+                     probes: Any = None, constants: list | None = None) -> dict:
     """name -> Module of the modules ``fn`` uses without taking them as arguments (also
     those in a list, tuple or dict it reads, or the attributes of an object it reads):
     their parameters and buffers become inputs of its compiled program, as torch.compile
@@ -134,8 +135,10 @@ def captured_modules(fn: Any, tensors: dict | None = None, optimizers: list | No
     the loss function it calls, and puts the optimizers it meets into ``optimizers``);
     otherwise one that requires grad is refused (the compiled program would take it as a
     constant, and no gradient would reach it). ``probes``: what the search reads is
-    probed (`reachable`)."""
-    search = _ModuleSearch(fn, tensors, optimizers, probes)
+    probed (`reachable`). ``constants`` (with ``probes``) collects (name, value) of the
+    Python numbers, strings and the like read (a trace bakes them in), each probed for
+    its value."""
+    search = _ModuleSearch(fn, tensors, optimizers, probes, constants)
     for name, value in reachable(fn, probes, probes.obj(fn) if probes is not None
                                  else "").items():
         search.visit(name, *_split(value, probes), 0)
@@ -146,8 +149,10 @@ class _ModuleSearch:
     """`captured_modules`' walk: each value read (``src``: the expression reading it, for
     the probes), down to depth 2, each object once."""
 
-    def __init__(self, fn: Any, tensors: dict | None, optimizers: list | None, probes: Any):
+    def __init__(self, fn: Any, tensors: dict | None, optimizers: list | None, probes: Any,
+                 constants: list | None):
         self.fn, self.tensors, self.optimizers, self.probes = fn, tensors, optimizers, probes
+        self.constants = constants
         self.modules: dict = {}
         self.seen: set = set()
 
@@ -160,6 +165,10 @@ class _ModuleSearch:
                 probes.same(src)
             return
         self.seen.add(id(value))
+        if self.constants is not None and is_constant(value):  # (baked into a trace)
+            probes.equal(src)
+            self.constants.append((name, value))
+            return
         if probes is not None:  # its identity decides below, except for a leftover
             if _scanned(value, depth, self.tensors is not None):
                 probes.same(src)

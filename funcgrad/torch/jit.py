@@ -38,6 +38,7 @@ would replay the first call's draw or lose the update, so each raises an error s
 from __future__ import annotations
 
 import contextlib
+import warnings
 from itertools import chain
 from typing import Any, Callable, Iterator
 
@@ -46,10 +47,12 @@ from funcgrad import tree_util
 from funcgrad.core import Tracer
 from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
-from funcgrad.torch._captured import captured_modules, probe_tables, reachable
+from funcgrad.core import ConcretizationTypeError
+from funcgrad.torch import _compile_state as dynamo
+from funcgrad.torch._captured import captured_modules, code_names, probe_tables, reachable
 from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._step_replay import Probes
-from funcgrad.torch._factories import get_rng_state
+from funcgrad.torch._factories import get_rng_state, set_rng_state
 from funcgrad.torch._compiled_call import avals_of, call_recorded
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
@@ -83,8 +86,15 @@ class _Program:
     the residuals (the values the backward pass reads) and a backward program that takes
     them, made from one tape (`trace_flat`, `Tape.residuals`, `Tape.with_residuals`)."""
 
-    def __init__(self, fn: Callable, module: Module | None):
+    def __init__(self, fn: Callable, module: Module | None, compiling: bool = False,
+                 fullgraph: bool = False):
         self.fn, self.module = fn, module
+        self.compiling, self.fullgraph = compiling, fullgraph  # (torch.compile's rules)
+        self.breaks: list = []  # the graph breaks met, in order (`explain`)
+        self.eager_keys: set = set()  # signatures that run eagerly (a graph break)
+        self.variants: dict = {}  # the constants traced with -> the previous ones
+        self.lifted: dict = {}  # name -> a tensor read from the closure, an input
+        self._calls_checked = False
         self.out_trees: dict = {}
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
         self.forward = funcgrad.jit(self._pure, static_argnums=(0, 1, 2))
@@ -94,6 +104,12 @@ class _Program:
         self._tensor_trees: dict = {}  # n -> the tree of n tensor arguments
         self.forward_saving = funcgrad.jit(self._forward_saving, static_argnums=(0, 1, 2, 3))
         self.backward = funcgrad.jit(self._backward, static_argnums=(0, 1, 2, 3, 4))
+        if compiling:
+            dynamo.register(self)
+
+    def reset(self) -> None:
+        """Forget every program, guard and graph break (``torch._dynamo.reset()``)."""
+        self.__init__(self.fn, self.module, self.compiling, self.fullgraph)
 
     # static: parameter/buffer names, the inputs' tree, the modules' training flags
     def _pure(self, names: tuple, in_tree: Any, modes: tuple, *leaves: Any) -> list:
@@ -101,13 +117,29 @@ class _Program:
         inputs = in_tree.unflatten(func.from_array(list(leaves[len(names):])))
         rng = get_rng_state()
         versions = {n: t._version for n, t in state.items()}
+        python = dynamo.PythonState(self._roots(inputs)) if self.compiling else None
         _tracing[0] += 1
         try:
-            with _reparametrized(self.modules(), state):
-                out = (self.module if self.module is not None else self.fn)(
-                    *inputs[0], **inputs[1])
+            with _reparametrized(self.modules(), state), _lifted(self.lifted, state):
+                out = self.target()(*inputs[0], **inputs[1])
+        except dynamo.GraphBreak:
+            _undo(python, rng)
+            raise
+        except (ConcretizationTypeError, TypeError) as e:
+            if python is None or not _untraceable(e):
+                raise
+            _undo(python, rng)
+            raise dynamo.GraphBreak("the program depends on a tensor's value (a Python if or "
+                                    "loop on it, .item(), bool(), int()): "
+                                    f"{str(e).splitlines()[0]}",
+                                    dynamo.where_in_user_code(e)) from None
         finally:
             _tracing[0] -= 1
+        if python is not None:
+            changed = python.changes()
+            if changed:
+                _undo(python, rng)
+                raise dynamo.GraphBreak(f"a Python side effect: it changes {changed[0]}")
         _check_pure(self, rng, state, versions)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         self.out_trees[(names, in_tree, modes)] = out_tree
@@ -140,10 +172,25 @@ class _Program:
         with_values = tape.with_residuals(lambda r: next(values) if _traced(r) else r.value)
         return with_values.backward(list(residuals_and_cts[n_res:]))
 
+    def target(self) -> Callable:
+        """What the program runs: the module, or the function."""
+        return self.module if self.module is not None else self.fn
+
+    def _roots(self, inputs: Any) -> dict:
+        """What a trace may change besides tensors' values: what the function reads, the
+        compiled module, the call's containers."""
+        roots = {} if self.module is None else {"self": self.module}
+        if self.fn is not None:
+            roots.update(reachable(self.fn))
+        roots["args"] = inputs
+        return roots
+
     def modules(self) -> dict:
         """The modules whose parameters and buffers are inputs of the program, by name
         prefix: the compiled module, or those a compiled function uses."""
-        return {"": self.module} if self.module is not None else captured_modules(self.fn)
+        if self.module is not None:
+            return {"": self.module}
+        return captured_modules(self.fn, tensors={} if self.compiling else None)
 
     @property
     def step(self) -> StepProgram | None:
@@ -176,15 +223,7 @@ class _Program:
         by identity."""
         found = self._found
         if found is None or not found[0]():
-            probes = Probes()
-            modules = ({"": self.module} if self.module is not None else
-                       captured_modules(self.fn, probes=probes))
-            state, modes = _state_of(modules)
-            for module in modules.values():
-                for m in module.modules():
-                    probe_tables(m, probes, names=True)
-            found = self._found = (probes.guard(), tuple(state), modes,
-                                   list(state.values()), {})
+            found = self._found = self._search()
         in_tree = None
         if not kwargs and all([type(a) is Tensor for a in args]):  # tensors: no flattening
             in_tree = self._tensor_trees.get(len(args))
@@ -197,6 +236,32 @@ class _Program:
             leaves = list(args)
         return found[1], in_tree, found[2], found[3], leaves, found[4]
 
+    def _search(self) -> tuple:
+        """(guard, names, training flags and constants, state tensors, known calls): the
+        state a call runs with, found again when the guard sees a change. Under
+        torch.compile, tensors read from the closure are inputs too (lifted, so that
+        gradients reach them and their current values are read), and the Python
+        constants read (closure, globals, module attributes) are part of the signature:
+        the program is traced anew when one changes."""
+        probes = Probes()
+        constants: list | None = [] if self.compiling else None
+        lifted: dict = {}
+        modules = ({"": self.module} if self.module is not None else captured_modules(
+            self.fn, probes=probes, constants=constants,
+            tensors=lifted if self.compiling else None))
+        state, modes = _state_of(modules)
+        for module in modules.values():
+            for m in module.modules():
+                probe_tables(m, probes, names=True)
+                if constants is not None:
+                    _probe_attributes(m, probes, constants)
+        self.lifted = {f"<read> {name}": t for name, t in lifted.items()
+                       if all(t is not u for u in state.values())}
+        state.update(self.lifted)
+        if constants is not None:
+            modes = (modes, tuple(constants))
+        return probes.guard(), tuple(state), modes, list(state.values()), {}
+
     def _tree_of(self, args: tuple, kwargs: dict) -> tuple:
         """(leaves, tree) of a call's inputs, the tree the first equal one."""
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
@@ -207,6 +272,51 @@ class _Program:
         if step is not None:
             return step(args, kwargs)
         names, in_tree, modes, state, leaves, known = self.signature(args, kwargs)
+        if not self.compiling:
+            return self._compiled(names, in_tree, modes, state, leaves, known)
+        key = (names, in_tree, modes)
+        if key in self.eager_keys or not self._within_limit(modes):
+            return self.target()(*args, **kwargs)
+        try:
+            if not self._calls_checked:
+                self._check_calls()
+                self._calls_checked = True
+            return self._compiled(names, in_tree, modes, state, leaves, known)
+        except dynamo.GraphBreak as brk:
+            self.breaks.append(brk)
+            if self.fullgraph:
+                raise dynamo.Unsupported(f"{self.name()}: graph break with fullgraph=True: "
+                                         f"{brk}") from None
+            self.eager_keys.add(key)
+            return self.target()(*args, **kwargs)
+
+    def _check_calls(self) -> None:
+        """A graph break for a call of print, open, input... in the function's own code
+        (run once by a trace, where eager mode runs it every call)."""
+        target = self.target()
+        code = getattr(self.fn, "__code__", None) or getattr(
+            getattr(type(target), "forward", None), "__code__", None)
+        called = code_names(code) & dynamo.SIDE_EFFECT_CALLS if code is not None else ()
+        if called:
+            raise dynamo.GraphBreak(f"a Python side effect: it calls {sorted(called)[0]}()",
+                                    f"{code.co_filename}:{code.co_firstlineno}")
+
+    def _within_limit(self, modes: tuple) -> bool:
+        """Whether a program may be traced for these constants: up to
+        ``torch._dynamo.config.recompile_limit`` per function, then (with PyTorch's
+        warning, naming the constant that changed) new ones run eagerly."""
+        if modes in self.variants:
+            return True
+        if len(self.variants) < dynamo.config.recompile_limit:
+            self.variants[modes] = True
+            return True
+        if self.variants.get("warned") is None:
+            self.variants["warned"] = False
+            warnings.warn(_limit_message(self, modes), UserWarning, stacklevel=4)
+        return False
+
+    def _compiled(self, names: tuple, in_tree: Any, modes: tuple, state: list,
+                  leaves: list, known: dict) -> Any:
         tensors = state + leaves
         wanted = tuple([i for i, t in enumerate(tensors)
                         if isinstance(t, Tensor) and t.requires_grad]
@@ -262,6 +372,14 @@ def _reparametrized(modules: dict, state: dict) -> Iterator[None]:
 def _check_pure(program: _Program, rng: Tensor, state: dict, versions: dict) -> None:
     """Refuse what a compiled program cannot replay: random draws, in-place updates of
     parameters or buffers."""
+    if program.compiling:
+        changed = [n for n, t in state.items() if t._version != versions[n]]
+        if not bool((get_rng_state() == rng).all()) or changed:
+            set_rng_state(rng)
+            raise dynamo.GraphBreak(
+                "it draws random numbers (dropout in training mode, rand, bernoulli...)"
+                if not changed else f"it updates {', '.join(changed)} in place (BatchNorm's "
+                "running statistics in training mode)")
     if not bool((get_rng_state() == rng).all()):
         raise RuntimeError(
             f"{program.name()} draws random numbers (dropout in training mode, rand, "
@@ -277,6 +395,71 @@ def _check_pure(program: _Program, rng: Tensor, state: dict, versions: dict) -> 
             "it without torch.compile / torch.jit.trace.")
 
 
+@contextlib.contextmanager
+def _lifted(lifted: dict, state: dict) -> Iterator[None]:
+    """Within the block, each tensor read from the closure (``lifted``: name -> tensor)
+    holds its traced input (from ``state``), so that the function's own reference to it
+    reads the program's input; after, its memory and version again. A block that writes
+    into one in place is a graph break (a program cannot carry the write back)."""
+    kept = [(t, t._data, t._version) for t in lifted.values()]
+    held = []
+    try:
+        for name, t in lifted.items():
+            a = state[name]._data
+            t._hold(a)
+            held.append((name, t, a, t._version))
+        yield
+        written = [n for n, t, a, v in held if t._data is not a or t._version != v]
+    finally:
+        for t, a, v in kept:
+            t._hold(a, v)
+    if written:
+        raise dynamo.GraphBreak(f"it writes into the tensor {written[0][len('<read> '):]!r} "
+                                "it reads from its closure or globals, in place")
+
+
+def _undo(python: dynamo.PythonState, rng: Tensor) -> None:
+    """Put back what a broken trace changed: the Python state and the random generator."""
+    python.restore()
+    set_rng_state(rng)
+
+
+def _untraceable(e: BaseException) -> bool:
+    """Whether ``e`` says a traced value was asked for a concrete one (a graph break)."""
+    return isinstance(e, ConcretizationTypeError) or str(e).startswith(
+        "Cannot convert a traced Array")
+
+
+def _probe_attributes(module: Module, probes: Probes, constants: list) -> None:
+    """Probe the Python constants among ``module``'s attributes (``self.scale``, a
+    dropout's ``p``): a trace bakes them into the program."""
+    at = probes.obj(module)
+    for k, v in vars(module).items():
+        if not k.startswith("_") and dynamo.is_constant(v):
+            probes.equal(f"{at}.__dict__.get({k!r}, M)")
+            constants.append((f"{type(module).__name__}.{k}", v))
+
+
+def _limit_message(program: "_Program", modes: tuple) -> str:
+    """PyTorch's warning at the recompile limit, naming a constant that changed."""
+    last = next((m for m in reversed(program.variants) if m != "warned"), None)
+    reason = "a new input signature"
+    if last is not None and len(modes) == 2 and len(last) == 2:
+        now, then = dict(modes[1]), dict(last[1])
+        diff = [f"{k} == {then[k]!r} (now {now[k]!r})" for k in now
+                if k in then and now[k] != then[k]]
+        reason = diff[0] if diff else reason
+    target = program.target()
+    code = getattr(program.fn, "__code__", None) or getattr(
+        getattr(type(target), "forward", None), "__code__", None)
+    place = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    return (f"torch._dynamo hit config.recompile_limit ({dynamo.config.recompile_limit})\n"
+            f"   function: '{program.name()}'{place}\n   last reason: {reason}\n"
+            'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
+            "To diagnose recompilation issues, see "
+            "https://pytorch.org/docs/main/torch.compiler_troubleshooting.html.")
+
+
 def _traced(residual: Any) -> bool:
     """Whether a residual depends on the inputs (a traced value: an output of the saving
     forward program), rather than a constant the tape keeps."""
@@ -286,10 +469,16 @@ def _traced(residual: Any) -> bool:
 class _Compiled:
     """Shared by the traced and compiled callables: the program, and the IR of a call."""
 
-    def _setup(self, target: Any) -> None:
+    def _setup(self, target: Any, compiling: bool = False, fullgraph: bool = False) -> None:
         module = target if isinstance(target, Module) else None
-        self._program = _Program(target if module is None else None, module)
+        self._program = _Program(target if module is None else None, module, compiling,
+                                 fullgraph)
         self._example: tuple | None = None
+
+    @property
+    def graph_breaks(self) -> list:
+        """The graph breaks its calls met (`funcgrad.torch._compile_state.GraphBreak`)."""
+        return list(self._program.breaks)
 
     def graph_for(self, *args: Any, **kwargs: Any) -> Graph:
         """The IR of the program these inputs run (TorchScript's ``graph_for``)."""
@@ -325,10 +514,10 @@ class TracedModule(Module, _Compiled):
     """A module run through compiled programs; its parameters are the original module's
     (``_orig_mod``), so optimizers, ``state_dict`` and ``.grad`` work on them."""
 
-    def __init__(self, module: Module):
+    def __init__(self, module: Module, compiling: bool = False, fullgraph: bool = False):
         super().__init__()
         self._orig_mod = module
-        self._setup(module)
+        self._setup(module, compiling, fullgraph)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(args, kwargs)
@@ -337,10 +526,10 @@ class TracedModule(Module, _Compiled):
 class TracedFunction(_Compiled):
     """A function of tensors run through compiled programs."""
 
-    def __init__(self, fn: Callable):
+    def __init__(self, fn: Callable, compiling: bool = False, fullgraph: bool = False):
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
-        self._setup(fn)
+        self._setup(fn, compiling, fullgraph)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(args, kwargs)
@@ -349,12 +538,12 @@ class TracedFunction(_Compiled):
         return f"<traced function {self.__name__}>"
 
 
-def _wrap(target: Any) -> Any:
+def _wrap(target: Any, compiling: bool = False, fullgraph: bool = False) -> Any:
     if isinstance(target, Module):
-        return TracedModule(target)
+        return TracedModule(target, compiling, fullgraph)
     if not callable(target):
         raise TypeError(f"expected a Module or a callable, got {type(target).__name__}")
-    return TracedFunction(target)
+    return TracedFunction(target, compiling, fullgraph)
 
 
 def trace(func: Any, example_inputs: Any = None, *, example_kwarg_inputs: dict | None = None,
@@ -381,4 +570,4 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None,
                                  mode=mode, options=options, disable=disable)
     if disable:
         return model
-    return _wrap(model)
+    return _wrap(model, compiling=True, fullgraph=fullgraph)

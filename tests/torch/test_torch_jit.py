@@ -1,7 +1,8 @@
 """funcgrad.torch.jit.trace and funcgrad.torch.compile (the seed's section 6.2): the traced
 IR and generated code print, calls run compiled programs, and forward values, gradients
 and ``.grad`` are eager mode's bit for bit; what a compiled program cannot replay (random
-draws, in-place buffer updates, value-dependent control flow) is an error."""
+draws, in-place buffer updates, value-dependent control flow) is a graph break under
+torch.compile (the call runs eagerly) and an error under torch.jit.trace."""
 import runpy
 from pathlib import Path
 
@@ -149,15 +150,24 @@ def test_compiled_loss_function_lifts_the_modules_it_reads():
     np.testing.assert_allclose(got[0], eager[0], rtol=1e-6)
 
 
-def test_compiled_function_refuses_a_captured_tensor_that_requires_grad():
+def test_compiled_function_lifts_a_captured_tensor_that_requires_grad():
     w = torch.randn(4, 3, requires_grad=True)
     x = torch.randn(2, 4)
     compiled = torch.compile(lambda u: (u @ w).sum())
-    with pytest.raises(RuntimeError, match="requires grad.*Pass it as an argument"):
-        compiled(x)
+    compiled(x).backward()  # an input of the program, as PyTorch lifts it
+    got = w.grad.clone()
+    w.grad = None
+    (x @ w).sum().backward()
+    assert torch.equal(got, w.grad)
+    with torch.no_grad():
+        w.mul_(2.0)  # its current value is read on every call
+    assert torch.allclose(compiled(x), (x @ w).sum())
     mask = torch.ones(3)  # a captured constant is fine
     assert torch.equal(torch.compile(lambda u, v: ((u @ v) * mask).sum())(x, w),
                        ((x @ w) * mask).sum())
+    with pytest.raises(RuntimeError, match="requires grad.*Pass it as an argument"):
+        torch.jit.trace(lambda u: (u @ w).sum(), x)  # tracing bakes what it reads
+
 
 def test_new_shapes_retrace_and_no_grad_runs_forward_only():
     model, x, _ = model_and_data()
@@ -170,23 +180,36 @@ def test_new_shapes_retrace_and_no_grad_runs_forward_only():
     assert "f32[2,4]" in str(compiled.graph_for(x2))
 
 
-def test_eval_mode_dropout_compiles_and_training_mode_is_refused():
+def test_training_mode_dropout_and_batchnorm_run_eagerly_under_compile():
+    """What a program cannot replay (random draws, running statistics) is a graph break
+    under torch.compile (the call runs eagerly: eager's numbers and updates) and an error
+    under torch.jit.trace."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
     x = torch.randn(3, 4)
+    torch.manual_seed(1)
+    eager = model(x)
+    compiled = torch.compile(model)
+    torch.manual_seed(1)
+    assert torch.equal(compiled(x), eager)
+    assert "random numbers" in compiled.graph_breaks[0].reason
     with pytest.raises(RuntimeError, match="draws random numbers"):
-        torch.compile(model)(x)
+        torch.jit.trace(model, x)
     model.eval()
     assert torch.equal(torch.compile(model)(x), model(x))
-
-
-def test_batchnorm_running_stats_update_is_refused_in_training():
-    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    bn = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    twin = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    twin.load_state_dict(bn.state_dict())
     x = torch.randn(5, 4)
+    compiled = torch.compile(bn)
+    for _ in range(2):
+        assert torch.allclose(compiled(x), twin(x))
+    assert torch.allclose(bn[1].running_mean, twin[1].running_mean)
+    assert bn[1].num_batches_tracked.item() == 2
     with pytest.raises(RuntimeError, match="in place while being traced"):
-        torch.compile(model)(x)
-    model.eval()
-    assert torch.allclose(torch.compile(model)(x), model(x))
+        torch.jit.trace(bn, x)
+    bn.eval()
+    assert torch.allclose(torch.compile(bn)(x), bn(x))
 
 
 def test_value_dependent_python_control_flow_is_a_concretization_error():
@@ -196,6 +219,9 @@ def test_value_dependent_python_control_flow_is_a_concretization_error():
         return -x
     with pytest.raises(ConcretizationTypeError, match="torch.compile|static_argnums|lax.cond"):
         torch.jit.trace(f, torch.ones(2))
+    compiled = torch.compile(f)  # a graph break: eager's answer, both ways
+    assert compiled(torch.ones(2)).tolist() == [1.0, 1.0]
+    assert compiled(-torch.ones(2)).tolist() == [1.0, 1.0]
 
 
 def test_errors():

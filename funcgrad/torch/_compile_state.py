@@ -1,0 +1,191 @@
+"""What ``torch.compile`` keeps besides its programs, so that compiling never changes what a
+program does: graph breaks, the Python state a trace may touch, dynamo's knobs.
+
+A trace runs the function's Python once, on traced values. Whatever that Python does besides
+computing tensors would happen once instead of on every call: appending to a list,
+setting an attribute, writing into a tensor it closes over, drawing random numbers, printing.
+`PythonState` snapshots what the function can reach before a trace and compares after; a
+change (or a value the trace cannot know, as ``if x.sum() > 0``) is a `GraphBreak`: the
+snapshot is put back, as if the trace had never run, and the call runs eagerly, exactly as
+without ``torch.compile`` (``fullgraph=True`` raises `Unsupported` instead). Python
+values the program was traced with (closure and global numbers, module attributes) are
+guarded by the caller (`funcgrad.torch.jit`): a change retraces, up to
+``config.recompile_limit`` programs per function.
+"""
+from __future__ import annotations
+
+import enum
+import os
+import traceback
+import types
+import weakref
+from typing import Any, Iterable
+
+from funcgrad.torch._tensor import Tensor
+
+__all__ = ["GraphBreak", "Unsupported", "config", "register", "reset", "PythonState",
+           "is_constant", "where_in_user_code", "SIDE_EFFECT_CALLS"]
+
+# builtins whose call in a compiled function is a side effect a trace cannot replay
+SIDE_EFFECT_CALLS = frozenset({"print", "input", "open", "breakpoint", "exec", "eval"})
+_MAX_ITEMS = 64  # containers are compared in full but searched only this far
+_MAX_DEPTH = 3
+_FUNDAMENTALS = (type, types.ModuleType, types.BuiltinFunctionType, weakref.ref)
+
+
+class GraphBreak(Exception):
+    """A trace met what a compiled program cannot do (the reason, and where in the user's
+    code): the call runs eagerly instead."""
+
+    def __init__(self, reason: str, where: str = ""):
+        super().__init__(reason + (f" (at {where})" if where else ""))
+        self.reason, self.where = reason, where
+
+
+class Unsupported(RuntimeError):
+    """``torch._dynamo.exc.Unsupported``: a graph break under ``fullgraph=True``."""
+
+
+class _Config:
+    """``torch._dynamo.config``: ``recompile_limit`` (``cache_size_limit``, its old name)
+    programs per compiled function before it runs eagerly for new guards."""
+
+    recompile_limit = 8
+    suppress_errors = False
+
+    @property
+    def cache_size_limit(self) -> int:
+        return self.recompile_limit
+
+    @cache_size_limit.setter
+    def cache_size_limit(self, value: int) -> None:
+        self.recompile_limit = value
+
+
+config = _Config()
+_PROGRAMS: weakref.WeakSet = weakref.WeakSet()
+
+
+def register(program: Any) -> None:
+    """Count ``program`` (anything with ``reset()``) among those `reset` clears."""
+    _PROGRAMS.add(program)
+
+
+def reset() -> None:
+    """``torch._dynamo.reset()``: forget every compiled program and guard; the next calls
+    trace again."""
+    for program in list(_PROGRAMS):
+        program.reset()
+
+
+def is_constant(value: Any) -> bool:
+    """Whether a trace reading ``value`` bakes it into the program (a Python number,
+    string, bool, None, enum member or a tuple of them): such reads are guarded."""
+    if isinstance(value, tuple):
+        return len(value) <= _MAX_ITEMS and all(map(is_constant, value))
+    return value is None or isinstance(value, (bool, int, float, complex, str, bytes,
+                                               enum.Enum))
+
+
+def where_in_user_code(error: BaseException) -> str:
+    """``file:line`` of the innermost frame of ``error``'s traceback outside funcgrad."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(package)
+    found = ""
+    for frame in traceback.extract_tb(error.__traceback__):
+        path = os.path.abspath(frame.filename)
+        if not (path.startswith(package) or path.startswith(os.path.join(root, "transforms"))
+                or path.startswith(os.path.join(root, "primitives"))):
+            found = f"{frame.filename}:{frame.lineno}"
+    return found
+
+
+class PythonState:
+    """A shallow snapshot of the mutable Python state reachable from ``roots`` (name ->
+    value): lists, dicts, sets, objects' attributes (modules' too), tensors (their memory
+    and version), to ``_MAX_DEPTH`` levels. `changes` says what differs now; `restore`
+    puts the snapshot back."""
+
+    def __init__(self, roots: dict):
+        self.lists: list = []  # (name, list, its items)
+        self.dicts: list = []  # (name, dict, its items)
+        self.sets: list = []  # (name, set, a copy)
+        self.tensors: list = []  # (name, tensor, its array, its version)
+        self._seen: set = set()
+        for name, value in roots.items():
+            self._take(name, value, 0)
+
+    def _take(self, name: str, value: Any, depth: int) -> None:
+        if depth > _MAX_DEPTH or id(value) in self._seen or is_constant(value) or \
+                isinstance(value, _FUNDAMENTALS):
+            return
+        self._seen.add(id(value))
+        if isinstance(value, Tensor):
+            self.tensors.append((name, value, value._data, value._version))
+        elif isinstance(value, list):
+            self.lists.append((name, value, list(value)))
+            self._inner(name, enumerate(value), depth)
+        elif isinstance(value, dict):
+            self.dicts.append((name, value, list(value.items())))
+            self._inner(name, value.items(), depth)
+        elif isinstance(value, (set, bytearray)):
+            self.sets.append((name, value, value.copy()))
+        elif isinstance(value, tuple):
+            self._inner(name, enumerate(value), depth)
+        elif isinstance(value, types.FunctionType):
+            for k, cell in zip(value.__code__.co_freevars, value.__closure__ or ()):
+                try:
+                    self._take(f"{name}.{k}", cell.cell_contents, depth + 1)
+                except ValueError:  # an empty cell
+                    pass
+        elif hasattr(value, "__dict__") and not isinstance(value, types.MethodType):
+            self._take(f"{name}.__dict__", vars(value), depth)
+
+    def _inner(self, name: str, items: Iterable, depth: int) -> None:
+        for i, (k, v) in enumerate(items):
+            if i >= _MAX_ITEMS:
+                break
+            self._take(f"{name}[{k!r}]", v, depth + 1)
+
+    def changes(self) -> list[str]:
+        """What differs from the snapshot, by name."""
+        out = [f"the list {n}" for n, obj, items in self.lists if not _same_items(obj, items)]
+        out += [_dict_name(n) for n, obj, items in self.dicts if not _same_entries(obj, items)]
+        out += [f"the set {n}" for n, obj, copy in self.sets if obj != copy]
+        out += [f"the tensor {n} (written in place)" for n, t, a, v in self.tensors
+                if t._data is not a or t._version != v]
+        return out
+
+    def restore(self) -> None:
+        """Put every snapshot value back (tensors: their memory and version)."""
+        for _, obj, items in self.lists:
+            obj[:] = items
+        for _, obj, items in self.dicts:
+            if not _same_entries(obj, items):
+                obj.clear()
+                obj.update(items)
+        for _, obj, copy in self.sets:
+            obj.clear()
+            if isinstance(obj, set):
+                obj.update(copy)
+            else:
+                obj.extend(copy)
+        for _, t, a, v in self.tensors:
+            if t._data is not a or t._version != v:
+                t._hold(a, v)
+
+
+def _same_items(now: list, then: list) -> bool:
+    """Whether a list holds the same objects as before."""
+    return len(now) == len(then) and all(a is b for a, b in zip(now, then))
+
+
+def _same_entries(now: dict, then: list) -> bool:
+    """Whether a dict maps the same keys to the same objects as before."""
+    return len(now) == len(then) and all(k in now and now[k] is v for k, v in then)
+
+
+def _dict_name(name: str) -> str:
+    if name.endswith(".__dict__"):
+        return f"the attributes of {name[:-len('.__dict__')]}"
+    return f"the dict {name}"
