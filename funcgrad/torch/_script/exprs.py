@@ -370,9 +370,11 @@ class ExprCompiler:
         return self.method_node(module_value, obj, name, args, e)
 
     def method_node(self, v: Value, obj: Module, name: str, args: list, e: ast.AST) -> Value:
-        graph = self.ctx.method(obj, name)
-        self.check_args(graph, args, e)
-        return self.emit("prim::CallMethod", [v] + args, [graph.return_type], e,
+        graph = self.ctx.method(obj, name)  # None: a facade nn module, run as it is
+        if graph is not None:
+            self.check_args(graph, args, e)
+        out = graph.return_type if graph is not None else T.TENSOR
+        return self.emit("prim::CallMethod", [v] + args, [out], e,
                          {"name": name}).output
 
     def check_args(self, graph: Any, args: list, e: ast.AST) -> None:
@@ -420,6 +422,24 @@ class ExprCompiler:
             return self.call_function(obj, e)
         raise NotSupportedError(self.source, e, f"Python builtin {obj!r} is currently not "
                                 "supported in TorchScript")
+
+    def call_is_scripting(self, e: ast.Call) -> Value:
+        return self.const(True)
+
+    def call_annotate(self, e: ast.Call) -> Value:
+        """``torch.jit.annotate(T, value)``: the value, of type T."""
+        try:
+            t = T.from_annotation(e.args[0], self.scope)
+        except ValueError as ex:
+            raise ScriptCompileError(self.source, e.args[0], str(ex)) from None
+        v = self.value(e.args[1])
+        if isinstance(e.args[1], (ast.List, ast.Dict)) and not getattr(e.args[1], "elts",
+                                                                     e.args[1].keys):
+            v.type = t
+        elif not T.accepts(t, v.type):
+            raise ScriptCompileError(self.source, e, f"Expected a value of type '{t}' but "
+                                     f"found '{v.type}'")
+        return v
 
     def call_builtin(self, obj: Any, e: ast.Call) -> Value:
         args = [self.value(a) for a in e.args]

@@ -40,6 +40,38 @@ _PRIM = {"prim::dtype": lambda t: t.dtype, "prim::requires_grad": lambda t: t.re
          "prim::Uninitialized": lambda: None, "prim::Print": print}
 
 
+def _free_slots(blocks: list) -> list:
+    """The slots that ``blocks`` read but do not define (their closure over the frame)."""
+    defined, read = set(), set()
+    for b in blocks:
+        defined.update(v.slot for v in b.params)
+        read.update(v.slot for v in b.returns)
+        for n in b.walk():
+            read.update(v.slot for v in n.inputs)
+            defined.update(v.slot for v in n.outputs)
+            for inner in n.blocks:
+                defined.update(v.slot for v in inner.params)
+                read.update(v.slot for v in inner.returns)
+    return sorted(read - defined)
+
+
+class _Closure:
+    """The tensors a staged construct reads from the frame, passed as its operands (a
+    transform inside ``jit`` refuses constructs closing over its values)."""
+
+    def __init__(self, blocks: list):
+        self.slots = _free_slots(blocks)
+
+    def operands(self, frame: list) -> tuple:
+        slots = [s for s in self.slots if isinstance(frame[s], Tensor)]
+        return slots, [frame[s]._a for s in slots]
+
+    @staticmethod
+    def enter(frame: list, slots: list, arrays: Any) -> None:
+        for s, a in zip(slots, arrays):
+            frame[s] = make(a)
+
+
 def _traced(x: Any) -> bool:
     return isinstance(x, Tensor) and (is_abstract(x._a) or is_batched(x._a))
 
@@ -175,11 +207,12 @@ class _Builder:
     def if_node(self, node: Node, c: int, outs: list) -> Callable:
         then_b, else_b = (self.block(b) for b in node.blocks)
         rets = [[v.slot for v in b.returns] for b in node.blocks]
+        closure = _Closure(node.blocks)
 
         def run_if(frame: list) -> None:
             cond = frame[c]
             if isinstance(cond, Tensor):
-                return _staged_if(frame, cond, (then_b, else_b), rets, outs)
+                return _staged_if(frame, cond, (then_b, else_b), rets, outs, closure)
             k = 0 if cond else 1
             (then_b if k == 0 else else_b)(frame)
             for o, r in zip(outs, rets[k]):
@@ -193,6 +226,7 @@ class _Builder:
         go_slot, rets = block.returns[0].slot, [v.slot for v in block.returns[1:]]
         counted = block.returns[0] is node.inputs[1] and not any(n.attrs.get("ns") == "list" for n in block.walk())
         loop = _Loop(body, params, go_slot, rets, outs, counted)
+        loop.closure = _Closure(node.blocks)
         return lambda frame: loop.run(frame, [frame[i] for i in ins])
 
 
@@ -226,20 +260,28 @@ class _Loop:
             frame[o] = v
 
     def fori(self, frame: list, trip: int, carried: list) -> list:
-        def body(i: Any, arrays: list) -> list:
+        slots, operands = self.closure.operands(frame)
+
+        def body(i: Any, state: tuple) -> tuple:
+            arrays, outer = state
+            self.closure.enter(frame, slots, outer)
             _, out = self.step(frame, make(i), [make(a) for a in arrays])
-            return _arrays(out, arrays)
-        return [make(a) for a in lax.fori_loop(0, trip, body, _arrays(carried))]
+            return _arrays(out, arrays), outer
+        return [make(a) for a in lax.fori_loop(0, trip, body, (_arrays(carried),
+                                                                 operands))[0]]
 
     def staged_while(self, frame: list, i: int, trip: int, go: Tensor, carried: list) -> list:
         def cond(state: tuple) -> Any:
             return fnp.logical_and(state[1], state[0] < trip)
 
+        slots, operands = self.closure.operands(frame)
+
         def body(state: tuple) -> tuple:
-            k, _, arrays = state
+            k, _, arrays, outer = state
+            self.closure.enter(frame, slots, outer)
             go2, out = self.step(frame, make(k), [make(a) for a in arrays])
-            return k + 1, fnp.asarray(_array(go2), bool), _arrays(out, arrays)
-        init = (fnp.asarray(i), fnp.asarray(go._a, bool), _arrays(carried))
+            return k + 1, fnp.asarray(_array(go2), bool), _arrays(out, arrays), outer
+        init = (fnp.asarray(i), fnp.asarray(go._a, bool), _arrays(carried), operands)
         return [make(a) for a in lax.while_loop(cond, body, init)[2]]
 
 
@@ -255,13 +297,17 @@ def _arrays(xs: list, like: list | None = None) -> list:
     return out
 
 
-def _staged_if(frame: list, cond: Tensor, blocks: tuple, rets: list, outs: list) -> None:
+def _staged_if(frame: list, cond: Tensor, blocks: tuple, rets: list, outs: list,
+               closure: _Closure) -> None:
+    slots, operands = closure.operands(frame)
+
     def branch(k: int) -> Callable:
-        def run() -> list:
+        def run(arrays: list) -> list:
+            closure.enter(frame, slots, arrays)
             blocks[k](frame)
             return [_array(frame[r]) for r in rets[k]]
         return run
-    results = lax.cond(cond._a, branch(0), branch(1))
+    results = lax.cond(cond._a, branch(0), branch(1), operands)
     for o, r in zip(outs, results):
         frame[o] = make(r)
 
