@@ -214,11 +214,9 @@ class ExprCompiler:
 
     def e_IfExp(self, e: ast.IfExp) -> Value:
         cond = self.as_bool(self.value(e.test), e.test)
-        blocks, outs = [], []
-        for branch in (e.body, e.orelse):
-            blocks.append(branch)
+        outs: list = []
         node = self.emit("prim::If", [cond], [], e)
-        for branch in blocks:
+        for branch in (e.body, e.orelse):
             b = self.new_block(node)
             with self.in_block(b):
                 b.returns = [self.value(branch)]

@@ -227,9 +227,9 @@ class FunctionCompiler(ControlCompiler, ExprCompiler):
         except ValueError as ex:
             raise ScriptCompileError(self.source, s.annotation, str(ex)) from None
         v = self.value(s.value)
-        if isinstance(v.type, T.ListType) and not v.type.elem != T.ANY or (
-                isinstance(s.value, ast.List) and not s.value.elts):
-            v.type = t
+        if isinstance(s.value, (ast.List, ast.Dict)) and not (
+                getattr(s.value, "elts", None) or getattr(s.value, "keys", None)):
+            v.type = t  # an empty literal takes the declared type
         if not T.accepts(t, v.type):
             raise ScriptCompileError(self.source, s, f"Variable '{ast.unparse(s.target)}' is "
                                      f"annotated with type {t} but is being assigned to a "
