@@ -57,8 +57,15 @@ from funcgrad.torch._compiled_call import avals_of, call_recorded
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn.module import Module
+from funcgrad.torch._script import (Final, ScriptFunction, ScriptModule, annotate, export,
+                                    ignore, is_scripting, script, unused)
+from funcgrad.torch._script.errors import (FrontendError, NotSupportedError,
+                                           UnsupportedNodeError)
 
-__all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tracing"]
+__all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tracing",
+           "script", "ScriptFunction", "ScriptModule", "ignore", "unused", "export", "Final",
+           "annotate", "is_scripting", "FrontendError", "NotSupportedError",
+           "UnsupportedNodeError"]
 
 _tracing = [0]  # depth of traces in progress (torch.jit.is_tracing)
 
