@@ -496,7 +496,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
     raw = input.detach().numpy(force=True)
     axis = None if dim is None else _axis(dim, input.ndim)
     values, inverse, counts = np.unique(raw, return_inverse=True, return_counts=True,
-                                        axis=axis)
+                                        axis=axis, equal_nan=False)  # (each NaN its own)
     inverse = inverse.reshape(raw.shape if axis is None else (-1,))
     return _unique_result(values, inverse, counts, input, return_inverse, return_counts)
 

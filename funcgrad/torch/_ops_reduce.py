@@ -324,10 +324,18 @@ def _axis1(dim: int, ndim: int) -> int:
 
 
 def _order(x: Any, axis: int, descending: bool) -> Any:
-    key = fnp.negative(x) if descending else x
+    """The stable sorting permutation along ``axis``, PyTorch's way with NaN: it counts as
+    the largest value (last ascending, first descending, NaNs in their original order)."""
     if x.ndim == 0:
         return fnp.zeros((), np.int64)
-    return fnp.argsort(key, axis=axis, kind="stable")
+    if not descending:
+        return fnp.argsort(x, axis=axis, kind="stable")  # (numpy also puts NaN last)
+    if not fnp.issubdtype(x.dtype, fnp.inexact):  # (~x reverses the order, never overflows)
+        return fnp.argsort(fnp.invert(x), axis=axis, kind="stable")
+    by_value = fnp.argsort(fnp.negative(x), axis=axis, kind="stable")  # NaNs last
+    nan_first = fnp.argsort(fnp.logical_not(fnp.isnan(
+        fnp.take_along_axis(x, by_value, axis=axis))), axis=axis, kind="stable")
+    return fnp.take_along_axis(by_value, nan_first, axis=axis)
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
