@@ -401,3 +401,31 @@ def test_load_state_dict_writes_nothing_unless_everything_fits():
             assert torch.equal(v, before[k]), k
     net.load_state_dict(good)
     assert all((v == 7.0).all() for v in net.state_dict().values())
+
+
+def test_an_old_batchnorm_state_without_num_batches_tracked_loads_as_in_pytorch():
+    """A state dict of BatchNorm's version 1 (before ``num_batches_tracked``) gets the
+    module's own count; a version 2 one missing it is a missing key. The versions ride in
+    ``_metadata``, both ways with PyTorch."""
+    net = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3))
+    state = net.state_dict()
+    assert state._metadata == {"": {"version": 1}, "0": {"version": 1},
+                               "1": {"version": 2}}
+    old = type(state)((k, v) for k, v in state.items() if k != "1.num_batches_tracked")
+    old._metadata = {"1": {"version": 1}}
+    net[1].num_batches_tracked.fill_(4)
+    net.load_state_dict(old)
+    assert net[1].num_batches_tracked.item() == 4
+    net.load_state_dict({k: v for k, v in old.items()})  # no metadata: the oldest layout
+    old._metadata = {"1": {"version": 2}}
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: '
+                                           '"1.num_batches_tracked"'):
+        net.load_state_dict(old)
+    real = pytest.importorskip("torch")
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    theirs = real.load(buffer)
+    assert theirs._metadata["1"] == {"version": 2}
+    twin = real.nn.Sequential(real.nn.Linear(2, 3), real.nn.BatchNorm1d(3))
+    twin.load_state_dict(theirs)

@@ -46,6 +46,17 @@ class _NormBase(Module):
                 self.register_buffer(name, None)
         self.reset_parameters()
 
+    _version = 2  # (version 2 added num_batches_tracked)
+
+    def _upgrade_state(self, state_dict: dict, prefix: str, version: int | None) -> None:
+        """A state dict from before ``num_batches_tracked`` (version 1 or none) gets this
+        module's own count, as PyTorch fills it in."""
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and \
+                key not in state_dict:
+            state_dict[key] = (self.num_batches_tracked if not self.num_batches_tracked.is_meta
+                               else _factories.tensor(0, dtype=D.int64))
+
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             with grad_mode.no_grad():

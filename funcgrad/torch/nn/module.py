@@ -69,6 +69,7 @@ class Module:
     """Base class of all neural network modules (subclass it and define ``forward``)."""
 
     training: bool
+    _version: int = 1  # its state dict's layout version (``_metadata``), as PyTorch's
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
@@ -432,6 +433,10 @@ class Module:
     def state_dict(self, *args: Any, destination: Any = None, prefix: str = "",
                    keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
         dest = OrderedDict() if destination is None else destination
+        if destination is None:
+            dest._metadata = OrderedDict()  # (each module's version, by prefix: PyTorch's)
+        if hasattr(dest, "_metadata"):
+            dest._metadata[prefix[:-1]] = {"version": self._version}
         for name, p in self._parameters.items():
             if p is not None:
                 dest[prefix + name] = p if keep_vars else p.detach()
@@ -449,6 +454,7 @@ class Module:
         unexpected keys raise (PyTorch's message). Every key, value and shape is checked
         before anything is written: a state dict that fails leaves the module as it was."""
         own = self.state_dict(keep_vars=True)
+        state_dict = self._upgraded(state_dict)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = [_state_error(key, state_dict[key], target) for key, target in own.items()
@@ -472,6 +478,20 @@ class Module:
                     else:
                         target.copy_(state_dict[key])
         return _IncompatibleKeys(missing, unexpected)
+
+    def _upgraded(self, state_dict: dict) -> dict:
+        """``state_dict`` with what older layouts lack filled in by each module's
+        `_upgrade_state` (from the versions in its ``_metadata``; none: the oldest)."""
+        metadata = getattr(state_dict, "_metadata", None) or {}
+        upgraded = OrderedDict(state_dict)
+        for prefix, module in self.named_modules():
+            version = metadata.get(prefix, {}).get("version")
+            module._upgrade_state(upgraded, prefix + "." if prefix else "", version)
+        return upgraded
+
+    def _upgrade_state(self, state_dict: dict, prefix: str, version: int | None) -> None:
+        """Fill in (in ``state_dict``) what a state dict of an older ``version`` of this
+        module lacks (PyTorch's ``_load_from_state_dict`` upgrades); nothing by default."""
 
     def _assign(self, key: str, value: Tensor) -> None:
         path, _, name = key.rpartition(".")
@@ -510,8 +530,12 @@ def _state_error(key: str, value: Any, target: Tensor) -> str:
     """What is wrong with ``value`` as the new value of ``target`` (PyTorch's texts), or
     the empty string."""
     if not isinstance(value, Tensor):
+        foreign = hasattr(type(value), "__torch_function__")  # (real PyTorch's tensor)
         return (f'While copying the parameter named "{key}", expected torch.Tensor or '
-                f"Tensor-like object from checkpoint but received {type(value)}")
+                f"Tensor-like object from checkpoint but received {type(value)}" +
+                (" (another library's tensor: save it with torch.save and load it with "
+                 "funcgrad.torch.load, or convert it with funcgrad.torch.from_numpy("
+                 "t.numpy()))" if foreign else ""))
     if tuple(value.shape) != tuple(target.shape):
         return (f"size mismatch for {key}: copying a param with shape {value.shape} from "
                 f"checkpoint, the shape in current model is {target.shape}.")
