@@ -462,6 +462,11 @@ class Trace:
         return f"{type(self).__name__}(level={self.level})"
 
 
+def active_traces() -> list[Trace]:
+    """The traces of this thread's transforms now running, outermost first."""
+    return list(_state.stack)
+
+
 class new_trace:
     """Context manager: push a trace for the duration of a transform, then retire it so
     that any of its tracers used later raise `EscapedTracerError`."""

@@ -93,3 +93,34 @@ def _is_bfloat16(x: Any) -> bool:
         return np.dtype(x) == _BFLOAT16
     except TypeError:
         return False
+
+
+# dtypes that hold no numbers: objects, strings, bytes, dates and times (a 'V' dtype may be
+# a number format of ml_dtypes: bfloat16, float8)
+_NON_NUMERIC = "OSUMm"
+
+
+def check_python_int(value: int) -> None:
+    """OverflowError (JAX's text) for a Python int outside the default integer dtype: numpy
+    would keep it as an object (or an unsigned) array instead of refusing it."""
+    from funcgrad._config import default_int  # (in here: this module stays numpy-only)
+    bounds = np.iinfo(default_int())
+    if not bounds.min <= value <= bounds.max:
+        raise OverflowError(f"Python int {value} too large to convert to {bounds.dtype.name}")
+
+
+def check_numeric(raw: Any) -> None:
+    """Refuse an array that holds no numbers (JAX's texts: ValueError for a None in it,
+    OverflowError for a Python int too large, TypeError otherwise), before it reaches an
+    operation or a compiled program that would fail inside, far from the cause."""
+    dtype = getattr(raw, "dtype", None)
+    if dtype is None or dtype.kind not in _NON_NUMERIC:
+        return
+    if dtype.kind == "O":
+        for v in np.asarray(raw).flat:
+            if v is None:
+                raise ValueError("None is not a valid value for jnp.array")
+            if type(v) is int:
+                check_python_int(v)
+    raise TypeError(f"Value {raw!r} with dtype {dtype} is not a valid JAX array type. Only "
+                    "arrays of numeric types are supported by JAX.")

@@ -30,7 +30,7 @@ from funcgrad.core import Primitive, Trace, Tracer, bind
 
 __all__ = ["META", "MetaTrace", "MetaTracer", "to_meta", "is_meta", "ShapeDtypeStruct",
            "typeof", "eval_shape", "NO_DATA_ERROR", "dynamic_shape_error", "def_meta_impl", "stand_in",
-           "def_elementwise", "every_branch", "same_types"]
+           "def_elementwise"]
 
 NO_DATA_ERROR = "Cannot copy out of meta tensor; no data!"
 ITEM_ERROR = "Tensor.item() cannot be called on meta tensors"
@@ -220,28 +220,6 @@ def is_meta(x: Any) -> bool:
             return True
         x = x._primal
     return False
-
-
-def every_branch(branches: Sequence[Callable], operands: tuple) -> Any:
-    """Branches chosen by a meta array (`lax.cond`, `lax.switch`): no value picks one, so
-    each runs on the operands, and their results must agree in structure, shapes and
-    dtypes, as JAX requires of branches; the first one's are the result."""
-    outs = [branch(*operands) for branch in branches]
-    for out in outs[1:]:
-        same_types(outs[0], out, "branch outputs")
-    return outs[0]
-
-
-def same_types(expected: Any, got: Any, what: str) -> Any:
-    """``got``, checked to have ``expected``'s tree structure, shapes and dtypes."""
-    def types(tree: Any) -> tuple:
-        leaves, treedef = tree_util.tree_flatten(tree)
-        return treedef, [(tuple(x.shape), np.dtype(x.dtype)) if hasattr(x, "dtype") else
-                         ((), np.result_type(x)) for x in leaves]
-    if types(expected) != types(got):
-        raise TypeError(f"{what} must have identical types, got {types(expected)} and "
-                        f"{types(got)}.")
-    return got
 
 
 class ShapeDtypeStruct:

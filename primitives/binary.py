@@ -78,9 +78,10 @@ max_share.defjvp(lambda t, a, b: max_share(t, a, b), ZERO, ZERO)
 
 
 def _logaddexp_rule(g: Any, a: Any, out: Any, expf: Callable) -> Any:
-    """g * exp(a - out), the softmax weight of a; 1 where a == out (also when both are
-    infinite, where a - out is nan)."""
-    return g * expf(where(a == out, 0, a - out))
+    """g * exp(a - out), the softmax weight of a, with +inf read as 0 on both sides (JAX's
+    rule: 1 where both are +inf). Where both are -inf no weight is defined: nan, as JAX
+    and PyTorch give, not a weight of 1 that would pass a gradient through an empty sum."""
+    return g * expf(where(a == np.inf, 0, a) - where(out == np.inf, 0, out))
 
 
 # -- the table ----------------------------------------------------------------------------

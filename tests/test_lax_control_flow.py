@@ -88,9 +88,10 @@ def test_cond_with_pytree_operands_and_closures():
 def test_cond_errors_match_jax():
     with pytest.raises(TypeError, match="Pred must be a scalar"):
         lax.cond(np.array([True, False]), lambda: 1.0, lambda: 2.0)
-    with pytest.raises(TypeError, match="branch outputs must have the same type"):
+    with pytest.raises(TypeError, match="cond branch outputs must have the same pytree "
+                                        "structure"):
         jit(lambda x: lax.cond(x > 0, lambda: x, lambda: (x, x)))(1.0)
-    with pytest.raises(TypeError, match="branch outputs must have the same types"):
+    with pytest.raises(TypeError, match="cond branches must have equal output types"):
         jit(lambda x: lax.cond(x > 0, lambda: fnp.zeros(2), lambda: fnp.zeros(3)))(1.0)
 
 
@@ -177,9 +178,12 @@ def test_while_loop_reverse_mode_is_jaxs_error():
 
 
 def test_while_loop_body_type_mismatch():
-    with pytest.raises(TypeError, match="body_fun output and input must have identical "
-                                        "types"):
-        jit(lambda x: lax.while_loop(lambda v: v < 3, lambda v: v * 1.5, x))(1)
+    with pytest.raises(TypeError, match="while_loop body function carry input and carry "
+                                        "output must have equal types"):
+        jit(lambda x: lax.while_loop(lambda v: v < 3, lambda v: v * 1.5, x))(np.int32(1))
+    # a Python number is weakly typed: promoted to the body's float, as in JAX
+    assert float(jit(lambda x: lax.while_loop(lambda v: v < 3, lambda v: v * 1.5, x))(1)) \
+        == 3.375
 
 
 def test_fori_loop_matches_python_and_differentiates():
@@ -296,9 +300,9 @@ def test_scan_against_jax():
 
 def test_scan_errors():
     with pytest.raises(TypeError, match="scan body function carry input and carry output "
-                                        "must have equal types"):
+                                        "must have the same pytree structure"):
         lax.scan(lambda c, x: ((c, c), x), X, XS)
-    with pytest.raises(TypeError, match="carry input and carry output must have the same "
+    with pytest.raises(TypeError, match="carry input and carry output must have equal "
                                         "types"):
         jit(lambda c, xs: lax.scan(lambda c, x: (c[:2], x), c, xs))(X, XS)
     with pytest.raises(ValueError, match="scan got inconsistent lengths"):

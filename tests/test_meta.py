@@ -168,12 +168,12 @@ def test_control_flow_on_meta_values():
     assert is_meta(out) and out.shape == (2, 3)
     out = lax.switch(fnp.astype(fnp.sum(x), "int32"), [fnp.cos, fnp.exp, fnp.tanh], x)
     assert is_meta(out) and out.shape == (2, 3)
-    with pytest.raises(TypeError, match="branch outputs must have identical types"):
+    with pytest.raises(TypeError, match="cond branches must have equal output types"):
         lax.cond(fnp.sum(x) > 0, lambda a: a, lambda a: a[0], x)
     carry = lax.while_loop(lambda c: fnp.sum(c[1]) < 10, lambda c: (c[0] + 1, c[1] * 2),
                            (0, x))
     assert is_meta(carry[1]) and carry[1].shape == (2, 3)
-    with pytest.raises(TypeError, match="body_fun output and input"):
+    with pytest.raises(TypeError, match="while_loop body function carry input and carry output"):
         lax.while_loop(lambda c: fnp.sum(c) < 10, lambda c: fnp.sum(c), x)
     total = lax.fori_loop(0, 3, lambda i, c: c + x, fnp.zeros((2, 3)))
     assert is_meta(total) and total.shape == (2, 3)

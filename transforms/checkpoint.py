@@ -25,6 +25,7 @@ from funcgrad.core import Primitive, TraceCall, is_inexact, new_trace
 from funcgrad.primitives import sampling
 from funcgrad.primitives.linalg import parse_subscripts
 from funcgrad.primitives.batching import passthrough
+from . import argspec
 from .grad import _as_array
 from .tape import RevTrace, RevTracer, Record, Tape, backward_pass
 from .tape_text import short_dtype
@@ -464,7 +465,10 @@ def checkpoint(fun: Callable | None = None, *, policy: Any = None,
 
     @functools.wraps(fun)
     def checkpointed(*args: Any, **kwargs: Any) -> Any:
-        dyn_idx = [i for i in range(len(args)) if i not in statics]
+        argspec.validate_call_argnums(statics, args, "jax.checkpoint` / `jax.remat",
+                                      "static_argnums")
+        statics_here = {i % len(args) for i in statics}
+        dyn_idx = [i for i in range(len(args)) if i not in statics_here]
         leaves, in_tree = tree_util.tree_flatten(tuple(args[i] for i in dyn_idx))
         # flat_fun (kept by the call, which a tape record keeps) holds neither the call nor
         # the traced arguments: either would make a reference cycle through the tape

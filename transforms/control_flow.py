@@ -29,9 +29,10 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
-from funcgrad.meta import every_branch, is_meta, same_types
+from funcgrad.meta import is_meta
 from funcgrad.primitives import sampling
 from . import compile as compiler
+from . import contracts
 from .grad import vjp
 from .jit import Jitted, JitTrace, JitTracer, StagedClosureError
 from .jvp import JVPTrace, jvp
@@ -59,20 +60,24 @@ def _flat_fn(fun: Callable, in_tree: Any, out_trees: list, spread: bool = True
         args = in_tree.unflatten(list(leaves))
         out_leaves, tree = tree_util.tree_flatten(fun(*args) if spread else fun(args))
         out_trees.append(tree)
+        flat.out_tree = tree  # type: ignore[attr-defined]
         return _as_arrays(out_leaves)
     flat.__name__ = getattr(fun, "__name__", "fun")
+    flat.fun = fun  # type: ignore[attr-defined]
     return flat
+
+
+def _user_view(flat: Callable, leaves: Sequence) -> tuple:
+    """(the user's function behind flat function ``flat``, its last output ``leaves`` as
+    the tree it returned): what a contract's message names. A flat function of funcgrad's
+    own (a derivative's branch) is its own user."""
+    tree = getattr(flat, "out_tree", None)
+    return getattr(flat, "fun", flat), (tree.unflatten(list(leaves)) if tree is not None
+                                        else list(leaves))
 
 
 def _as_arrays(xs: Sequence) -> list:
     return [x if isinstance(x, Array) else fnp.asarray(x) for x in xs]
-
-
-def _avals(xs: Sequence) -> list:
-    """(shape, dtype) of each value (a Python number: its array's, as its weak type
-    becomes once combined)."""
-    return [(tuple(np.shape(x)), np.result_type(x)) if type(x) in (bool, int, float, complex)
-            else (tuple(x.shape), np.dtype(x.dtype)) for x in xs]
 
 
 def _raws(outs: Sequence) -> tuple:
@@ -199,8 +204,10 @@ class _Switch(_Control):
 
     what = "lax.switch/lax.cond"
 
-    def __init__(self, branches: Sequence[Callable], name: str = "switch"):
+    def __init__(self, branches: Sequence[Callable], name: str = "switch",
+                 api: str = "switch"):
         self.branches = tuple(branches)
+        self.api = api  # the construct whose contract the branches keep: cond or switch
         super().__init__(self._run, name)
 
     def _run(self, index: Any, *operands: Any) -> list:
@@ -212,10 +219,8 @@ class _Switch(_Control):
     def process_jit(self, trace: JitTrace, leaves: Sequence) -> list:
         index, ops = leaves[0], list(leaves[1:])
         staged = [_stage(trace, b, ops, self.what) for b in self.branches]
-        avals = [_avals(outs) for _, outs in staged]
-        if any(a != avals[0] for a in avals):
-            raise TypeError(f"branch outputs must have the same types (shapes and dtypes),"
-                            f" got {' and '.join(str(a) for a in avals)}")
+        funs, outs = zip(*[_user_view(b, o) for b, (_, o) in zip(self.branches, staged)])
+        _check_branches(self.api, funs, outs)
         # the values: the taken branch's program run (its effects happen, as on later calls)
         taken_sub = staged[_clamp(trace.primal_of(index), len(staged))][0]
         taken = _runner(trace, taken_sub)(*[trace.primal_of(o) for o in ops])
@@ -297,50 +302,72 @@ compiler.EMITTERS["switch"] = _emit_switch
 switch_p.defbatch(vmap_calls.call_rule)
 
 
+def _check_branches(api: str, funs: Sequence[Callable], outs: Sequence) -> None:
+    """The branches' contract (`contracts.check_branches`), named as JAX names them:
+    cond's ``branches`` are ``(false_fun, true_fun)``, JAX reports the true one first."""
+    if api == "cond":
+        contracts.check_branches(api, ("true_fun", "false_fun"), funs[::-1], outs[::-1])
+    else:
+        contracts.check_branches(api, [f"branch {i}" for i in range(len(funs))], funs, outs)
+
+
+def _taken(api: str, branches: tuple, i: int, operands: tuple) -> Any:
+    """Branch ``i``'s output, run eagerly, checked against the other branches' outputs
+    evaluated abstractly: the contract JAX checks by tracing them all."""
+    out = branches[i](*operands)
+    outs = [out if j == i else contracts.abstract_outputs(b, operands)
+            for j, b in enumerate(branches)]
+    known = [j for j, o in enumerate(outs) if j == i or o is not None]
+    _check_branches(api, [branches[j] for j in known], [outs[j] for j in known])
+    return out
+
+
+def _switch(index: Array, branches: tuple, operands: tuple, api: str) -> Any:
+    if is_batched(index):  # one index per example (vmap): every branch, selected
+        return vmap_calls.batched_select(index, branches, operands)
+    if is_meta(index):  # no value picks a branch: each runs on the operands, the first's
+        outs = [b(*operands) for b in branches]  # result is the construct's
+        _check_branches(api, branches, outs)
+        return outs[0]
+    if not is_abstract(index):
+        return _taken(api, branches, _clamp(index, len(branches)), operands)
+    leaves, in_tree = tree_util.tree_flatten(operands)
+    out_trees: list = []
+    flats = [_flat_fn(b, in_tree, out_trees) for b in branches]
+    outs = _Switch(flats, api=api).bind([index, *leaves])
+    return out_trees[-1].unflatten(list(outs))
+
+
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """``branches[index](*operands)``, the index clamped to the branches (JAX's
     ``lax.switch``). Under jit every branch is compiled and the one chosen at run time
-    runs; the branches must return the same types."""
-    branches = tuple(branches)
-    if not branches or not all(callable(b) for b in branches):
-        raise TypeError("switch: branches must be a non-empty sequence of callables")
+    runs; the branches must return the same types, checked on every path (JAX traces
+    them all)."""
+    if not isinstance(branches, Sequence) or not all(callable(b) for b in branches):
+        raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    if not branches:
+        raise ValueError("Empty branch sequence")
     index = fnp.asarray(index) if not isinstance(index, Array) else index
     if index.shape != () or index.dtype.kind not in "iub":
         raise TypeError(f"Branch index must be scalar integer, got {index!r} of dtype "
                         f"{index.dtype} and shape {tuple(index.shape)}.")
-    if is_batched(index):  # one index per example (vmap): every branch, selected
-        return vmap_calls.batched_select(index, branches, operands)
-    if is_meta(index):
-        return every_branch(branches, operands)
-    if not is_abstract(index):
-        return branches[_clamp(index, len(branches))](*operands)
-    leaves, in_tree = tree_util.tree_flatten(operands)
-    out_trees: list = []
-    flats = [_flat_fn(lambda *ops, b=b: b(*ops), in_tree, out_trees) for b in branches]
-    outs = _Switch(flats).bind([index, *leaves])
-    if any(t != out_trees[0] for t in out_trees):
-        raise TypeError("branch outputs must have the same type structure, got "
-                        f"{' and '.join(str(t) for t in out_trees)}.")
-    return out_trees[0].unflatten(list(outs))
+    return _switch(index, tuple(branches), operands, "switch")
 
 
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
     """``true_fun(*operands) if pred else false_fun(*operands)`` (JAX's ``lax.cond``),
     with a scalar boolean or number ``pred``."""
+    if not (callable(true_fun) and callable(false_fun)):
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    if pred is None:
+        raise TypeError("cond predicate is None")
     pred = fnp.asarray(pred) if not isinstance(pred, Array) else pred
     if pred.shape != ():
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {tuple(pred.shape)}.")
     if pred.dtype.kind not in "biuf":
         raise TypeError(f"Pred type must be either boolean or number, got {pred.dtype}.")
-    if is_batched(pred):  # one predicate per example (vmap): both branches, selected
-        return vmap_calls.batched_select(fnp.not_equal(pred, 0), (false_fun, true_fun),
-                                         operands)
-    if is_meta(pred):
-        return every_branch((true_fun, false_fun), operands)
-    if not is_abstract(pred):
-        return (true_fun if bool(pred) else false_fun)(*operands)
     index = fnp.astype(fnp.not_equal(pred, 0), np.int32)
-    return switch(index, (false_fun, true_fun), *operands)
+    return _switch(index, (false_fun, true_fun), operands, "cond")
 
 
 # ---------------------------------------------------------------------------------------
@@ -366,10 +393,9 @@ class _While(_Control):
         carry = list(leaves)
         cond_sub, _ = _stage(trace, self.cond_fun, carry, self.what)
         body_sub, outs = _stage(trace, self.body_fun, carry, self.what)
-        if _avals(outs) != _avals([trace.primal_of(c) for c in carry]):
-            raise TypeError("body_fun output and input must have identical types, got "
-                            f"{_avals(outs)} and "
-                            f"{_avals([trace.primal_of(c) for c in carry])}.")
+        body, out_tree = _user_view(self.body_fun, outs)
+        _, in_tree = _user_view(self.body_fun, [trace.primal_of(c) for c in carry])
+        contracts.check_carry("while_loop body", body, in_tree, out_tree)
         run_cond, run_body = _runner(trace, cond_sub), _runner(trace, body_sub)
         values = [trace.primal_of(c) for c in carry]
         while bool(run_cond(*values)[0]):
@@ -438,17 +464,22 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     with static bounds)."""
     leaves, tree = tree_util.tree_flatten(init_val)
     val = tree.unflatten(_as_arrays(leaves))
-    first = cond_fun(val)
+    first = contracts.check_pred(cond_fun(val))
+    before = init_val  # the carry as given: a Python number in it is weakly typed
     # known values: a Python loop, seen op by op by transforms, until the condition is
     # known only abstractly (the body made the carry traced under jit): the iterations
-    # run so far are peeled off, the rest is staged
+    # run so far are peeled off, the rest is staged. Each step keeps the contract the
+    # staged loop checks once (JAX traces the body once).
     while not (is_abstract(first) or is_batched(first)):
         if is_meta(first):  # no value decides: the body's shapes are the loop's
-            return same_types(val, body_fun(val), "body_fun output and input")
-        if not bool(_as_arrays([first])[0]):
+            contracts.check_carry("while_loop body", body_fun, before, body_fun(val))
             return val
-        val = body_fun(val)
-        first = cond_fun(val)
+        if not bool(first):
+            return val
+        new = body_fun(val)
+        contracts.check_carry("while_loop body", body_fun, before, new)
+        before = val = new
+        first = contracts.check_pred(cond_fun(val))
     if not is_abstract(first):  # a condition per example (vmap)
         return vmap_calls.batched_while(cond_fun, body_fun, val, first)
     leaves, tree = tree_util.tree_flatten(val)
@@ -456,7 +487,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     out_trees: list = []
 
     def flat_cond(*xs: Any) -> list:
-        return [fnp.asarray(cond_fun(tree.unflatten(list(xs))))]
+        return [contracts.check_pred(cond_fun(tree.unflatten(list(xs))))]
     flat_body = _flat_fn(body_fun, tree, out_trees, spread=False)
     # the condition is abstract: if no carry is traced, a closed-over value made it so
     outs = _While(flat_cond, flat_body).bind(leaves, closure=[first])

@@ -28,7 +28,9 @@ from funcgrad import tree_util
 from funcgrad.array import Array, new_array
 from funcgrad._config import float_checks
 from funcgrad.core import Tracer, check_floats
+from funcgrad.dtypes import check_numeric, check_python_int
 from funcgrad.primitives import sampling
+from . import argspec
 from . import compile as compiler
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
     SCALAR_TYPES, ClosedOverTracer, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
@@ -48,10 +50,13 @@ def _leaf_signature(x: Any) -> tuple:
     (weakly typed: its value is an input), else shape, dtype and device."""
     t = type(x)
     if t in SCALAR_TYPES:
+        if t is int:  # (JAX's OverflowError, not an object array inside the program)
+            check_python_int(x)
         return (t,)
     if t is Array:
         return (x.shape, x.dtype, x.device)
     if isinstance(x, np.ndarray):
+        check_numeric(x)  # (JAX's refusal at the boundary, not an error inside the program)
         return (x.shape, x.dtype, "cpu")
     if isinstance(x, Array):  # a tracer: the call is a TraceCall (never cached)
         return (x.shape, x.dtype, "tracer")
@@ -154,6 +159,9 @@ class Jitted:
         self.static_argnums = frozenset(_as_tuple(static_argnums))
         self.static_argnames = frozenset(_as_tuple(static_argnames))
         self.donate_argnums = frozenset(_as_tuple(donate_argnums))
+        argspec.validate_argnums(fun, _as_tuple(static_argnums), "static_argnums")
+        argspec.validate_argnames(fun, _as_tuple(static_argnames), "static_argnames")
+        argspec.validate_argnums(fun, _as_tuple(donate_argnums), "donate_argnums")
         self._cache: dict = {}
         # `_array_call` signature -> (the same calls' _Entry, their donated leaf positions)
         self._array_calls: dict = {}
@@ -337,8 +345,10 @@ class Jitted:
                                             blocks=_on_cpu(leaves))
             self._cache[key] = _Entry(program.fn, out_tree, tape, program)
             self._check_retracing(key)
-        out = out_tree.unflatten([v if isinstance(v, Array) else fnp.asarray(v)
-                                  for v in values])
+        given = {id(leaves[k]) for k in donated}  # a donated input returned as it is: a
+        out = out_tree.unflatten([  # new Array of its buffer, which the deletion keeps
+            (new_array(v._value) if id(v) in given else v) if isinstance(v, Array)
+            else fnp.asarray(v) for v in values])
         _delete(leaves, donated)
         return out
 

@@ -83,6 +83,14 @@ class JitTracer(RevTracer):
 
     __str__ = __repr__
 
+    def __format__(self, spec: str) -> str:
+        """``f"{x}"`` prints the traced value as `str` does (as JAX's tracer); a format
+        spec needs a value to format, which a traced one does not have: JAX's TypeError."""
+        if spec:
+            raise TypeError(f"unsupported format string passed to {type(self).__name__}"
+                            ".__format__")
+        return str(self)
+
     # a Python number argument's tracer keeps the number as its primal (weak typing)
     @property
     def weak_type(self) -> type | None:

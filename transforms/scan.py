@@ -19,8 +19,9 @@ from funcgrad import tree_util
 from funcgrad.core import Primitive
 from . import compile as compiler
 from . import vmap_calls
-from .control_flow import (_Control, _as_arrays, _avals, _control_impl, _runner, _stage,
-                           is_abstract, while_loop)
+from . import contracts
+from .control_flow import (_Control, _as_arrays, _control_impl, _runner, _stage, is_abstract,
+                           while_loop)
 from .jit import JitTrace
 from .vmap import is_batched
 
@@ -58,13 +59,8 @@ class _Scan(_Control):
     def process_jit(self, trace: JitTrace, leaves: Sequence) -> list:
         carry, xs = list(leaves[:self.n_carry]), list(leaves[self.n_carry:])
         example = [trace.primal_of(x)[0] for x in xs]  # the first step's inputs
-        sub, outs = _stage(trace, self.body, carry + example, self.what)
-        carry_avals = _avals([trace.primal_of(c) for c in carry])
-        if _avals(outs[:self.n_carry]) != carry_avals:
-            raise TypeError("scan body function carry input and carry output must have the "
-                            f"same types, got {carry_avals} and "
-                            f"{_avals(outs[:self.n_carry])}.")
-        run = _runner(trace, sub)
+        sub, _ = _stage(trace, self.body, carry + example, self.what)  # (`scan`'s body
+        run = _runner(trace, sub)  # checks its contract as it is staged, as at every step)
         values = [trace.primal_of(c) for c in carry]
         xs_values = [trace.primal_of(x) for x in xs]
         steps = range(self.length - 1, -1, -1) if self.reverse else range(self.length)
@@ -132,28 +128,42 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
                          f"{sorted(lengths) or 'none (pass length=)'}")
     n = lengths.pop()
     if n == 0:  # no steps: the outputs' structure and types from one call of f
-        _, y = f(init, x_tree.unflatten([fnp.zeros(tuple(x.shape[1:]), x.dtype)
-                                          for x in x_leaves]))
+        _, y = _step(f, init, init, x_tree.unflatten([
+            fnp.zeros(tuple(x.shape[1:]), x.dtype) for x in x_leaves]))
         return init, tree_util.tree_map(lambda a: fnp.zeros((0,) + tuple(
             fnp.asarray(a).shape), fnp.asarray(a).dtype), y)
     c_leaves, c_tree = tree_util.tree_flatten(init)
     c_leaves = _as_arrays(c_leaves)
     y_trees: list = []
+    y_first: list = []  # the first step's y leaves: every step's must have their types
 
     def body(*leaves: Any) -> list:
         carry = c_tree.unflatten(list(leaves[:len(c_leaves)]))
         x = x_tree.unflatten(list(leaves[len(c_leaves):]))
-        new_carry, y = f(carry, x)
-        nc_leaves, nc_tree = tree_util.tree_flatten(new_carry)
-        if nc_tree != c_tree:
-            raise TypeError("scan body function carry input and carry output must have "
-                            f"equal types, got {c_tree} and {nc_tree}.")
+        new_carry, y = _step(f, init, carry, x)
         y_leaves, y_tree = tree_util.tree_flatten(y)
+        if y_trees:  # (JAX traces the body once: its ys cannot differ from step to step)
+            if y_tree != y_trees[0]:
+                raise TypeError("scan body output y must have the same pytree structure at "
+                                f"every step, got {y_trees[0]} and {y_tree}.")
+            contracts.check_same_leaves("scan body output y at every step", y_first,
+                                        y_leaves)
+        else:
+            y_first.extend(y_leaves)
         y_trees.append(y_tree)
-        return _as_arrays(nc_leaves) + _as_arrays(y_leaves)
+        return _as_arrays(tree_util.tree_leaves(new_carry)) + _as_arrays(y_leaves)
     outs = _Scan(body, len(c_leaves), n, reverse).bind([*c_leaves, *x_leaves])
     carry = c_tree.unflatten(list(outs[:len(c_leaves)]))
     return carry, y_trees[-1].unflatten(list(outs[len(c_leaves):]))
+
+
+def _step(f: Callable, init: Any, carry: Any, x: Any) -> tuple:
+    """``f(carry, x)``, checked to be a pair whose carry has ``init``'s structure and
+    types (its weakly typed numbers promote, as JAX's): on each eager step and where the
+    body is staged, the one contract."""
+    new_carry, y = contracts.split_pair(f(carry, x))
+    contracts.check_carry("scan body", f, init, new_carry)
+    return new_carry, y
 
 
 def map(f: Callable, xs: Any) -> Any:

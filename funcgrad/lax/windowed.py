@@ -30,16 +30,13 @@ from funcgrad.core import Tracer
 from funcgrad.primitives import conv as P
 from funcgrad.primitives.kernels.conv import dilate_dim as kernels_dilate
 from funcgrad.lax.convolution import padtype_to_pads
+from funcgrad.lax._binary import add, max, min, mul  # noqa: A004 (jax.lax's names)
 
 __all__ = ["add", "mul", "max", "min", "reduce_window", "reduce_window_max_with_indices"]
 
-add = fnp.add
-mul = fnp.multiply
-max = fnp.maximum  # noqa: A001 (jax.lax's names)
-min = fnp.minimum  # noqa: A001
-
-_MONOIDS = {id(fnp.add): "sum", id(fnp.multiply): "prod", id(fnp.maximum): "max",
-            id(fnp.minimum): "min"}
+_MONOIDS = {id(f): kind for fs, kind in (((fnp.add, add), "sum"), ((fnp.multiply, mul), "prod"),
+                                          ((fnp.maximum, max), "max"),
+                                          ((fnp.minimum, min), "min")) for f in fs}
 
 
 def _identity(kind: str, dtype: np.dtype) -> Any:

@@ -18,6 +18,7 @@ import numpy as np
 from funcgrad._config import canonical_dtype, config, default_float, default_int
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.backend import backend_of
+from funcgrad.dtypes import check_numeric, check_python_int
 from funcgrad.primitives.control import convert_element_type, device_put
 
 __all__ = ["asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray",
@@ -92,6 +93,10 @@ def _host_copy(a: Any, dtype: Any) -> Any:
         raw = np.from_dlpack(a)
     else:
         raw = to_raw(a)  # raises its clear TypeError
+    if dtype is None:  # numbers only (JAX's refusals), unless a dtype says what to make
+        if type(raw) is int:
+            check_python_int(raw)
+        check_numeric(raw)
     return backend_of(raw).xp.array(raw, dtype=_inferred(raw, dtype), copy=True)
 
 
