@@ -157,3 +157,19 @@ def test_the_recompile_limit_warns_naming_the_guard_then_runs_eagerly():
     finally:
         torch._dynamo.config.recompile_limit = 8
         torch._dynamo.reset()
+
+
+def test_integer_index_inputs_compile_without_a_break():
+    for pad in (None, 2):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Embedding(10, 4, padding_idx=pad), nn.Linear(4, 2))
+        idx = torch.tensor([[1, 2], [3, 2]])
+        compiled = torch.compile(model)
+        out = compiled(idx)
+        assert compiled.graph_breaks == [] and torch.allclose(out, model(idx))
+        out.sum().backward()
+        got = model[0].weight.grad.clone()
+        model.zero_grad()
+        model(idx).sum().backward()
+        assert torch.allclose(got, model[0].weight.grad)
+        assert pad is None or got[pad].abs().sum().item() == 0.0

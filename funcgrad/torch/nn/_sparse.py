@@ -15,6 +15,7 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.core import Tracer
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._factories import tensor, zeros
 from funcgrad.torch._ops_basic import FUNCTIONS
@@ -60,6 +61,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if input.is_meta:  # no indices to check or to mask with: the shapes are the result
         return apply("EmbeddingBackward0", lambda w: fnp.take(w, array_of(input), axis=0),
                      [weight])
+    if isinstance(array_of(input), Tracer) and max_norm is None and not scale_grad_by_freq:
+        return _traced_embedding(array_of(input), weight, pad)
     raw = host(input)
     if raw.size and (raw.min() < 0 or raw.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
@@ -80,6 +83,20 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         fixed = funcgrad.stop_gradient(rows)
         return fnp.add(fixed, fnp.multiply(fnp.subtract(rows, fixed),
                                            const_on(coeff[..., None], w)))
+    return apply("EmbeddingBackward0", f, [weight])
+
+
+def _traced_embedding(idx: Any, weight: Tensor, pad: int) -> Tensor:
+    """`embedding` of traced indices (under torch.compile): the rows, with the padding
+    row's gradient masked by the indices' values when the program runs (the bounds are
+    checked by the program's gather)."""
+    def f(w: Any) -> Any:
+        rows = fnp.take(w, idx, axis=0)
+        if pad < 0:
+            return rows
+        fixed = funcgrad.stop_gradient(rows)
+        mask = fnp.expand_dims(fnp.not_equal(idx, pad), -1).astype(w.dtype)
+        return fnp.add(fixed, fnp.multiply(fnp.subtract(rows, fixed), mask))
     return apply("EmbeddingBackward0", f, [weight])
 
 
