@@ -330,3 +330,17 @@ def test_pin_memory_warns_without_an_accelerator():
     with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no "
                                          "accelerator is found"):
         list(fgdata.DataLoader(list(range(2)), pin_memory=True))
+
+
+def test_random_sampler_with_replacement_draws_lazily():
+    """``num_samples=10**10`` yields its first indices at once (no list of all of them is
+    built first), in PyTorch's chunks of 32."""
+    import itertools
+    import time
+    from funcgrad.torch.utils.data import RandomSampler
+    gen = fg.Generator().manual_seed(0)
+    sampler = RandomSampler(range(5), replacement=True, num_samples=10**10, generator=gen)
+    start = time.process_time()
+    first = list(itertools.islice(iter(sampler), 40))
+    assert time.process_time() - start < 1.0
+    assert len(first) == 40 and all(0 <= i < 5 for i in first) and len(sampler) == 10**10

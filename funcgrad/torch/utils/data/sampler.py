@@ -86,9 +86,11 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         g = self.generator if self.generator is not None else _fresh_generator()
         count = self.num_samples
-        if self.replacement:
-            for size in [32] * (count // 32) + [count % 32]:
-                yield from randint(high=n, size=(size,), dtype=D.int64, generator=g).tolist()
+        if self.replacement:  # drawn 32 at a time, as they are taken (PyTorch's chunks)
+            for _ in range(count // 32):
+                yield from randint(high=n, size=(32,), dtype=D.int64, generator=g).tolist()
+            yield from randint(high=n, size=(count % 32,), dtype=D.int64,
+                               generator=g).tolist()
         else:
             for _ in range(count // n):
                 yield from randperm(n, generator=g).tolist()
