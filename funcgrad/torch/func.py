@@ -16,7 +16,9 @@ from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.torch import _factories
 from funcgrad.transforms.vmap import flatten_axes
+from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch.autograd import grad_mode
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
            "functional_call", "reparametrized", "vmap", "stack_module_state", "to_array",
@@ -35,6 +37,29 @@ def _wrap(tree: Any) -> Any:
     return tree_util.tree_map(lambda x: make(x) if isinstance(x, Array) else x, tree)
 
 
+def _with_autograd(name: str, run: Callable[[Any], Any], args: tuple) -> Any:
+    """``run`` (a function of ``args`` with their tensors as Arrays) on ``args``, its
+    result as tensors: one autograd node ``name`` of the tensor arguments when one of
+    them requires grad, so that a transform's result is differentiable by the outer
+    autograd (PyTorch's transforms compose with its engine: gradients reach stacked
+    parameters through ``vmap``)."""
+    leaves, spec = tree_util.tree_flatten(args)
+    at = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+    if not (grad_mode.is_grad_enabled() and any(leaves[i].requires_grad for i in at)):
+        return _wrap(run(_unwrap(args)))
+    out_tree: list = []
+
+    def on_arrays(*arrays: Any) -> tuple:
+        full = _unwrap(list(leaves))
+        for i, a in zip(at, arrays):
+            full[i] = a
+        outs, tree = tree_util.tree_flatten(run(spec.unflatten(full)))
+        out_tree[:] = [tree]
+        return tuple(outs)
+    outs = apply(name, on_arrays, [leaves[i] for i in at], multi=True)
+    return out_tree[0].unflatten(list(outs))
+
+
 def to_array(tree: Any) -> Any:
     """The funcgrad Arrays of the tensors in ``tree`` (other leaves as they are): the
     bridge from facade code to funcgrad's functional transforms (`funcgrad.jit`,
@@ -48,9 +73,24 @@ def from_array(tree: Any) -> Any:
     return _wrap(tree)
 
 
-def _array_fn(func: Callable, has_aux: bool, kwargs: dict) -> Callable:
+def _ordered_like(result: Any, template: Any) -> Any:
+    """``result`` with its dicts' keys in ``template``'s order: PyTorch's pytrees keep a
+    dict's insertion order where funcgrad's (JAX's) sort the keys, and programs zip a
+    gradient dict's values with ``model.parameters()``."""
+    if isinstance(result, dict) and isinstance(template, dict) and \
+            set(result) == set(template):
+        return type(result)((k, _ordered_like(result[k], template[k])) for k in template)
+    if isinstance(result, (list, tuple)) and isinstance(template, (list, tuple)) and \
+            len(result) == len(template) and not hasattr(result, "_fields"):
+        return type(result)(_ordered_like(r, t) for r, t in zip(result, template))
+    return result
+
+
+def _array_fn(func: Callable, has_aux: bool, kwargs: dict, like: tuple = ()) -> Callable:
+    """``func`` as a function of Arrays; its arguments' dicts in the order of ``like``'s
+    (the caller's arguments: funcgrad's flattening sorts them)."""
     def f(*arrays: Any) -> Any:
-        out = func(*_wrap(arrays), **kwargs)
+        out = func(*_ordered_like(_wrap(arrays), like), **kwargs)
         if has_aux:
             out, aux = out
             return _unwrap(out), _unwrap(aux)
@@ -58,11 +98,19 @@ def _array_fn(func: Callable, has_aux: bool, kwargs: dict) -> Callable:
     return f
 
 
+def _of_argnums(args: tuple, argnums: Any) -> Any:
+    """The arguments a gradient is taken of, as the gradient is structured."""
+    return args[argnums] if isinstance(argnums, int) else tuple(args[i] for i in argnums)
+
+
 def grad(func: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
     """``grad(f)(*args)``: the gradient of scalar ``f`` w.r.t. ``args[argnums]``."""
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        g = funcgrad.grad(_array_fn(func, has_aux, kwargs), argnums, has_aux)(*_unwrap(args))
-        return _wrap(g)
+        g = funcgrad.grad(_array_fn(func, has_aux, kwargs, args), argnums,
+                          has_aux)(*_unwrap(args))
+        template = _of_argnums(args, argnums)  # (after _wrap: its tree_map sorts keys)
+        g = _wrap(g)
+        return (_ordered_like(g[0], template), g[1]) if has_aux else _ordered_like(g, template)
     return wrapper
 
 
@@ -70,16 +118,17 @@ def grad_and_value(func: Callable, argnums: int | Sequence[int] = 0,
                    has_aux: bool = False) -> Callable:
     """``(grad, value)`` (``(grad, (value, aux))`` with has_aux), as torch.func."""
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        value, g = funcgrad.value_and_grad(_array_fn(func, has_aux, kwargs), argnums,
+        value, g = funcgrad.value_and_grad(_array_fn(func, has_aux, kwargs, args), argnums,
                                            has_aux)(*_unwrap(args))
-        return _wrap(g), _wrap(value)
+        return _ordered_like(_wrap(g), _of_argnums(args, argnums)), _wrap(value)
     return wrapper
 
 
 def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(output, vjp_fn)`` (plus ``aux``): ``vjp_fn(cotangent)`` returns a tuple of
     cotangents of the primals."""
-    result = funcgrad.vjp(_array_fn(func, has_aux, {}), *_unwrap(primals), has_aux=has_aux)
+    result = funcgrad.vjp(_array_fn(func, has_aux, {}, primals), *_unwrap(primals),
+                          has_aux=has_aux)
     out, fn = result[0], result[1]
 
     def vjp_fn(cotangents: Any) -> tuple:
@@ -89,7 +138,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
 def _transform(transform: Callable, func: Callable, argnums: Any, has_aux: bool) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        f = _array_fn(func, has_aux, kwargs)
+        f = _array_fn(func, has_aux, kwargs, args)
         return _wrap(transform(f, argnums, has_aux=has_aux)(*_unwrap(args)))
     return wrapper
 
@@ -228,16 +277,21 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
         leaves, spec = tree_util.tree_flatten(args)
         flat_axes = spec.unflatten(dims)
 
+        returned: list = []  # what func returns (its dicts' key order)
+
         def array_fn(*arrays: Any) -> Any:
-            out = func(*_wrap(arrays), **kwargs)
+            out = func(*_ordered_like(_wrap(arrays), args), **kwargs)
+            returned[:] = [out]
             return _unwrap(out)
         batched = funcgrad.vmap(array_fn, in_axes=tuple(flat_axes), out_axes=out_dims)
         _factories.VMAP_RANDOMNESS.append(randomness)
         try:
             if chunk_size is None:
-                return _wrap(batched(*_unwrap(args)))
-            return _wrap(_chunked(batched, _unwrap(args), leaves, dims, spec, chunk_size,
-                                  out_dims))
+                out = _with_autograd("VmapBackward0", lambda arrays: batched(*arrays), args)
+            else:
+                out = _with_autograd("VmapBackward0", lambda arrays: _chunked(
+                    batched, arrays, leaves, dims, spec, chunk_size, out_dims), args)
+            return _ordered_like(out, returned[0]) if returned else out
         except ValueError as e:
             if "out_axes is None" in str(e) or "got axis spec None" in str(e):
                 raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a "

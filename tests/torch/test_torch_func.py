@@ -77,3 +77,58 @@ def test_per_example_gradients_by_looping_grad():
     mean_w = sum(g["weight"] for g in per_example) / 3
     full = grad(loss)(params, X, Y)
     np.testing.assert_allclose(mean_w.numpy(), full["weight"].numpy(), rtol=1e-5)
+
+
+def test_per_sample_gradients_keep_the_parameters_order_as_pytorchs_tutorial_zips_them():
+    """PyTorch's per-sample-gradients tutorial: vmap(grad(loss)) over functional_call of a
+    small CNN, the result zipped with the gradients of a loop over the samples. Dicts
+    keep their insertion order (PyTorch's pytrees), not funcgrad's sorted keys."""
+    from funcgrad.torch.func import functional_call, grad as fgrad, vmap as fvmap
+    nn, F = torch.nn, torch.nn.functional
+
+    class SimpleCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(1, 4, 3), nn.Conv2d(4, 8, 3)
+            self.fc = nn.Linear(8 * 4 * 4, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+            return F.log_softmax(self.fc(torch.flatten(x, 1)), dim=1)
+    torch.manual_seed(0)
+    model = SimpleCNN()
+    data, targets = torch.randn(3, 1, 12, 12), torch.tensor([1, 7, 3])
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    buffers = {k: v.detach() for k, v in model.named_buffers()}
+
+    def loss(p, b, sample, target):
+        out = functional_call(model, (p, b), (sample.unsqueeze(0),))
+        return F.nll_loss(out, target.unsqueeze(0))
+    per_sample = fvmap(fgrad(loss), in_dims=(None, None, 0, 0))(params, buffers, data, targets)
+    assert list(per_sample) == [k for k, _ in model.named_parameters()]
+    looped = []
+    for i in range(3):
+        model.zero_grad()
+        F.nll_loss(model(data[i:i + 1]), targets[i:i + 1]).backward()
+        looped.append([p.grad.clone() for p in model.parameters()])
+    for k, (name, ft_grad) in enumerate(per_sample.items()):
+        expected = torch.stack([row[k] for row in looped])
+        assert ft_grad.shape == expected.shape, name
+        assert torch.allclose(ft_grad, expected, atol=1e-6), name
+
+
+def test_vmap_over_stacked_parameters_is_differentiable_by_the_outer_autograd():
+    import copy
+    from funcgrad.torch.func import functional_call, stack_module_state, vmap as fvmap
+    models = [torch.nn.Linear(3, 2) for _ in range(4)]
+    params, buffers = stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+    x = torch.randn(5, 3)
+    out = fvmap(lambda p, b, x: functional_call(base, (p, b), (x,)),
+                in_dims=(0, 0, None))(params, buffers, x)
+    assert out.shape == (4, 5, 2) and out.requires_grad and out.grad_fn is not None
+    out.sum().backward()
+    for m in models:
+        m(x).sum().backward()
+    assert torch.allclose(params["weight"].grad, torch.stack([m.weight.grad for m in models]))
+    assert torch.allclose(params["bias"].grad, torch.stack([m.bias.grad for m in models]))
