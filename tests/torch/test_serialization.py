@@ -429,3 +429,33 @@ def test_an_old_batchnorm_state_without_num_batches_tracked_loads_as_in_pytorch(
     assert theirs._metadata["1"] == {"version": 2}
     twin = real.nn.Sequential(real.nn.Linear(2, 3), real.nn.BatchNorm1d(3))
     twin.load_state_dict(theirs)
+
+
+def test_a_whole_model_pickled_by_real_pytorch_loads_into_facade_modules(tmp_path):
+    """``torch.save(model)`` in PyTorch names its classes by ``torch.nn.modules.<file>``
+    paths; with ``weights_only=False`` they load as the facade's classes and compute the
+    same; ``weights_only=True`` refuses them as PyTorch does."""
+    real = pytest.importorskip("torch")
+    real.manual_seed(0)
+    cases = [(real.nn.Sequential(real.nn.Conv2d(1, 2, 3), real.nn.BatchNorm2d(2),
+                                 real.nn.ReLU(), real.nn.Flatten(), real.nn.Linear(8, 2)),
+              real.randn(2, 1, 4, 4)),
+             (real.nn.LSTM(3, 4, batch_first=True), real.randn(2, 5, 3))]
+    for model, x in cases:
+        model.eval()
+        path = str(tmp_path / "model.pt")
+        real.save(model, path)
+        with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL "
+                                                         "torch.nn.modules"):
+            torch.load(path)
+        ours = torch.load(path, weights_only=False)
+        assert isinstance(ours, torch.nn.Module) and not ours.training
+        assert type(ours).__name__ == type(model).__name__
+        assert isinstance(ours, getattr(torch.nn.modules, type(model).__module__
+                                        .rsplit(".", 1)[1]).__dict__[type(model).__name__])
+        expected, got = model(x), ours(torch.from_numpy(x.numpy()))
+        expected = expected[0] if isinstance(expected, tuple) else expected
+        got = got[0] if isinstance(got, tuple) else got
+        np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+        assert list(ours.state_dict()) == list(model.state_dict())

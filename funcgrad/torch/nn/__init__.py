@@ -21,3 +21,4 @@ __all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils", "para
            *layers.__all__, *_containers.__all__, *_conv_modules.__all__,
            *_loss_modules.__all__, *_norm_modules.__all__, *_transformer.__all__,
            *_rnn.__all__, *_more_layers.__all__, *_lazy.__all__]
+from funcgrad.torch.nn import modules  # noqa: E402,F401  (torch.nn.modules.<file> paths)

@@ -80,6 +80,18 @@ class Module:
                             ("_forward_pre_hooks", OrderedDict())]:
             object.__setattr__(self, name, value)
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling: the attributes, and the tables a module of another layout lacks (a
+        whole model pickled by real PyTorch names its non-persistent buffers
+        ``_non_persistent_buffers_set``; its own hook tables stay unused)."""
+        self.__dict__.update(state)
+        d = self.__dict__
+        d.setdefault("_non_persistent", set(d.get("_non_persistent_buffers_set", ())))
+        for name in ("_parameters", "_buffers", "_modules", "_forward_hooks",
+                     "_forward_pre_hooks"):
+            d.setdefault(name, OrderedDict())
+        d.setdefault("training", True)
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
