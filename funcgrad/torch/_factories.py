@@ -260,20 +260,31 @@ def _dt(dtype: Any) -> D.dtype:
     return D.get_default_dtype() if dtype is None else D.to_torch_dtype(dtype)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None,
+def zeros(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    return _finish(_constant(_size_args(size), 0.0), _dt(dtype), device, requires_grad)
+    return _finish(_constant(_shape_of(sizes, size), 0.0), _dt(dtype), device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None,
+def ones(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    return _finish(_constant(_size_args(size), 1.0), _dt(dtype), device, requires_grad)
+    return _finish(_constant(_shape_of(sizes, size), 1.0), _dt(dtype), device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          memory_format: Any = None) -> Tensor:
+def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """Zeros (immutable arrays have no use for uninitialised memory)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(_shape_of(sizes, size), dtype=dtype, device=device,
+                 requires_grad=requires_grad)
+
+
+def _shape_of(sizes: tuple, size: Any) -> tuple:
+    """The shape a factory is given: positionally (``zeros(2, 3)``, ``zeros((2, 3))``) or
+    as ``size=`` (``zeros(size=(2, 3))``), as PyTorch accepts both."""
+    if size is None:
+        return _size_args(sizes)
+    if sizes:
+        raise TypeError("got multiple values for argument 'size'")
+    return _size_args((size,))
 
 
 def _fill_dtype(value: Any) -> D.dtype:
@@ -356,18 +367,18 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     return _finish(np.eye(n, m), _dt(dtype), device, requires_grad)
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(*sizes: Any, size: Any = None, generator: Generator | None = None,
+         dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     dt = _dt(dtype)
-    raw = _draws(generator, device).random(_size_args(size), dtype=np.float64)
+    raw = _draws(generator, device).random(_shape_of(sizes, size), dtype=np.float64)
     return _finish(raw, dt, device, requires_grad)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
-          device: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(*sizes: Any, size: Any = None, generator: Generator | None = None,
+          dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    raw = _draws(generator, device).standard_normal(_size_args(size))
+    raw = _draws(generator, device).standard_normal(_shape_of(sizes, size))
     return _finish(raw, _dt(dtype), device, requires_grad)
 
 

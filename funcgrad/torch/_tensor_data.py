@@ -57,6 +57,37 @@ class TensorData:
         """Whether this tensor is on the 'meta' device: a shape and a dtype, no values."""
         return is_meta(self._a)
 
+    # PyTorch's flags of devices, layouts and kinds of tensor the facade does not have
+    is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = is_mkldnn = \
+        is_nested = is_quantized = is_sparse = is_sparse_csr = property(lambda self: False)
+
+    def is_conj(self) -> bool:
+        """Whether a lazy conjugation is pending (the facade conjugates at once)."""
+        return False
+
+    def is_neg(self) -> bool:
+        """Whether a lazy negation is pending (the facade negates at once)."""
+        return False
+
+    def is_pinned(self, device: Any = None) -> bool:
+        return False
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_distributed(self) -> bool:
+        return False
+
+    def is_coalesced(self) -> bool:
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "
+                           "Strided")
+
+    def is_set_to(self, tensor: Any) -> bool:
+        """Whether ``tensor`` is this tensor's memory with the same layout."""
+        return (self.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
+                and self.data_ptr() == tensor.data_ptr() and self.shape == tensor.shape
+                and self.stride() == tensor.stride())
+
     @property
     def ndim(self) -> int:
         return self._a.ndim

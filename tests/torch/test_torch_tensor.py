@@ -303,3 +303,28 @@ def test_relu_keeps_nan_and_has_zero_gradient_at_zero():
     np.testing.assert_array_equal(y.detach().numpy(), [0.0, 0.0, 2.0, np.nan])
     y.backward(torch.ones(4))
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 1.0, 1.0])
+
+
+def test_every_is_flag_and_size_keyword_of_pytorch():
+    """Every ``is_*`` attribute of PyTorch's tensors exists with PyTorch's value for a
+    dense CPU tensor; the factories take ``size=`` as PyTorch's do."""
+    real = pytest.importorskip("torch")
+    if not hasattr(real, "tensor"):
+        pytest.skip("PyTorch is not installed")
+    ours, theirs = torch.ones(1), real.ones(1)  # (one element: is_nonzero answers)
+    for name in (n for n in dir(theirs) if n.startswith("is_")):
+        value = getattr(theirs, name)
+        if callable(value):
+            if name in ("is_set_to", "is_same_size"):
+                assert getattr(ours, name)(ours) == value(theirs), name
+            elif name == "is_coalesced":
+                with pytest.raises(RuntimeError, match="expected sparse coordinate tensor"):
+                    ours.is_coalesced()
+            else:
+                assert getattr(ours, name)() == value(), name
+        else:
+            assert getattr(ours, name) == value, name
+    for factory in ("empty", "zeros", "ones", "rand", "randn"):
+        assert getattr(torch, factory)(size=(2, 3)).shape == (2, 3)
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        torch.zeros(2, size=(3,))
