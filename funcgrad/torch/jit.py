@@ -487,6 +487,13 @@ class _Compiled:
         """The graph breaks its calls met (`funcgrad.torch._compile_state.GraphBreak`)."""
         return list(self._program.breaks)
 
+    def program_for(self, *args: Any, **kwargs: Any) -> tuple:
+        """(the traced program's tape, the names of its state inputs, their tensors) for
+        these inputs: the state (parameters, buffers) comes first among the tape's
+        inputs, then the inputs' tensors (for exporters: `funcgrad.torch.onnx`)."""
+        names, _, _, state, _, _ = self._program.signature(args, kwargs)
+        return self._program.lowered(args, kwargs).tape, names, state
+
     def graph_for(self, *args: Any, **kwargs: Any) -> Graph:
         """The IR of the program these inputs run (TorchScript's ``graph_for``)."""
         return Graph(self._program.lowered(args, kwargs).as_text())
