@@ -170,6 +170,14 @@ class ScriptFunction(_Scripted):
         self.graph = ctx.compile(fn, None)
         self._run = ctx.runners[self.graph.qualname]
 
+    @classmethod
+    def _from_graph(cls, graph: Graph, ctx: Any) -> "ScriptFunction":
+        """A function whose graph was not compiled here (loaded by ``torch.jit.load``)."""
+        self = cls.__new__(cls)
+        self.__name__, self._ctx, self.graph = graph.name, ctx, graph
+        self._run = ctx.runners[graph.qualname]
+        return self
+
     def __call__(self, *args: Any) -> Any:
         _check_call(self.graph, args, 0)
         return self._enter(self._run, *args)
