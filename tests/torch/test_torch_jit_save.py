@@ -2,6 +2,7 @@
 without its source (in a fresh process), the file's checks, and frozen modules."""
 import io
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -221,3 +222,32 @@ def test_not_an_archive_and_torch_load(tmp_path):
     with pytest.raises(RuntimeError, match="TorchScript archive: load it with "
                        "torch.jit.load"):
         torch.load(str(path))
+
+
+def test_freeze_inlines_parameters_and_attributes():
+    net = Net()
+    s = torch.jit.script(net)
+    with pytest.raises(RuntimeError, match="Freezing is currently only implemented for "
+                       "modules in eval mode. Please call .eval()"):
+        torch.jit.freeze(s)
+    with pytest.raises(RuntimeError, match="Freezing expects a ScriptModule as input"):
+        torch.jit.freeze(net.eval())
+    frozen = torch.jit.freeze(s.eval())
+    text = str(frozen.graph)
+    assert "prim::Constant[value=<Tensor>]" in text and "prim::Constant[value=0.5]" in text
+    reads = re.findall(r'prim::GetAttr\[name="(\w+)"\]', text)
+    assert "shift" not in reads and "scale" not in reads and 'name="forward"' in text
+    assert len(re.findall(r"%shift\.\d+ : Tensor = prim::Constant", text)) == 2
+    x = torch.tensor(X, requires_grad=True)
+    y = frozen(x, 2)
+    np.testing.assert_allclose(y.detach().numpy(), s(torch.tensor(X), 2).detach().numpy())
+    y.sum().backward()
+    x2 = torch.tensor(X, requires_grad=True)
+    s(x2, 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-6)
+    net.blocks[0].shift.data.mul_(0)  # the frozen copy keeps the values it was given
+    np.testing.assert_allclose(frozen(torch.tensor(X), 2).detach().numpy(),
+                               y.detach().numpy())
+    loaded = torch.jit.load(_saved(frozen))
+    np.testing.assert_allclose(loaded(torch.tensor(X), 2).detach().numpy(),
+                               y.detach().numpy())

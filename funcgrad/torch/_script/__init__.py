@@ -204,6 +204,7 @@ class ScriptModule(Module, _Scripted):
         for table in ("_parameters", "_buffers", "_modules"):
             object.__setattr__(self, table, getattr(module, table))
         object.__setattr__(self, "_ctx", ctx)
+        object.__setattr__(self, "training", module.training)
         object.__setattr__(self, "_graphs", {m: ctx.method(module, m) for m in methods})
 
     @property

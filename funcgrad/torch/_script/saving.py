@@ -29,7 +29,7 @@ from funcgrad.torch._script.stored import ModuleBuilder, StoredProgram, attribut
     module_to_data
 from funcgrad.torch._tensor import make
 
-__all__ = ["save", "load", "RECORD", "FORMAT"]
+__all__ = ["save", "load", "describe", "read", "RECORD", "FORMAT"]
 
 RECORD = "archive/funcgrad_script.json"
 FORMAT, VERSION = "funcgrad.jit", 1
@@ -63,7 +63,7 @@ def _refuse_python_calls(graphs: list, scripted_methods: dict) -> None:
                                    f"{where}")
 
 
-def _describe(obj: Any, store: TensorStore) -> dict:
+def describe(obj: Any, store: TensorStore) -> dict:
     """The JSON description of a scripted module or function."""
     if isinstance(obj, ScriptModule):
         ctx = obj._ctx
@@ -88,13 +88,13 @@ def _describe(obj: Any, store: TensorStore) -> dict:
                            "traced or compiled program is a tape of its inputs' shapes; "
                            "script it with torch.jit.script to save it)")
     head["functions"] = [graph_to_data(g, store) for g in obj._ctx.graphs.values()]
-    return head
+    return {"format": FORMAT, "version": VERSION, **head}
 
 
 def save(m: Any, f: Any, _extra_files: dict | None = None) -> None:
     """Write scripted ``m`` to ``f`` (a path or a binary file) in funcgrad's format."""
     store = TensorStore()
-    desc = {"format": FORMAT, "version": VERSION, **_describe(m, store)}
+    desc = describe(m, store)
     arrays = [np.asarray(t.detach().numpy()) for t in store.tensors]
     desc["tensors"] = [{"dtype": a.dtype.name, "shape": list(a.shape)} for a in arrays]
     with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
@@ -134,7 +134,7 @@ def _tensors(zf: zipfile.ZipFile, records: Any) -> TensorStore:
     return TensorStore(out)
 
 
-def _read(desc: Any, store: TensorStore) -> Any:
+def read(desc: Any, store: TensorStore) -> Any:
     if not isinstance(desc, dict) or desc.get("format") != FORMAT:
         raise ArchiveError("it is not a funcgrad torch.jit.save archive")
     if desc.get("version") != VERSION:
@@ -189,7 +189,7 @@ def load(f: Any, map_location: Any = None, _extra_files: dict | None = None) -> 
         try:
             desc = json.loads(zf.read(RECORD))
             store = _tensors(zf, desc.get("tensors", []) if isinstance(desc, dict) else None)
-            out = _read(desc, store)
+            out = read(desc, store)
             for extra in (_extra_files or {}):
                 _extra_files[extra] = zf.read(f"archive/extra/{extra}")
         except (ArchiveError, ValueError, KeyError, TypeError, AttributeError) as e:
