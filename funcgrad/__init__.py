@@ -31,11 +31,12 @@ from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, flo
 from funcgrad.core import EscapedTracerError
 from funcgrad.meta import ShapeDtypeStruct, eval_shape, typeof
 from funcgrad import test_util
+from funcgrad.autograph import autograph
 from funcgrad import viz  # installs the notebook reprs (graphviz is imported only to draw)
 
 __version__ = "0.1.0"
 
-__all__ = ["Array", "config", "debug_nans", "debug_infs", "tree_util", "tree", "device_put",
+__all__ = ["Array", "autograph", "config", "debug_nans", "debug_infs", "tree_util", "tree", "device_put",
            "device_get", "block_until_ready", "devices", "numpy", "primitives",
            "scipy", "random", "nn", "lax", "ad_checkpoint", "debug", "experimental",
            "pure_callback", "stop_gradient", "Tape", "make_tape", "grad",

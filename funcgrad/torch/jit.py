@@ -61,11 +61,13 @@ from funcgrad.torch._script import (Final, ScriptFunction, ScriptModule, annotat
                                     ignore, is_scripting, script, unused)
 from funcgrad.torch._script.errors import (FrontendError, NotSupportedError,
                                            UnsupportedNodeError)
+from funcgrad.torch._script.freezing import freeze
+from funcgrad.torch._script.saving import load, save
 
 __all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tracing",
            "script", "ScriptFunction", "ScriptModule", "ignore", "unused", "export", "Final",
            "annotate", "is_scripting", "FrontendError", "NotSupportedError",
-           "UnsupportedNodeError"]
+           "UnsupportedNodeError", "save", "load", "freeze"]
 
 _tracing = [0]  # depth of traces in progress (torch.jit.is_tracing)
 

@@ -170,6 +170,14 @@ class ScriptFunction(_Scripted):
         self.graph = ctx.compile(fn, None)
         self._run = ctx.runners[self.graph.qualname]
 
+    @classmethod
+    def _from_graph(cls, graph: Graph, ctx: Any) -> "ScriptFunction":
+        """A function whose graph was not compiled here (loaded by ``torch.jit.load``)."""
+        self = cls.__new__(cls)
+        self.__name__, self._ctx, self.graph = graph.name, ctx, graph
+        self._run = ctx.runners[graph.qualname]
+        return self
+
     def __call__(self, *args: Any) -> Any:
         _check_call(self.graph, args, 0)
         return self._enter(self._run, *args)
@@ -196,6 +204,7 @@ class ScriptModule(Module, _Scripted):
         for table in ("_parameters", "_buffers", "_modules"):
             object.__setattr__(self, table, getattr(module, table))
         object.__setattr__(self, "_ctx", ctx)
+        object.__setattr__(self, "training", module.training)
         object.__setattr__(self, "_graphs", {m: ctx.method(module, m) for m in methods})
 
     @property

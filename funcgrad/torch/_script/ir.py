@@ -121,7 +121,10 @@ def _attr_text(node: Node) -> str:
     for k, v in shown.items():
         if isinstance(v, bool):
             v = int(v)
-        parts.append(f'{k}="{v}"' if isinstance(v, str) else f"{k}={v}")
+        plain = isinstance(v, (int, float, str, tuple, list)) or v is None
+        # (a frozen module's tensor is shown by its kind, not its values)
+        parts.append(f"{k}=<Tensor>" if not plain else f'{k}="{v}"' if isinstance(
+            v, str) else f"{k}={v}")
     return "[" + ", ".join(parts) + "]"
 
 

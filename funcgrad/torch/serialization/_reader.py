@@ -172,7 +172,7 @@ def _prefix(zf: zipfile.ZipFile) -> str:
                                 "written by torch.save)")
     prefix = names[0].split("/", 1)[0]
     if f"{prefix}/data.pkl" not in names:
-        if f"{prefix}/constants.pkl" in names:
+        if f"{prefix}/constants.pkl" in names or f"{prefix}/funcgrad_script.json" in names:
             raise RuntimeError("this zip file is a TorchScript archive: load it with "
                                "torch.jit.load")
         raise CorruptCheckpoint("PytorchStreamReader failed locating file data.pkl: file "
