@@ -67,6 +67,11 @@ def _as(g: Graph, rec: Any, i: int, name: str, dtype: Any) -> str:
     return g.cast(name, dtype)
 
 
+def _not_equal(g: Graph, rec: Any) -> None:
+    _comparison("Equal")(g, rec)
+    g.emit(rec, "Not", [g.name(rec.out_vars[0])])
+
+
 def _square(g: Graph, rec: Any) -> None:
     x = g.inputs(rec)[0]
     g.emit(rec, "Mul", [x, x])
@@ -185,7 +190,7 @@ def _window_gather(g: Graph, rec: Any) -> None:
     source = g.deferred.get(rec.in_vars[1])
     if source is None or source[0] != "argmax" or rec.params["fill"] != -np.inf:
         raise NotImplementedError("ONNX export: a window gather other than max pooling")
-    g.emit(rec, "MaxPool", g.inputs(rec)[:1], **_pool_attrs(rec.params))
+    g.emit(rec, "MaxPool", [g.name(rec.in_vars[0])], **_pool_attrs(rec.params))
 
 
 def _sum_pool(g: Graph, rec: Any, windows: Any, axes: list) -> None:
@@ -196,6 +201,8 @@ def _sum_pool(g: Graph, rec: Any, windows: Any, axes: list) -> None:
         raise NotImplementedError("ONNX export: sliding windows reduced otherwise than "
                                   "summed over the whole window")
     attrs = _pool_attrs(windows.params)
+    if any(d != 1 for d in attrs.pop("dilations")):  # (AveragePool has them from opset 19)
+        raise NotImplementedError("ONNX export: a dilated average pool")
     x = g.inputs(windows)[0]
     mean = g.node("AveragePool", [x], count_include_pad=1, **attrs)[0]
     size = g.constant(np.asarray(np.prod(attrs["kernel_shape"]), _out_dtype(g, rec)))
@@ -258,7 +265,7 @@ EMITTERS: dict[str, Emitter] = {
     **{name: _arithmetic(op) for name, op in ARITHMETIC.items()},
     **{name: _comparison(op) for name, op in COMPARISON.items()},
     **{name: _reduction(op) for name, op in REDUCTIONS.items()},
-    "square": _square, "where": _where, "addmm": _addmm, "transpose": _transpose,
+    "square": _square, "not_equal": _not_equal, "where": _where, "addmm": _addmm, "transpose": _transpose,
     "reshape": _reshape, "broadcast_to": _broadcast_to, "convert_element_type": _convert,
     "concatenate": _concatenate, "log_softmax": _log_softmax, "clamp": _clamp,
     "conv_general_dilated": _conv, "window_argmax": _defer("argmax"),
