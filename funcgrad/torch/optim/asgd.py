@@ -56,5 +56,7 @@ class ASGD(Optimizer):
         else:
             ax.copy_(p)
         step = state["step"].item()
-        state["eta"].fill_(lr / ((1 + lambd * lr * step) ** group["alpha"]))
-        mu.fill_(1 / max(1, step - group["t0"]))
+        # through a tensor of the default dtype, as PyTorch's ``as_tensor``: a state
+        # loaded as float64 still takes float32-rounded values
+        state["eta"].copy_(_factories.tensor(lr / ((1 + lambd * lr * step) ** group["alpha"])))
+        mu.copy_(_factories.tensor(1 / max(1, step - group["t0"])))
