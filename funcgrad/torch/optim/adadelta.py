@@ -47,9 +47,8 @@ class Adadelta(Optimizer):
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
         std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_()
-        if group["differentiable"]:  # (sqrt_ keeps its output for the recorded div_)
-            delta = delta.clone()
-        delta.div_(std).mul_(grad)
+        # PyTorch's sqrt_, div_, mul_ in a row, out of place after the sqrt_: the same
+        # values, and a recorded (differentiable) step keeps each op's inputs intact
+        delta = acc_delta.add(eps).sqrt_().div(std).mul(grad)
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
         p.add_(delta, alpha=-to_scalar(group["lr"]))
