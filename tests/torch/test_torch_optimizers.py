@@ -107,10 +107,14 @@ def test_float32_step_state_matches_pytorch(real):
                                                   weight_decay=0.1)),
                                      ("Adam", dict(lr=0.1)),
                                      ("RMSprop", dict(lr=0.1, momentum=0.5)),
-                                     ("Adagrad", dict(lr=0.1))])
+                                     ("Adagrad", dict(lr=0.1)), ("NAdam", dict(lr=0.1)),
+                                     ("RAdam", dict(lr=0.1)), ("Adadelta", dict(lr=0.5)),
+                                     ("ASGD", dict(lr=0.1))])
 def test_differentiable_step_matches_pytorch(real, name, kw):
     """``differentiable=True``: the updates are recorded, so the final parameters can be
-    differentiated with respect to where they started (a meta-learning pattern)."""
+    differentiated with respect to where they started (a meta-learning pattern). (Not
+    Rprop: PyTorch's own backward fails there, its clamp_ output being written again by
+    the next step's mul_.)"""
     results = []
     for T in (real, fg):
         w0 = T.tensor([1.0, -2.0], dtype=T.float64, requires_grad=True)

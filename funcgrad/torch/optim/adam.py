@@ -16,10 +16,27 @@ from funcgrad.torch import _dtypes as D, _factories, _storage
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim import _foreach
-from funcgrad.torch.optim.optimizer import (Optimizer, check_betas, check_fused, check_lr,
-                                            check_non_negative, new_step, to_scalar)
+from funcgrad.torch.optim.optimizer import (Optimizer, check_adam_options, check_fused,
+                                            new_step, to_scalar)
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam", "AdamW", "adam_moments"]
+
+
+def adam_moments(p: Tensor, grad: Tensor, state: dict, group: dict, lr: float) -> Tensor:
+    """The part of an update that Adam, NAdam and RAdam share, in their order: count the
+    step, apply the weight decay (to ``p`` when decoupled, else into the gradient, which
+    is returned), and move ``exp_avg`` and ``exp_avg_sq`` towards the gradient."""
+    beta1, beta2 = group["betas"]
+    weight_decay = group["weight_decay"]
+    state["step"].add_(1)
+    if weight_decay != 0:
+        if group["decoupled_weight_decay"]:
+            p.mul_(1 - lr * weight_decay)
+        else:
+            grad = grad.add(p, alpha=weight_decay)
+    state["exp_avg"].lerp_(grad, 1 - beta1)
+    state["exp_avg_sq"].mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    return grad
 
 
 class Adam(Optimizer):
@@ -32,10 +49,7 @@ class Adam(Optimizer):
                  foreach: Any = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: Any = None,
                  decoupled_weight_decay: bool = False) -> None:
-        check_lr(lr)
-        check_non_negative(**{"epsilon value": eps})
-        check_betas(betas)
-        check_non_negative(**{"weight_decay value": weight_decay})
+        check_adam_options(lr, eps, betas, weight_decay)
         if not (all(isinstance(b, float) for b in betas) or
                 all(isinstance(b, Tensor) for b in betas)):
             raise ValueError("betas must be either both floats or both Tensors")
@@ -93,16 +107,9 @@ class Adam(Optimizer):
 
     def _update(self, p: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         beta1, beta2 = group["betas"]
-        lr, eps, weight_decay = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
-        state["step"].add_(1)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(p, alpha=weight_decay)
+        lr, eps = to_scalar(group["lr"]), group["eps"]
+        adam_moments(p, grad, state, group, lr)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         step_size, bias_correction2_sqrt = _bias_corrections(state["step"], lr, beta1, beta2,
                                                              p.dtype)
         if group["amsgrad"]:

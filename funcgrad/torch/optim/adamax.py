@@ -12,8 +12,8 @@ from typing import Any, Iterable
 from funcgrad.torch import _factories
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.optim.optimizer import (Optimizer, check_betas, check_lr,
-                                            check_non_negative, new_step, to_scalar)
+from funcgrad.torch.optim.optimizer import (Optimizer, check_adam_options, new_step,
+                                            to_scalar)
 
 __all__ = ["Adamax"]
 
@@ -26,10 +26,7 @@ class Adamax(Optimizer):
                  eps: float = 1e-8, weight_decay: float = 0, foreach: Any = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        check_lr(lr)
-        check_non_negative(**{"epsilon value": eps})
-        check_betas(betas)
-        check_non_negative(**{"weight_decay value": weight_decay})
+        check_adam_options(lr, eps, betas, weight_decay)
         super().__init__(params, dict(
             lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
             maximize=maximize, differentiable=differentiable, capturable=capturable))

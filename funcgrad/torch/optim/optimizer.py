@@ -29,7 +29,8 @@ from funcgrad.torch.nn.module import zero_grads
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook", "scalar_dtype", "new_step", "to_scalar",
-           "check_lr", "check_non_negative", "check_betas", "check_fused"]
+           "check_lr", "check_non_negative", "check_betas", "check_adam_options",
+           "check_fused"]
 
 
 class _RequiredParameter:
@@ -419,6 +420,14 @@ def check_betas(betas: tuple) -> None:
     for i in (0, 1):
         if not 0.0 <= betas[i] < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def check_adam_options(lr: Any, eps: float, betas: tuple, weight_decay: float) -> None:
+    """The checks of the Adam family (Adam, Adamax, NAdam, RAdam), in PyTorch's order."""
+    check_lr(lr)
+    check_non_negative(**{"epsilon value": eps})
+    check_betas(betas)
+    check_non_negative(**{"weight_decay value": weight_decay})
 
 
 def check_fused(fused: Any, foreach: Any, differentiable: bool) -> None:
