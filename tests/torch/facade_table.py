@@ -655,6 +655,12 @@ NOT_COMPARED = {
     "Tensor.requires_grad_": "autograd machinery (test_torch_tensor.py)",
     "Tensor.detach_": "autograd machinery (test_torch_tensor.py)",
     "Tensor.data_ptr": "a memory address: no value to compare",
+    "Tensor.as_subclass": "a tensor's class (rebuilt subclasses: test_serialization.py)",
+    "Tensor.resize_": "memory layout, compared with PyTorch in test_resize.py",
+    "Tensor.resize_as_": "memory layout, compared with PyTorch in test_resize.py",
+    **{f"Tensor.{name}": "a flag, compared with PyTorch's in test_torch_tensor.py"
+       for name in ("is_coalesced", "is_conj", "is_distributed", "is_neg", "is_pinned",
+                    "is_set_to", "is_shared")},
     "Tensor.cuda": "needs a GPU (tests/test_devices.py, marked gpu)",
     "manual_seed": "random streams differ by design (numpy's PCG64, not PyTorch's Philox/MT)",
     "seed": "random streams differ by design",
@@ -662,8 +668,8 @@ NOT_COMPARED = {
     "set_default_dtype": "global state (test_torch_tensor.py)",
     "set_printoptions": "printing (reprs are compared in test_torch_vs_pytorch.py)",
     "vmap": "a transform of functions (compared with torch.vmap in test_torch_vmap.py)",
-    "save": "funcgrad's own file format (test_torch_tools.py)",
-    "load": "funcgrad's own file format (test_torch_tools.py)",
+    "save": "PyTorch's file format, both ways with PyTorch (test_serialization.py)",
+    "load": "PyTorch's file format, both ways with PyTorch (test_serialization.py)",
     "from_dlpack": "memory exchange with other libraries (test_torch_library.py)",
     **{name: "autocast state (tests/torch/test_torch_amp.py)" for name in (
         "autocast_increment_nesting", "autocast_decrement_nesting", "clear_autocast_cache",
