@@ -8,7 +8,7 @@ from funcgrad._config import config, debug_infs, debug_nans
 from funcgrad import tree_util
 from funcgrad import tree
 from funcgrad import flatten_util
-from funcgrad.backend import devices
+from funcgrad.backend import device_count, devices, local_devices
 from funcgrad.primitives.control import device_put
 from funcgrad._host import block_until_ready, device_get, effects_barrier
 from funcgrad import numpy
@@ -37,7 +37,7 @@ from funcgrad import viz  # installs the notebook reprs (graphviz is imported on
 __version__ = "0.1.0"
 
 __all__ = ["Array", "autograph", "config", "debug_nans", "debug_infs", "tree_util", "tree", "device_put",
-           "device_get", "block_until_ready", "devices", "numpy", "primitives",
+           "device_get", "block_until_ready", "devices", "device_count", "local_devices", "numpy", "primitives",
            "scipy", "random", "nn", "lax", "ad_checkpoint", "debug", "experimental",
            "pure_callback", "stop_gradient", "Tape", "make_tape", "grad",
            "value_and_grad", "vjp", "float0", "linear_transpose", "effects_barrier",

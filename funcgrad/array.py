@@ -68,6 +68,11 @@ class Array:
         """The devices holding this array: one, its `device` (JAX's ``Array.devices()``)."""
         return {self.device}
 
+    @property
+    def sharding(self) -> "SingleDeviceSharding":
+        """How the array is laid out over devices: wholly on its one device."""
+        return SingleDeviceSharding(self.device)
+
     def concrete(self) -> "Array":
         """This Array itself (tracers return their underlying concrete value)."""
         return self
@@ -270,3 +275,29 @@ def _index_update_method(how: str) -> Any:
 for _how in ("set", "add", "multiply", "divide", "power", "min", "max"):
     setattr(_IndexUpdateRef, _how, _index_update_method(_how))
 _IndexUpdateRef.mul = _IndexUpdateRef.multiply
+
+
+class SingleDeviceSharding:
+    """JAX's sharding of an array held whole by one device (funcgrad arrays always are)."""
+
+    __slots__ = ("device",)
+
+    def __init__(self, device: str):
+        self.device = device
+
+    @property
+    def device_set(self) -> set[str]:
+        return {self.device}
+
+    is_fully_replicated = True
+    is_fully_addressable = True
+    num_devices = 1
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, SingleDeviceSharding) and other.device == self.device
+
+    def __hash__(self) -> int:
+        return hash(self.device)
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self.device!r})"

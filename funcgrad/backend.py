@@ -76,6 +76,17 @@ def devices() -> list[str]:
     return ["cpu"] + [f"gpu:{i}" for i in range(n)]
 
 
+def device_count() -> int:
+    """How many devices the default backend has (JAX's ``device_count``): the visible GPUs
+    where there are any, else the one CPU."""
+    return max(len(devices()) - 1, 1)
+
+
+def local_devices() -> list[str]:
+    """The devices of this process (one process: all of them)."""
+    return devices()
+
+
 def check_device(device: str) -> str:
     """The canonical name ('cpu', 'gpu:N' or 'meta') of a device given as 'cpu', 'gpu',
     'gpu:N' or 'meta' (shapes without values: `funcgrad.meta`), or a clear error when there

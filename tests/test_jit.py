@@ -359,7 +359,7 @@ def test_lower_as_text_and_compiled_source():
     assert source.count("(v0") + source.count("(v0,") >= 1
     assert len(re.findall(r"= exp_\d+\(v0\)", source)) == 1, source  # CSE: one exp
     assert "return (" in source and "del " in source
-    identical(np.sum(np.exp(X) * Y + np.exp(X)), program(X, Y)[0])
+    identical(np.sum(np.exp(X) * Y + np.exp(X)), program(X, Y))  # what jf returns
     assert repr(jf) == "<jitted function <lambda>>"
 
 

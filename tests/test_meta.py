@@ -146,9 +146,9 @@ def test_eval_shape_agrees_with_jax():
 def test_products_on_meta_arrays_raise_the_eager_errors(xs, ys):
     """matmul has a shape function of its own on meta arrays (a product of stand-ins
     would cost a real product): its refusals must still be the kernel's."""
-    with pytest.raises(ValueError) as eager:
+    with pytest.raises((ValueError, TypeError)) as eager:
         fnp.matmul(np.ones(xs), np.ones(ys))
-    with pytest.raises(ValueError) as meta:
+    with pytest.raises(eager.type) as meta:
         fnp.matmul(funcgrad.device_put(fnp.ones(xs), "meta"), np.ones(ys))
     assert str(meta.value) == str(eager.value)
 

@@ -29,6 +29,7 @@ from funcgrad.array import Array, new_array
 from funcgrad._config import float_checks
 from funcgrad.core import Tracer, check_floats
 from funcgrad.dtypes import check_numeric, check_python_int
+from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.primitives import sampling
 from . import argspec
 from . import compile as compiler
@@ -38,7 +39,7 @@ from .jit_call import JitCall, _raw, jit_call_p
 from .tape import Tape
 from .tape_text import tape_text
 
-__all__ = ["jit", "JitTrace", "JitTracer", "Jitted", "Lowered", "make_jaxpr",
+__all__ = ["jit", "JitTrace", "JitTracer", "Jitted", "Lowered", "Compiled", "make_jaxpr",
            "trace_to_tape", "StagedClosureError"]
 
 # ---------------------------------------------------------------------------------------
@@ -389,10 +390,14 @@ class Jitted:
 
     # -- inspection ----------------------------------------------------------------------
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
-        """The traced program for these arguments (``.as_text()``), and ``.compile()``."""
+        """The traced program for these arguments (``.as_text()``), and ``.compile()``.
+        A `ShapeDtypeStruct` stands for an argument of its shape and dtype (traced on a
+        meta array: nothing is computed)."""
         static, leaves, tree, donated = self._split(args, kwargs)
-        tape, _, trace, _ = self._trace(static, leaves, tree)
-        return Lowered(tape, trace.weak_vars, donated, _on_cpu(leaves))
+        leaves = [to_meta(x) if isinstance(x, ShapeDtypeStruct) else x for x in leaves]
+        tape, _, trace, out_tree = self._trace(static, leaves, tree)
+        return Lowered(tape, trace.weak_vars, donated, _on_cpu(leaves),
+                       calling=(self._split, static, tree, out_tree))
 
     def trace(self, *args: Any, **kwargs: Any) -> "Lowered":
         return self.lower(*args, **kwargs)
@@ -471,11 +476,13 @@ class Lowered:
     """A traced program: ``as_text()`` prints it (jaxpr style); ``compile()`` compiles it;
     ``compile().as_text()`` prints the generated source."""
 
-    def __init__(self, tape: Tape, weak_vars: set, donated: tuple, blocks: bool = True):
+    def __init__(self, tape: Tape, weak_vars: set, donated: tuple, blocks: bool = True,
+                 calling: tuple | None = None):
         self.tape = tape
         self.weak_vars = weak_vars
         self.donated = donated
         self.blocks = blocks
+        self.calling = calling  # (split, static, in tree, out tree): how calls flatten
 
     def as_text(self) -> str:
         return tape_text(self.tape)
@@ -486,12 +493,61 @@ class Lowered:
         ...)."""
         return self.tape
 
-    def compile(self) -> "compiler.Program":
-        return compiler.compile_tape(self.tape, self.weak_vars, self.donated,
-                                     blocks=self.blocks)
+    def compile(self) -> "Compiled":
+        """The compiled program, called as the jitted function is (its arguments' tree,
+        its results' tree)."""
+        return Compiled(compiler.compile_tape(self.tape, self.weak_vars, self.donated,
+                                              blocks=self.blocks), self.calling,
+                        [self.tape.var_avals[v] for v in self.tape.in_vars])
 
     def __str__(self) -> str:
         return self.as_text()
+
+
+class Compiled:
+    """JAX's ``jit(f).lower(*args).compile()``: a call takes what the jitted function takes
+    (the same static arguments, the arguments' tree) and returns what it returns;
+    ``as_text()`` is the generated source."""
+
+    def __init__(self, program: "compiler.Program", calling: tuple | None,
+                 avals: list | None = None):
+        self.program = program
+        self.calling = calling
+        self.avals = avals  # (shape, dtype) of each flat input it was compiled for
+
+    @property
+    def fn(self) -> Callable:
+        """The generated function of the flat arrays."""
+        return self.program.fn
+
+    @property
+    def source(self) -> str:
+        return self.program.source
+
+    def as_text(self) -> str:
+        return self.program.as_text()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.calling is None:  # (a program of flat arrays)
+            return self.program(*args)
+        split, static, tree, out_tree = self.calling
+        got_static, leaves, got_tree, _ = split(args, kwargs)
+        if got_static != static or got_tree != tree:
+            raise TypeError("a compiled program was called with arguments of another "
+                            f"structure than it was lowered for: expected {tree}, got "
+                            f"{got_tree}")
+        wrong = [f"argument {i}: compiled for {_aval_str(aval)}, called with "
+                 f"{_aval_str((np.shape(x), x.dtype))}" for i, (x, aval) in
+                 enumerate(zip(leaves, self.avals or ())) if hasattr(x, "dtype") and
+                 (tuple(np.shape(x)), np.dtype(x.dtype)) != (tuple(aval[0]), np.dtype(aval[1]))]
+        if wrong:
+            raise TypeError("Argument types differ from the types for which this computation "
+                            "was compiled. The mismatches are:\n" + "\n".join(wrong))
+        return out_tree.unflatten(list(self.program(*leaves)))
+
+
+def _aval_str(aval: tuple) -> str:
+    return f"{np.dtype(aval[1]).name}{list(aval[0])}"
 
 
 def jit(fun: Callable | None = None, *, static_argnums: Any = (), static_argnames: Any = (),

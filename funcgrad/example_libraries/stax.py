@@ -29,7 +29,8 @@ __all__ = ["Dense", "GeneralConv", "Conv", "GeneralConvTranspose", "ConvTranspos
            "Conv1DTranspose", "MaxPool", "SumPool", "AvgPool", "elementwise", "Tanh",
            "Relu", "Exp", "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu",
            "LeakyRelu", "Selu", "Gelu", "Flatten", "Identity", "FanOut", "FanInSum",
-           "FanInConcat", "Dropout", "BatchNorm", "serial", "parallel", "shape_dependent"]
+           "FanInConcat", "Dropout", "BatchNorm", "serial", "parallel", "shape_dependent",
+           "logsoftmax"]
 
 Layer = tuple  # (init_fun, apply_fun)
 
@@ -202,6 +203,7 @@ Tanh = elementwise(fnp.tanh)
 Relu = elementwise(nn.relu)
 Exp = elementwise(fnp.exp)
 LogSoftmax = elementwise(nn.log_softmax, axis=-1)
+logsoftmax = nn.log_softmax  # (JAX's stax keeps this older name of the function)
 Softmax = elementwise(nn.softmax, axis=-1)
 Softplus = elementwise(nn.softplus)
 Sigmoid = elementwise(nn.sigmoid)

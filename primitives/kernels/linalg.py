@@ -57,10 +57,12 @@ def matmul(x: Any, y: Any) -> Any:
         xs, ys = np.shape(x), np.shape(y)
         if not xs or not ys:
             hint = "matmul does not take 0-d operands; use multiply (*) for scalars"
-        elif xs[-1] != ys[-2 if len(ys) > 1 else 0]:
-            hint = (f"the last axis of the first operand ({xs[-1]}) must equal the "
-                    f"{'second-to-last' if len(ys) > 1 else 'only'} axis of the second "
-                    f"({ys[-2 if len(ys) > 1 else 0]})")
+        elif xs[-1] != ys[-2 if len(ys) > 1 else 0]:  # (JAX's error: a TypeError)
+            raise TypeError("dot_general requires contracting dimensions to have the same "
+                            f"shape, got ({xs[-1]},) and ({ys[-2 if len(ys) > 1 else 0]},). "
+                            f"(matmul of shapes {xs} and {ys}: the last axis of the first "
+                            f"operand must equal the {'second-to-last' if len(ys) > 1 else 'only'}"
+                            " axis of the second)") from None
         else:
             hint = "their batch dimensions (all but the last two) do not broadcast"
         raise ValueError(f"matmul: shapes {xs} and {ys} do not match: {hint}") from None

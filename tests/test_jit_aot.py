@@ -1,0 +1,62 @@
+"""JAX's ahead-of-time path: ``jit(f).lower(*args).compile()`` is called as ``jit(f)`` is
+and returns what it returns; `ShapeDtypeStruct` arguments lower without values; the
+single-device API (``device_count``, ``local_devices``, ``Array.sharding``); ``dot``'s
+shape error is JAX's TypeError."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.example_libraries import stax
+
+
+def test_compiled_is_called_as_the_jitted_function():
+    def f(x, d, scale):
+        return {"y": fnp.sin(x) * d["k"] * scale, "n": x.sum()}
+    jitted = funcgrad.jit(f, static_argnums=2)
+    x, d = fnp.ones(3), {"k": fnp.asarray(2.0)}
+    compiled = jitted.lower(x, d, 3).compile()
+    got, expected = compiled(x, {"k": fnp.asarray(5.0)}, 3), jitted(x, {"k": fnp.asarray(5.0)}, 3)
+    assert set(got) == {"y", "n"}
+    np.testing.assert_array_equal(np.asarray(got["y"]), np.asarray(expected["y"]))
+    assert "def program(" in compiled.as_text()
+    with pytest.raises(TypeError, match="Argument types differ from the types for which "
+                                        "this computation was compiled"):
+        compiled(fnp.ones(4), d, 3)
+    with pytest.raises(TypeError, match="another structure"):
+        compiled(x, {"other": fnp.asarray(1.0)}, 3)
+    single = funcgrad.jit(lambda x: x * 2).lower(x).compile()
+    assert isinstance(single(x), funcgrad.Array)  # not a one-element tuple
+
+
+def test_shape_dtype_structs_lower_without_values():
+    spec = funcgrad.ShapeDtypeStruct((1000, 3000), fnp.float32)
+    lowered = funcgrad.jit(lambda a: a @ a.T).lower(spec)
+    assert "f32[1000,1000]" in lowered.as_text()
+    compiled = lowered.compile()
+    small = funcgrad.jit(lambda a: a @ a.T).lower(
+        funcgrad.ShapeDtypeStruct((2, 3), fnp.float32)).compile()
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(small(fnp.asarray(a))), a @ a.T)
+    assert compiled is not None
+
+
+def test_single_device_api():
+    assert funcgrad.device_count() >= 1 and "cpu" in funcgrad.local_devices()
+    x = fnp.ones(2)
+    assert x.sharding.device_set == {"cpu"} and x.sharding.num_devices == 1
+    assert x.sharding == fnp.zeros(3).sharding
+    np.testing.assert_allclose(np.asarray(stax.logsoftmax(fnp.asarray([0.0, 0.0]))),
+                               np.log([0.5, 0.5]))
+
+
+def test_dot_shape_errors_are_jaxs():
+    jnp = pytest.importorskip("jax.numpy")
+    for a, b in (((2, 3), (2, 3)), ((3,), (4,)), ((2, 3), (4,))):
+        with pytest.raises(TypeError) as theirs:
+            jnp.dot(jnp.ones(a), jnp.ones(b))
+        with pytest.raises(TypeError) as ours:
+            fnp.dot(fnp.ones(a), fnp.ones(b))
+        assert str(ours.value).startswith(str(theirs.value))
