@@ -39,7 +39,7 @@ from .tape_text import tape_text
 __all__ = ["RevTrace", "RevTracer", "Record", "Residual", "Tape", "make_tape", "trace_flat",
            "build_record", "Aux", "backward_pass", "accumulate_input_cotangents",
            "fit_cotangent", "aval_of", "avals_of", "PhaseCell", "phase_cell",
-           "current_phase", "backward_passes"]
+           "current_phase", "backward_passes", "Var", "Literal"]
 
 
 
@@ -49,6 +49,38 @@ class RevTracer(Tracer):
     that takes it)."""
 
     __slots__ = ("_var", "_diff")
+
+
+class Var:
+    """A program variable as JAX's jaxprs show it (``eqn.invars``): its number on the tape,
+    and its shape and dtype where known. Equal by number, so an interpreter can key an
+    environment by it."""
+
+    __slots__ = ("count", "aval")
+
+    def __init__(self, count: int, aval: Any = None):
+        self.count, self.aval = count, aval
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is Var and other.count == self.count
+
+    def __hash__(self) -> int:
+        return hash(("Var", self.count))
+
+    def __repr__(self) -> str:
+        return f"Var({self.count})"
+
+
+class Literal:
+    """A constant input as JAX's jaxprs show it (``type(v) is core.Literal``; ``v.val``)."""
+
+    __slots__ = ("val",)
+
+    def __init__(self, val: Any):
+        self.val = val
+
+    def __repr__(self) -> str:
+        return f"Literal({self.val!r})"
 
 
 class Record:
@@ -71,6 +103,17 @@ class Record:
     def primitive(self) -> Primitive:
         """``prim``, by the name of a JAX equation's field."""
         return self.prim
+
+    @property
+    def invars(self) -> list:
+        """JAX's ``eqn.invars``: a `Var` per variable input, a `Literal` per constant."""
+        return [Var(v, self.in_avals[i] if self.in_avals else None) if v >= 0 else
+                Literal(self.saved[i]) for i, v in enumerate(self.in_vars)]
+
+    @property
+    def outvars(self) -> list:
+        """JAX's ``eqn.outvars``."""
+        return [Var(v) for v in self.out_vars]
 
     def copy(self) -> "Record":
         new = _new(Record)
@@ -449,6 +492,20 @@ class Tape:
         """The tape itself: it stands for both JAX's ClosedJaxpr (what `make_jaxpr`
         returns) and the Jaxpr inside it, so ``make_jaxpr(f)(x).jaxpr`` is this program."""
         return self
+
+    @property
+    def invars(self) -> list:
+        """JAX's ``jaxpr.invars``: a `Var` per flat input."""
+        return [Var(v, self.var_avals[v]) for v in self.in_vars]
+
+    @property
+    def outvars(self) -> list:
+        """JAX's ``jaxpr.outvars`` (a constant output as a `Literal`)."""
+        return [Var(v, self.var_avals[v]) if v >= 0 else Literal(c)
+                for v, c in zip(self.out_vars, self.out_consts)]
+
+    # the tape's constants are its records' literal inputs: no constvars
+    constvars = consts = literals = property(lambda self: [])
 
     @property
     def eqns(self) -> list[Record]:
