@@ -60,3 +60,16 @@ def test_dot_shape_errors_are_jaxs():
         with pytest.raises(TypeError) as ours:
             fnp.dot(fnp.ones(a), fnp.ones(b))
         assert str(ours.value).startswith(str(theirs.value))
+
+
+def test_cost_analysis_counts_as_jax_does():
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    a, b = np.ones((4, 8), np.float32), np.ones((8, 3), np.float32)
+    theirs = jax.jit(lambda a, b: jnp.tanh(a @ b).sum()).lower(a, b).cost_analysis()
+    lowered = funcgrad.jit(lambda a, b: fnp.tanh(a @ b).sum()).lower(fnp.asarray(a),
+                                                                    fnp.asarray(b))
+    ours = lowered.cost_analysis()
+    assert ours["flops"] == theirs["flops"] == 203.0  # 2*4*8*3 for the product, 11 adds
+    assert ours["transcendentals"] == theirs["transcendentals"] == 12.0
+    assert ours["bytes accessed"] > 0 and lowered.compile().cost_analysis() == ours

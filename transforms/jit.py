@@ -33,6 +33,7 @@ from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.primitives import sampling
 from . import argspec
 from . import compile as compiler
+from . import cost
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
     SCALAR_TYPES, ClosedOverTracer, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
 from .jit_call import JitCall, _raw, jit_call_p
@@ -493,12 +494,19 @@ class Lowered:
         ...)."""
         return self.tape
 
+    def cost_analysis(self) -> dict:
+        """JAX's estimate of the program's flops, transcendentals and bytes accessed
+        (`funcgrad.transforms.cost`)."""
+        return cost.cost_analysis(self.tape)
+
     def compile(self) -> "Compiled":
         """The compiled program, called as the jitted function is (its arguments' tree,
         its results' tree)."""
-        return Compiled(compiler.compile_tape(self.tape, self.weak_vars, self.donated,
-                                              blocks=self.blocks), self.calling,
-                        [self.tape.var_avals[v] for v in self.tape.in_vars])
+        compiled = Compiled(compiler.compile_tape(self.tape, self.weak_vars, self.donated,
+                                                  blocks=self.blocks), self.calling,
+                            [self.tape.var_avals[v] for v in self.tape.in_vars])
+        compiled.cost_analysis = self.cost_analysis  # (the compiled program's is the same)
+        return compiled
 
     def __str__(self) -> str:
         return self.as_text()
