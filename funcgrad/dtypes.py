@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad._config import default_int
+
 __all__ = ["EXTENDED_FLOATS", "LOW_FLOATS", "is_inexact", "is_floating", "issubdtype",
            "bfloat16_available", "require_bfloat16", "canonical_dtype"]
 
@@ -103,7 +105,6 @@ _NON_NUMERIC = "OSUMm"
 def check_python_int(value: int) -> None:
     """OverflowError (JAX's text) for a Python int outside the default integer dtype: numpy
     would keep it as an object (or an unsigned) array instead of refusing it."""
-    from funcgrad._config import default_int  # (in here: this module stays numpy-only)
     bounds = np.iinfo(default_int())
     if not bounds.min <= value <= bounds.max:
         raise OverflowError(f"Python int {value} too large to convert to {bounds.dtype.name}")

@@ -169,3 +169,12 @@ def _numeric(value: Any) -> bool:
 @pytest.fixture(scope="session")
 def aliasing(peer: Peer) -> Aliasing:
     return Aliasing(peer.real, peer.ours)
+
+
+@pytest.fixture(scope="module")
+def real():
+    """Real PyTorch (the peer of the differential tests); they skip without it."""
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "tensor"):  # the tests/torch folder itself, seen as a namespace
+        pytest.skip("PyTorch is not installed")
+    return torch

@@ -9,14 +9,6 @@ import funcgrad.torch as fg
 from funcgrad.torch.autograd import functional as AF
 
 
-@pytest.fixture(scope="module")
-def real():
-    torch = pytest.importorskip("torch")
-    if not hasattr(torch, "tensor"):  # the tests/torch folder itself, seen as a namespace
-        pytest.skip("PyTorch is not installed")
-    return torch
-
-
 def _values(x):
     """Nested tuples/lists of tensors as nested lists of arrays (structure kept)."""
     if isinstance(x, (tuple, list)):

@@ -12,14 +12,6 @@ import funcgrad.torch as fg
 from funcgrad.torch.utils import data as fgdata
 
 
-@pytest.fixture(scope="module")
-def real():
-    torch = pytest.importorskip("torch")
-    if not hasattr(torch, "tensor"):  # the tests/torch folder itself, seen as a namespace
-        pytest.skip("PyTorch is not installed")
-    return torch
-
-
 def plain(x):
     """Batches as comparable data: tensors become (dtype, values), containers keep their
     type name."""

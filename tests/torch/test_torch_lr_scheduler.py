@@ -9,14 +9,6 @@ import pytest
 import funcgrad.torch as fg
 
 
-@pytest.fixture(scope="module")
-def real():
-    torch = pytest.importorskip("torch")
-    if not hasattr(torch, "tensor"):  # the tests/torch folder itself, seen as a namespace
-        pytest.skip("PyTorch is not installed")
-    return torch
-
-
 class Decay:
     """A callable object: its attributes are saved by LambdaLR.state_dict()."""
 

@@ -9,14 +9,6 @@ import pytest
 import funcgrad.torch as fg
 
 
-@pytest.fixture(scope="module")
-def real():
-    torch = pytest.importorskip("torch")
-    if not hasattr(torch, "tensor"):  # the tests/torch folder itself, seen as a namespace
-        pytest.skip("PyTorch is not installed")
-    return torch
-
-
 CASES = [
     ("SGD", dict(lr=0.1)),
     ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)),

@@ -7,14 +7,6 @@ import pytest
 import funcgrad.torch as fg
 
 
-@pytest.fixture(scope="module")
-def real():
-    torch = pytest.importorskip("torch")
-    if not hasattr(torch, "tensor"):  # the tests/torch folder itself, seen as a namespace
-        pytest.skip("PyTorch is not installed")
-    return torch
-
-
 RNG = np.random.default_rng(0)
 W0, B0 = RNG.normal(size=(3, 4)), RNG.normal(size=3)
 X, Y = RNG.normal(size=(6, 4)), RNG.normal(size=(6, 3))

@@ -16,6 +16,7 @@ import types
 from typing import Any, Callable, Generic, TypeVar
 
 from funcgrad.torch._script import stypes as T
+from funcgrad.torch._script.code import function_code
 from funcgrad.torch._script.errors import (FrontendError, NotSupportedError,
                                            ScriptCompileError, UnsupportedNodeError)
 from funcgrad.torch._script.frontend import FunctionCompiler
@@ -184,7 +185,6 @@ class ScriptFunction(_Scripted):
 
     @property
     def code(self) -> str:
-        from funcgrad.torch._script.code import function_code  # (printing only)
         return function_code(self.graph)
 
     @property
@@ -213,7 +213,6 @@ class ScriptModule(Module, _Scripted):
 
     @property
     def code(self) -> str:
-        from funcgrad.torch._script.code import function_code  # (printing only)
         return function_code(self.graph)
 
     def train(self, mode: bool = True) -> "ScriptModule":

@@ -9,6 +9,7 @@ the block (``prim::If``) and, for ``break``, makes the loop's condition false.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 from typing import Any, Iterator
 
@@ -47,7 +48,6 @@ class FunctionCompiler(ControlCompiler, ExprCompiler):
         g = getattr(self.fn, "__globals__", {})
         if name in g:
             return True, g[name]
-        import builtins  # (the builtins module, read only when a name is not global)
         return (True, getattr(builtins, name)) if hasattr(builtins, name) else (False, None)
 
     def emit(self, kind: str, inputs: list, out_types: list, e: ast.AST | None,

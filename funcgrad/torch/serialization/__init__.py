@@ -17,6 +17,7 @@ import zipfile
 import zlib
 from typing import Any
 
+from funcgrad.torch import safetensors
 from funcgrad.torch.serialization._format import DOCS_MESSAGE, UNSAFE_MESSAGE
 from funcgrad.torch.serialization._reader import (MapLocationError, read_checkpoint,
                                                   restorer, source_name, zip_pickle_bytes)
@@ -138,7 +139,6 @@ def get_unsafe_globals_in_checkpoint(f: Any) -> list[str]:
 
 
 def _load_safetensors(path: str, map_location: Any) -> Any:
-    from funcgrad.torch import safetensors  # (an optional dependency: imported on use)
     if isinstance(map_location, dict) or callable(map_location):
         raise RuntimeError("Loading safetensors file with dict or callable map_location is "
                            "not supported. Use a device string or torch.device instead.")

@@ -18,6 +18,7 @@ import _codecs
 import _compat_pickle
 import importlib
 import pickle
+import pickletools
 from collections import Counter, OrderedDict
 from functools import lru_cache
 from typing import Any, Callable, Iterable
@@ -213,7 +214,6 @@ def unsafe_globals_in(pickle_bytes: bytes) -> list[str]:
 
 
 def _globals_named(pickle_bytes: bytes) -> Iterable[str]:
-    import pickletools  # (a debugging module: only this inspection needs it)
     strings: list = []
     for op, arg, _ in pickletools.genops(pickle_bytes):
         if op.name == "GLOBAL":
