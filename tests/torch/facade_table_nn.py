@@ -125,12 +125,16 @@ TABLE.update({
     "F.adaptive_avg_pool3d": [c(X3, (2, 3, 2)), c(X3, 1), c(X3, (None, 2, 3))],
     "F.adaptive_max_pool1d": [c(X1, 3), c(X1, 2, True), c(POOL_TIES, 4), c(X1, 7)],
     "F.adaptive_max_pool2d": [c(X2, (3, 2)), c(X2, (None, 3), True), c(X2, 1)],
+    "F.adaptive_max_pool3d": [c(X3, (2, 3, 2)), c(X3, (None, 2, 3), True), c(X3, 1)],
+    "F.lp_pool3d": [c(X3 ** 2, 2, 2), c(X3, 1.5, (1, 2, 3), 1), c(X3, 2, 3, 2, True)],
+    "F.pdist": [c(M23), c(X2[0, 0], 1.0), c(X2[0, 0], float("inf")), c(X2[0, 0], 0.5),
+                c(X2[0, 0], 0.0, grad=False)],
 })
 for _n in (1, 2, 3):
     TABLE[f"F.max_pool{_n}d_with_indices"] = [
         c(*case.args, **case.kwargs) for case in TABLE[f"F.max_pool{_n}d"]
         if "return_indices" not in case.kwargs]
-for _n in (1, 2):
+for _n in (1, 2, 3):
     TABLE[f"F.adaptive_max_pool{_n}d_with_indices"] = [
         c(case.args[0], case.args[1]) for case in TABLE[f"F.adaptive_max_pool{_n}d"]]
 
@@ -383,6 +387,8 @@ NOT_COMPARED: dict = {
         "multilabel_margin_loss", "multilabel_soft_margin_loss", "pairwise_distance",
         "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "rrelu", "soft_margin_loss",
         "triplet_margin_loss", "triplet_margin_with_distance_loss")},
+    **{f"F.max_unpool{n}d": "takes max_pool's indices: values, gradients and errors against "
+                            "PyTorch in tests/torch/test_pooling_more.py" for n in (1, 2, 3)},
     "F.grid_sample": "every mode, padding mode and align_corners, values and both gradients, "
                      "in tests/torch/test_torch_grid_sample.py",
     "F.gumbel_softmax": "random draws differ by design: its distribution and straight-through "

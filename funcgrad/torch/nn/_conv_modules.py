@@ -17,7 +17,8 @@ from funcgrad.torch.nn.parameter import Parameter
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d",
            "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "Unfold", "Fold",
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
+           "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unfold", "Fold",
            "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "ZeroPad1d",
            "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
@@ -333,6 +334,10 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     _fn = "adaptive_max_pool2d"
 
 
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    _fn = "adaptive_max_pool3d"
+
+
 class _LPPool(Module):
     _n = 2
 
@@ -357,6 +362,40 @@ class LPPool1d(_LPPool):
 
 class LPPool2d(_LPPool):
     _n = 2
+
+
+class LPPool3d(_LPPool):
+    _n = 3
+
+
+class _MaxUnpoolNd(Module):
+    """The partial inverse of MaxPoolNd: ``forward(input, indices, output_size=None)``."""
+    _n = 2
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, self._n)
+        self.stride = _tuple(stride if stride is not None else kernel_size, self._n)
+        self.padding = _tuple(padding, self._n)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return getattr(F, f"max_unpool{self._n}d")(input, indices, self.kernel_size,
+                                                   self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _n = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _n = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _n = 3
 
 
 # -- fold / unfold / upsampling ----------------------------------------------------------------

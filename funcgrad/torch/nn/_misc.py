@@ -6,16 +6,19 @@ gradients come from those ops; the checks and error texts are PyTorch's.
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from funcgrad.torch import _factories
+import funcgrad.numpy as fnp
+from funcgrad.torch import _conventions as conventions, _factories
+from funcgrad.torch._dispatch import apply
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn._common import const_on
 from funcgrad.torch.nn._pooling import avg_pool2d, avg_pool3d
 
-__all__ = ["cosine_similarity", "pairwise_distance", "bilinear", "pixel_shuffle",
+__all__ = ["cosine_similarity", "pairwise_distance", "pdist", "bilinear", "pixel_shuffle",
            "pixel_unshuffle", "channel_shuffle", "local_response_norm", "rrelu", "rrelu_",
            "gumbel_softmax", "affine_grid"]
 
@@ -39,6 +42,22 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     if dim < 0:
         return FUNCTIONS["abs"](x1 - x2 + eps) if p != 0 else (x1 - x2 + eps != 0).to(x1.dtype)
     return FUNCTIONS["norm"](x1 - x2 + eps, p, dim, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between the rows of (N, M) ``input``, pairs i < j in row-major
+    order (N (N - 1) / 2 of them), with the norm's subgradients (0 at a zero distance)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    first, second = np.triu_indices(input.shape[0], 1)
+
+    def f(x: Any) -> Any:
+        diff = fnp.subtract(fnp.take(x, const_on(first, x), 0),
+                            fnp.take(x, const_on(second, x), 0))
+        return conventions.vector_norm(diff, p, (1,), False)
+    return apply("PdistBackward0", f, [input])
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None

@@ -29,8 +29,9 @@ from funcgrad.torch._autocast import autocast_op
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
-           "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d"]
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d"]
 
 
 def _pool_geometry(n: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
@@ -236,11 +237,22 @@ def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride: Any = N
     return (out.sign() * out.abs().relu()).mul(k).pow(1.0 / norm_type)
 
 
+def _lp_pool(n: int, input: Tensor, norm_type: float, kernel_size: Any, stride: Any,
+             ceil_mode: bool) -> Tensor:
+    kernel = ntuple(kernel_size, n, "kernel_size", f"lp_pool{n}d")
+    out = (avg_pool2d if n == 2 else avg_pool3d)(input.pow(norm_type), kernel, stride, 0,
+                                                 ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
               ceil_mode: bool = False) -> Tensor:
-    kh, kw = ntuple(kernel_size, 2, "kernel_size", "lp_pool2d")
-    out = avg_pool2d(input.pow(norm_type), (kh, kw), stride, 0, ceil_mode)
-    return (out.sign() * out.abs().relu()).mul(kh * kw).pow(1.0 / norm_type)
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 # -- adaptive pooling --------------------------------------------------------------------------
@@ -361,6 +373,11 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max(2, input, output_size, return_indices)
 
 
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Maxima over adaptive (oD, oH, oW) windows (indices flat over each volume)."""
+    return _adaptive_max(3, input, output_size, return_indices)
+
+
 def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
                                      return_indices: bool = True) -> tuple:
     return adaptive_max_pool1d(input, output_size, True)
@@ -369,3 +386,8 @@ def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
                                      return_indices: bool = True) -> tuple:
     return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = True) -> tuple:
+    return adaptive_max_pool3d(input, output_size, True)

@@ -22,7 +22,7 @@ from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, sp_fn
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn import (_activations, _attention, _conv, _dropout, _interpolate,
                                _losses, _margin_losses, _misc, _normalization, _pooling,
-                               _sparse)
+                               _sparse, _unpooling)
 from funcgrad.torch.nn._activations import *  # noqa: F401,F403
 from funcgrad.torch.nn._attention import *  # noqa: F401,F403
 from funcgrad.torch.nn._conv import *  # noqa: F401,F403
@@ -35,15 +35,17 @@ from funcgrad.torch.nn._misc import *  # noqa: F401,F403
 from funcgrad.torch.nn._normalization import *  # noqa: F401,F403
 from funcgrad.torch.nn._pooling import *  # noqa: F401,F403
 from funcgrad.torch.nn._sparse import *  # noqa: F401,F403
+from funcgrad.torch.nn._unpooling import *  # noqa: F401,F403
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._factories import tensor as make_tensor
 
-__all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "elu",
+__all__ = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu",
+           "elu_", "celu_", "selu_", "hardtanh_",
            "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "one_hot", "normalize",
            "logsigmoid", "hardtanh", "relu6", "softsign", *_activations.__all__, *_attention.__all__,
            *_conv.__all__, *_dropout.__all__, *_interpolate.__all__, *_losses.__all__,
            *_normalization.__all__, *_pooling.__all__, *_sparse.__all__,
-           *_margin_losses.__all__, *_misc.__all__]
+           *_margin_losses.__all__, *_misc.__all__, *_unpooling.__all__]
 
 
 def _unary(node: str, fn: Any, input: Tensor, inplace_: bool = False,
@@ -89,6 +91,27 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         left = fnp.less_equal(x, 0)
         return fnp.where(left, fnp.multiply(fnp.expm1(fnp.where(left, x, 0)), alpha), x)
     return _unary("EluBackward0", f, input, inplace, "EluBackward1")
+
+
+# the in-place forms PyTorch's functional names with a trailing underscore
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return _activations.celu(input, alpha, True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return _activations.selu(input, True)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
