@@ -389,6 +389,8 @@ NOT_COMPARED: dict = {
         "triplet_margin_loss", "triplet_margin_with_distance_loss")},
     **{f"F.max_unpool{n}d": "takes max_pool's indices: values, gradients and errors against "
                             "PyTorch in tests/torch/test_pooling_more.py" for n in (1, 2, 3)},
+    "F.ctc_loss": "a dynamic program over lengths and targets: losses, gradients and errors "
+                  "against PyTorch in tests/torch/test_ctc_loss.py",
     "F.grid_sample": "every mode, padding mode and align_corners, values and both gradients, "
                      "in tests/torch/test_torch_grid_sample.py",
     "F.gumbel_softmax": "random draws differ by design: its distribution and straight-through "

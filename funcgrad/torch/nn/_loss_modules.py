@@ -14,7 +14,7 @@ __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWi
            "SmoothL1Loss", "HuberLoss", "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
            "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
            "PoissonNLLLoss", "GaussianNLLLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
-           "MultiMarginLoss", "MultiLabelMarginLoss"]
+           "MultiMarginLoss", "MultiLabelMarginLoss", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -29,6 +29,20 @@ class _WeightedLoss(_Loss):
                  reduce: Any = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
+
+
+class CTCLoss(_Loss):
+    """Connectionist Temporal Classification loss (``F.ctc_loss``)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean",
+                 zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any,
+                target_lengths: Any) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
 
 
 class L1Loss(_Loss):
