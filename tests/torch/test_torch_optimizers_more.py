@@ -1,4 +1,4 @@
-"""torch.optim's Adadelta, ASGD, NAdam, RAdam, Rprop, LBFGS and SparseAdam against
+"""torch.optim's Adadelta, ASGD, NAdam, RAdam, Rprop, Adafactor, LBFGS and SparseAdam against
 PyTorch: per-step losses and parameters, state_dict layout, loading PyTorch's state
 dicts, defaults, repr and error texts."""
 import numpy as np
@@ -26,6 +26,9 @@ CASES = [
                    maximize=True)),
     ("Rprop", dict(lr=0.05)),
     ("Rprop", dict(lr=0.2, etas=(0.3, 1.7), step_sizes=(1e-3, 0.3), maximize=True)),
+    ("Adafactor", dict()),  # the (3, 4) weight factored, the bias a plain second moment
+    ("Adafactor", dict(lr=0.3, beta2_decay=-0.5, eps=(1e-4, 1e-2), d=1.5, weight_decay=0.1,
+                       maximize=True)),
 ]
 IDS = [f"{n}-{i}" for i, (n, _) in enumerate(CASES)]
 
@@ -117,7 +120,7 @@ def test_loading_a_pytorch_state_dict_continues_its_trajectory(real, name, kw):
     _compare(_run(fg, o2, w2, b2, 4, start=4), _run(real, o1, w1, b1, 4, start=4), 1e-12)
 
 
-NAMES = ["Adadelta", "ASGD", "NAdam", "RAdam", "Rprop", "LBFGS", "SparseAdam"]
+NAMES = ["Adadelta", "ASGD", "NAdam", "RAdam", "Rprop", "LBFGS", "SparseAdam", "Adafactor"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -137,7 +140,10 @@ BAD = [
     ("NAdam", dict(eps=-1)), ("RAdam", dict(weight_decay=-2)), ("RAdam", dict(lr=-2)),
     ("Rprop", dict(etas=(1.1, 1.2))), ("Rprop", dict(etas=(0.5, 0.9))),
     ("LBFGS", dict(lr=-1)), ("SparseAdam", dict(lr=0.0)), ("SparseAdam", dict(eps=0.0)),
-    ("SparseAdam", dict(betas=(0.9, 1.0))),
+    ("SparseAdam", dict(betas=(0.9, 1.0))), ("Adafactor", dict(lr=-1)),
+    ("Adafactor", dict(beta2_decay=0.1)), ("Adafactor", dict(eps=(-1, 1e-3))),
+    ("Adafactor", dict(eps=(None, -1))), ("Adafactor", dict(d=0.5)),
+    ("Adafactor", dict(weight_decay=-1)),
 ]
 
 
