@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
+from funcgrad.dtypes import LOW_FLOATS
 from funcgrad.primitives.control import stop_gradient
 
 __all__ = ["clamp", "clamp_inside", "hardtanh", "abs", "sign", "angle", "maximum",
@@ -211,6 +212,9 @@ def vector_norm(x: Any, ord: Any, axis: tuple | None, keepdims: bool) -> Any:
     if (ord < 0 or ord == math.inf) and any(shape[d] == 0 for d in reduced):
         raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
                            "tensor because the operation does not have an identity")
+    if x.dtype in LOW_FLOATS:  # PyTorch accumulates 16-bit norms in float32, rounds once
+        return fnp.astype(vector_norm(fnp.astype(x, np.float32), ord, axis, keepdims),
+                          x.dtype)
     a = fnp.abs(x)
     if ord == 1:  # sign(x): 0 at 0 and, as PyTorch's sgn, at NaN
         return fnp.sum(a if np.iscomplexobj(x) else abs(x), axis=axis, keepdims=keepdims)

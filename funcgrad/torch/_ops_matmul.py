@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import funcgrad.numpy as fnp
+from funcgrad.dtypes import LOW_FLOATS
 from funcgrad.primitives import linalg as linalg_prims
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply
@@ -131,9 +134,13 @@ def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
         return Spec("AddmmBackward0", _ADDMM, [input, mat1, mat2])
 
     def f(c: Any, a: Any, b: Any) -> Any:
+        low = c.dtype in LOW_FLOATS  # (PyTorch scales and sums in float32, rounds once)
+        if low:
+            c, a, b = (fnp.astype(x, np.float32) for x in (c, a, b))
         ab = fnp.matmul(a, b)
-        return fnp.add(c if beta == 1 else fnp.multiply(c, beta),
-                       ab if alpha == 1 else fnp.multiply(ab, alpha))
+        out = fnp.add(c if beta == 1 else fnp.multiply(c, beta),
+                      ab if alpha == 1 else fnp.multiply(ab, alpha))
+        return fnp.astype(out, input._a.dtype) if low else out
     return Spec("AddmmBackward0", f, [input, mat1, mat2])
 
 

@@ -120,13 +120,15 @@ def test_loading_a_pytorch_state_dict_continues_its_trajectory(real, name, kw):
     _compare(_run(fg, o2, w2, b2, 4, start=4), _run(real, o1, w1, b1, 4, start=4), 1e-12)
 
 
-NAMES = ["Adadelta", "ASGD", "NAdam", "RAdam", "Rprop", "LBFGS", "SparseAdam", "Adafactor"]
+NAMES = ["Adadelta", "ASGD", "NAdam", "RAdam", "Rprop", "LBFGS", "SparseAdam", "Adafactor",
+         "Muon"]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_defaults_and_repr_match_pytorch(real, name):
-    o1 = getattr(real.optim, name)([real.ones(2, requires_grad=True)])
-    o2 = getattr(fg.optim, name)([fg.ones(2, requires_grad=True)])
+    shape = (2, 2) if name == "Muon" else (2,)  # (Muon takes matrices only)
+    o1 = getattr(real.optim, name)([real.ones(*shape, requires_grad=True)])
+    o2 = getattr(fg.optim, name)([fg.ones(*shape, requires_grad=True)])
     assert list(o2.defaults.items()) == list(o1.defaults.items())
     assert list(o2.param_groups[0]) == list(o1.param_groups[0])
     assert repr(o2) == repr(o1)
@@ -270,3 +272,61 @@ def test_every_pytorch_optimizer_and_scheduler_is_here(real):
     ``lr_scheduler`` class, exist in the facade."""
     assert set(real.optim.lr_scheduler.__all__) <= set(fg.optim.lr_scheduler.__all__)
     assert set(NAMES) <= set(fg.optim.__all__)
+
+
+# -- Muon (2-D parameters only; its Newton-Schulz iteration runs in bfloat16) -------------
+
+MUON_CASES = [dict(lr=0.02), dict(lr=0.05, nesterov=False, weight_decay=0.0,
+                                  adjust_lr_fn="match_rms_adamw"),
+              dict(lr=0.03, momentum=0.5, ns_steps=3, ns_coefficients=(2.0, -1.5, 0.5))]
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 3)])
+@pytest.mark.parametrize("kw", MUON_CASES)
+def test_muon_matches_pytorch(real, kw, shape):
+    runs = []
+    for T in (real, fg):
+        w = T.tensor(W0.reshape(shape), dtype=T.float32,
+                     requires_grad=True)
+        opt = T.optim.Muon([w], **kw)
+        steps = []
+        for k in range(6):  # (elementwise gradients, exact in both: bfloat16 amplifies ulps)
+            opt.zero_grad()
+            target = T.tensor(np.cos(k + W0.reshape(shape)), dtype=T.float32)
+            ((w - target) ** 2).sum().backward()
+            opt.step()
+            steps.append(w.detach().numpy().copy())
+        runs.append((np.array(steps), opt.state_dict()["state"][0]["momentum_buffer"].numpy(),
+                     repr(opt)))
+    np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(runs[1][1], runs[0][1], rtol=1e-6, atol=1e-7)
+    assert runs[1][2] == runs[0][2]
+
+
+def test_muon_orthogonalizes_as_pytorch(real):
+    """Newton-Schulz in bfloat16, every bit PyTorch's (its norms and addmm accumulate in
+    float32 and round once; so do the facade's)."""
+    from torch.optim._muon import _zeropower_via_newtonschulz as theirs
+    from funcgrad.torch.optim.muon import orthogonalized as ours
+    for seed in range(20):
+        g = np.random.default_rng(seed).normal(size=(6, 4) if seed % 2 else (3, 5))
+        a = theirs(real.tensor(g, dtype=real.float32), (3.4445, -4.7750, 2.0315), 5, 1e-7)
+        b = ours(fg.tensor(g, dtype=fg.float32), (3.4445, -4.7750, 2.0315), 5, 1e-7)
+        np.testing.assert_array_equal(b.float().numpy(), a.float().numpy())
+
+
+@pytest.mark.parametrize("kw", [dict(lr=-1), dict(momentum=-0.1), dict(weight_decay=-1),
+                                dict(adjust_lr_fn="sqrt")])
+def test_muon_validation_matches_pytorch(real, kw):
+    with pytest.raises(ValueError) as want:
+        real.optim.Muon([real.ones(2, 2, requires_grad=True)], **kw)
+    with pytest.raises(ValueError) as got:
+        fg.optim.Muon([fg.ones(2, 2, requires_grad=True)], **kw)
+    assert str(got.value) == str(want.value)
+
+
+def test_muon_refuses_what_is_not_a_matrix(real):
+    for T in (real, fg):
+        with pytest.raises(ValueError, match=r"Muon only supports 2D parameters whereas we "
+                                             r"found a parameter with size: torch.Size\(\[3\]\)"):
+            T.optim.Muon([T.ones(3, requires_grad=True)])

@@ -1,5 +1,5 @@
 """torch.optim for funcgrad.torch: PyTorch's optimizers (SGD, Adam, AdamW, RMSprop,
-Adagrad, Adamax, Adadelta, ASGD, NAdam, RAdam, Rprop, LBFGS, SparseAdam, Adafactor) with its update
+Adagrad, Adamax, Adadelta, ASGD, NAdam, RAdam, Rprop, LBFGS, SparseAdam, Adafactor, Muon) with its update
 equations, options and ``state_dict`` layout, and `lr_scheduler`."""
 from funcgrad.torch.optim.optimizer import Optimizer
 from funcgrad.torch.optim.sgd import SGD
@@ -15,8 +15,9 @@ from funcgrad.torch.optim.rprop import Rprop
 from funcgrad.torch.optim.lbfgs import LBFGS
 from funcgrad.torch.optim.sparse_adam import SparseAdam
 from funcgrad.torch.optim.adafactor import Adafactor
+from funcgrad.torch.optim.muon import Muon
 from funcgrad.torch.optim import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Adadelta",
            "ASGD", "NAdam", "RAdam", "Rprop", "LBFGS", "SparseAdam", "Adafactor",
-           "lr_scheduler"]
+           "Muon", "lr_scheduler"]
