@@ -21,7 +21,7 @@ import numpy as np
 
 from funcgrad._config import default_int
 
-__all__ = ["EXTENDED_FLOATS", "LOW_FLOATS", "is_inexact", "is_floating", "issubdtype",
+__all__ = ["EXTENDED_FLOATS", "FLOAT8", "LOW_FLOATS", "is_inexact", "is_floating", "issubdtype",
            "bfloat16_available", "require_bfloat16", "canonical_dtype"]
 
 try:
@@ -33,6 +33,10 @@ _BFLOAT16 = None if _ml_dtypes is None else np.dtype(_ml_dtypes.bfloat16)
 
 # the floating dtypes numpy gives kind "V" (ml_dtypes'), that funcgrad computes in
 EXTENDED_FLOATS: frozenset = frozenset() if _BFLOAT16 is None else frozenset([_BFLOAT16])
+# ml_dtypes' 8-bit floats: on JAX's promotion lattice (`funcgrad._promotion`) with no implicit
+# promotion to any other type; funcgrad does not compute in them
+FLOAT8: frozenset = frozenset() if _ml_dtypes is None else frozenset(
+    np.dtype(getattr(_ml_dtypes, n)) for n in dir(_ml_dtypes) if n.startswith("float8_"))
 # the 16-bit floating dtypes, whose matrix products the kernels accumulate in float32
 LOW_FLOATS: frozenset = frozenset([np.dtype(np.float16)]) | EXTENDED_FLOATS
 

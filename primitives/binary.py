@@ -25,14 +25,18 @@ from .elementwise import exp, exp2, log, predicate, trunc
 from .kernels import elementwise as kernels
 from .samplers import elementwise as samplers
 from .select import nonzero_or_one, where
+from .promotion import INEXACT_OPS, SAME, Promotion
 from .batching import broadcasting
 
 
 def binary(name: str, impl: Callable, rule_x: Any, rule_y: Any, *, jvp: tuple | None = None,
            domain: Any = (-2.0, 2.0), signed: bool = False, complex_: bool = True,
-           sample: Callable | None = None, **kwargs: Any) -> Primitive:
-    """Declare a broadcasting binary primitive with rules for x and y (VJP and JVP)."""
-    p = Primitive(name, impl, ("x", "y"),
+           sample: Callable | None = None, promote: Promotion = SAME,
+           **kwargs: Any) -> Primitive:
+    """Declare a broadcasting binary primitive with rules for x and y (VJP and JVP), its
+    operands promoted by ``promote`` (`funcgrad.primitives.promotion`: by default to their
+    common dtype; `INEXACT_OPS` for true division and the other float functions)."""
+    p = Primitive(name, impl, ("x", "y"), promote=promote,
                   sample=sample or sampling.elementwise(2, domain, signed, complex_), **kwargs)
     p.defvjp(rule_x, rule_y)
     p.defjvp(*(jvp or (rule_x, rule_y)))
@@ -90,7 +94,7 @@ add = binary("add", np.add, lambda g: g, lambda g: g)
 sub = binary("sub", np.subtract, lambda g: g, lambda g: -g)
 mul = binary("mul", np.multiply, lambda g, y: g * y, lambda g, x: g * x)
 div = binary("div", np.true_divide, lambda g, y: g / y, lambda g, out, y: -g * out / y,
-             domain=[(-2.0, 2.0), (0.2, 2.0)], signed=True)
+             domain=[(-2.0, 2.0), (0.2, 2.0)], signed=True, promote=INEXACT_OPS)
 power = binary("power", np.power, _pow_dx, _pow_dy, domain=[(0.2, 2.0), (-2.0, 2.0)])
 floor_divide = binary("floor_divide", kernels.floor_divide, ZERO, ZERO,
                       sample=samplers.pairs(samplers.quotients))
@@ -113,25 +117,29 @@ minimum = binary("minimum", np.minimum, lambda g, x, y: max_share.bind(g, y, x),
                  sample=samplers.pairs(samplers.interleaved))
 arctan2 = binary("arctan2", np.arctan2, lambda g, x, y: g * y / (x * x + y * y),
                  lambda g, x, y: -g * x / (x * x + y * y), domain=(0.2, 2.0), signed=True,
-                 complex_=False)
+                 complex_=False, promote=INEXACT_OPS)
 hypot = binary("hypot", np.hypot, lambda g, x, out: g * x / out,
                lambda g, y, out: g * y / out, domain=(0.2, 2.0), signed=True,
-               complex_=False)
+               complex_=False, promote=INEXACT_OPS)
 logaddexp = binary("logaddexp", np.logaddexp,
                    lambda g, x, out: _logaddexp_rule(g, x, out, exp),
-                   lambda g, y, out: _logaddexp_rule(g, y, out, exp), complex_=False)
+                   lambda g, y, out: _logaddexp_rule(g, y, out, exp), complex_=False,
+                   promote=INEXACT_OPS)
 logaddexp2 = binary("logaddexp2", np.logaddexp2,
                     lambda g, x, out: _logaddexp_rule(g, x, out, exp2),
-                    lambda g, y, out: _logaddexp_rule(g, y, out, exp2), complex_=False)
+                    lambda g, y, out: _logaddexp_rule(g, y, out, exp2), complex_=False,
+                    promote=INEXACT_OPS)
 copysign = binary("copysign", np.copysign,
                   lambda g, x, y: g * copysign(1, x) * copysign(1, y), ZERO,
-                  domain=(0.2, 2.0), signed=True, complex_=False)
+                  domain=(0.2, 2.0), signed=True, complex_=False, promote=INEXACT_OPS)
 
 # the next float after x towards y: x moved by less than an ulp, slope 1 in x
-nextafter = binary("nextafter", np.nextafter, lambda g: g, ZERO, complex_=False)
+nextafter = binary("nextafter", np.nextafter, lambda g: g, ZERO, complex_=False,
+                   promote=INEXACT_OPS)
 # the step function, with the value y at x == 0 (derivative in x: 0 away from the jump)
 heaviside = binary("heaviside", np.heaviside, ZERO, lambda g, x: where(x == 0, g, 0),
-                   domain=[(0.2, 2.0), (-2.0, 2.0)], signed=True, complex_=False)
+                   domain=[(0.2, 2.0), (-2.0, 2.0)], signed=True, complex_=False,
+                   promote=INEXACT_OPS)
 
 
 def _ldexp_cases(rng: np.random.RandomState, draw: Any) -> list:
@@ -153,9 +161,9 @@ less = predicate("less", np.less, ("x", "y"))
 less_equal = predicate("less_equal", np.less_equal, ("x", "y"))
 greater = predicate("greater", np.greater, ("x", "y"))
 greater_equal = predicate("greater_equal", np.greater_equal, ("x", "y"))
-logical_and = predicate("logical_and", np.logical_and, ("x", "y"))
-logical_or = predicate("logical_or", np.logical_or, ("x", "y"))
-logical_xor = predicate("logical_xor", np.logical_xor, ("x", "y"))
+logical_and = predicate("logical_and", np.logical_and, ("x", "y"), promote=None)
+logical_or = predicate("logical_or", np.logical_or, ("x", "y"), promote=None)
+logical_xor = predicate("logical_xor", np.logical_xor, ("x", "y"), promote=None)
 bitwise_and = predicate("bitwise_and", np.bitwise_and, ("x", "y"))
 bitwise_or = predicate("bitwise_or", np.bitwise_or, ("x", "y"))
 bitwise_xor = predicate("bitwise_xor", np.bitwise_xor, ("x", "y"))
