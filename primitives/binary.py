@@ -25,7 +25,7 @@ from .elementwise import exp, exp2, log, predicate, trunc
 from .kernels import elementwise as kernels
 from .samplers import elementwise as samplers
 from .select import nonzero_or_one, where
-from .promotion import INEXACT_OPS, SAME, Promotion
+from .promotion import INEXACT_FIRST, INEXACT_OPS, NUMERIC_OPS, SAME, Promotion
 from .batching import broadcasting
 
 
@@ -95,9 +95,10 @@ sub = binary("sub", np.subtract, lambda g: g, lambda g: -g)
 mul = binary("mul", np.multiply, lambda g, y: g * y, lambda g, x: g * x)
 div = binary("div", np.true_divide, lambda g, y: g / y, lambda g, out, y: -g * out / y,
              domain=[(-2.0, 2.0), (0.2, 2.0)], signed=True, promote=INEXACT_OPS)
-power = binary("power", np.power, _pow_dx, _pow_dy, domain=[(0.2, 2.0), (-2.0, 2.0)])
+power = binary("power", np.power, _pow_dx, _pow_dy, domain=[(0.2, 2.0), (-2.0, 2.0)],
+               promote=NUMERIC_OPS)
 floor_divide = binary("floor_divide", kernels.floor_divide, ZERO, ZERO,
-                      sample=samplers.pairs(samplers.quotients))
+                      sample=samplers.pairs(samplers.quotients), promote=NUMERIC_OPS)
 # numpy's (Python's, PyTorch's) x // y: the quotient of divmod, x == q y + mod(x, y), whose
 # values differ from floor_divide's (the standard's) where exactly one operand is infinite:
 # -1 // inf is -1.0 (the standard: -0.0), inf // 2 is nan (the standard: inf); piecewise
@@ -106,9 +107,9 @@ floored_quotient = predicate("floored_quotient", kernels.floored_quotient, ("x",
 # d/dy is -q for the q of divmod: mod(-1, y) == y - 1 for every y > 1, slope 1 up to
 # y = inf, where the standard's -1 // inf == -0.0 would give 0
 mod = binary("mod", np.remainder, lambda g: g, lambda g, x, y: -g * floored_quotient(x, y),
-             sample=samplers.pairs(samplers.quotients))
+             sample=samplers.pairs(samplers.quotients), promote=NUMERIC_OPS)
 fmod = binary("fmod", np.fmod, lambda g: g, lambda g, x, y: -g * trunc(x / y),
-              sample=samplers.pairs(samplers.quotients))
+              sample=samplers.pairs(samplers.quotients), promote=NUMERIC_OPS)
 maximum = binary("maximum", np.maximum, lambda g, x, y: max_share.bind(g, x, y),
                  lambda g, x, y: max_share.bind(g, y, x),
                  sample=samplers.pairs(samplers.interleaved))
@@ -151,6 +152,7 @@ def _ldexp_cases(rng: np.random.RandomState, draw: Any) -> list:
 
 # x * 2**i for integer i, exact (a change of exponent)
 ldexp = Primitive("ldexp", np.ldexp, ("x", "i"), sample=sampling.custom(_ldexp_cases),
+                  promote=INEXACT_FIRST,
                   doc="x * 2**i for integer i.")
 ldexp.defvjp(lambda g, i: ldexp(g, i), None)
 ldexp.defjvp(lambda t, i: ldexp(t, i), None)
@@ -167,8 +169,8 @@ logical_xor = predicate("logical_xor", np.logical_xor, ("x", "y"), promote=None)
 bitwise_and = predicate("bitwise_and", np.bitwise_and, ("x", "y"))
 bitwise_or = predicate("bitwise_or", np.bitwise_or, ("x", "y"))
 bitwise_xor = predicate("bitwise_xor", np.bitwise_xor, ("x", "y"))
-left_shift = predicate("left_shift", np.left_shift, ("x", "y"))
-right_shift = predicate("right_shift", np.right_shift, ("x", "y"))
+left_shift = predicate("left_shift", np.left_shift, ("x", "y"), NUMERIC_OPS)
+right_shift = predicate("right_shift", np.right_shift, ("x", "y"), NUMERIC_OPS)
 gcd = predicate("gcd", np.gcd, ("x", "y"))
 lcm = predicate("lcm", np.lcm, ("x", "y"))
 
@@ -176,7 +178,7 @@ lcm = predicate("lcm", np.lcm, ("x", "y"))
 # ReLU, the select against zero above as one primitive (PyTorch's relu and threshold_backward
 # semantics: the gradient is g where the result is not <= 0, so 0 at 0 and g at NaN); the
 # torch facade records it without a trace
-relu = Primitive("relu", kernels.relu,
+relu = Primitive("relu", kernels.relu, promote=SAME,
                  sample=sampling.elementwise(1, (0.2, 2.0), signed=True),
                  doc="max(x, 0), with NaN kept.")
 relu.defvjp(lambda g, out: where(out <= 0, 0, g))

@@ -164,6 +164,7 @@ spacing = unary("spacing", np.spacing, ZERO, domain=(1.1, 1.9), signed=True, com
 # modf: (x - trunc(x), trunc(x)), numpy's values (modf(inf) is (0, inf)); the fractional
 # part has slope 1, the integral part 0
 modf = Primitive("modf", lambda x: tuple(np.modf(x)), multiple_results=True,
+                 promote=INEXACT_OPS,
                  sample=samplers.steps(), doc="(fractional part, integral part) of x.")
 modf.defvjp(lambda g: g[0])
 modf.defjvp(lambda t: (t, t * 0))

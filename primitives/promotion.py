@@ -30,7 +30,7 @@ from funcgrad.core import Tracer
 from .control import convert_element_type
 
 __all__ = ["Promotion", "SAME", "INEXACT_OPS", "NUMERIC_OPS", "AFTER_CONDITION",
-           "DEFAULT_FLOAT"]
+           "DEFAULT_FLOAT", "INEXACT_FIRST"]
 
 
 def _scalar_behind(a: Tracer) -> type | None:
@@ -43,22 +43,23 @@ def _scalar_behind(a: Tracer) -> type | None:
 
 
 class Promotion:
-    """How an elementwise primitive brings its operands (from position ``first`` on; a
-    select's condition is not promoted) to one dtype: their least upper bound on JAX's
-    lattice, then ``compute`` (dtype -> dtype, e.g. integers -> float32 for sin, JAX's
-    `to_inexact_dtype`) for the dtype the function computes in."""
+    """How an elementwise primitive brings its operands (``args[first:stop]``: a select's
+    condition and ldexp's exponent are not promoted) to one dtype: their least upper bound
+    on JAX's lattice, then ``compute`` (dtype -> dtype, e.g. integers -> float32 for sin,
+    JAX's `to_inexact_dtype`) for the dtype the function computes in."""
 
-    __slots__ = ("compute", "first")
+    __slots__ = ("compute", "first", "stop")
 
-    def __init__(self, compute: dict, first: int = 0):
+    def __init__(self, compute: dict, first: int = 0, stop: int | None = None):
         self.compute = compute
         self.first = first
+        self.stop = stop
 
     def __call__(self, args: Sequence) -> Sequence:
         """``args`` with the promoted operands cast; ``args`` itself where nothing needs
         a cast (the fast path: Arrays or tracers of one dtype the function computes in)."""
         dtype = None
-        for a in args[self.first:] if self.first else args:
+        for a in args[self.first:self.stop] if self.first or self.stop else args:
             t = type(a)
             if t is not Array and (not isinstance(a, Tracer) or _scalar_behind(a)):
                 return self._promote(args)
@@ -71,8 +72,8 @@ class Promotion:
         return args
 
     def _promote(self, args: Sequence) -> Sequence:
-        first = self.first
-        operands = args[first:]
+        first, stop = self.first, self.stop
+        operands = args[first:stop]
         nodes, numbers = [], []
         for a in operands:
             scalar = type(a) if type(a) in SCALAR_NODES else (
@@ -95,7 +96,8 @@ class Promotion:
             dtype = canonical_dtype(chosen)
         beside_array = not all(numbers)
         return [*args[:first], *(_cast(a, dtype, number, beside_array)
-                                 for a, number in zip(operands, numbers))]
+                                 for a, number in zip(operands, numbers)),
+                *(args[stop:] if stop is not None else ())]
 
 
 def _cast(a: Any, dtype: np.dtype, number: bool, beside_array: bool) -> Any:
@@ -105,7 +107,8 @@ def _cast(a: Any, dtype: np.dtype, number: bool, beside_array: bool) -> Any:
         return a
     if isinstance(a, Array):  # tracers too
         return a if a.dtype == dtype else convert_element_type.bind(a, new_dtype=dtype)
-    if getattr(a, "dtype", None) == dtype:
+    own = getattr(a, "dtype", None)
+    if own is not None and own == dtype:  # (np.dtype compares None as float64)
         return a
     return np.asarray(a, dtype) if number else np.asarray(a).astype(dtype)
 
@@ -121,3 +124,5 @@ INEXACT_OPS = Promotion(INEXACT)
 DEFAULT_FLOAT = Promotion({d: np.dtype(np.float64) for d in INEXACT})
 # a select: x and y promoted, the condition left as it is
 AFTER_CONDITION = Promotion({}, first=1)
+# ldexp: x as a float, the integer exponent left as it is
+INEXACT_FIRST = Promotion(INEXACT, stop=1)

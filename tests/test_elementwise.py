@@ -105,7 +105,9 @@ def test_unary_python_scalars_and_integers(name):
     with np.errstate(all="ignore"):
         assert_like(getattr(fnp, name)(value), getattr(np, name)(value))
         ints = np.array([value, value])
-        assert_like(getattr(fnp, name)(ints), getattr(np, name)(ints))
+        # JAX's reciprocal of integers is a float (numpy's is an integer)
+        expected = ints.astype(float) if name == "reciprocal" else ints
+        assert_like(getattr(fnp, name)(ints), getattr(np, name)(expected))
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
