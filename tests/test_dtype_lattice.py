@@ -4,7 +4,7 @@ with x64 enabled and disabled (JAX's answers come from ``jax.eval_shape``: trace
 run). Every elementwise primitive of the registry is in `JAX_FUNCTIONS` or in
 `NO_COUNTERPART` with the reason, so a new one has to be classified. Where JAX refuses an
 operand dtype (``neg`` of a bool, bit operations on floats) there is no dtype to compare:
-those cases are counted apart (`test_refusals_are_counted`), not compared.
+those cases are not compared (`_table` counts those funcgrad accepts).
 
 Also the issue's examples (x32: ``log(exp(100.0))`` is inf, ``float32 * (1 - bool)`` is
 float32, a bool with an int32 literal is int32), the lattice queries
@@ -222,3 +222,86 @@ def test_known_gaps(name):
     if mismatches:
         pytest.xfail(f"{GAPS[name][1]} ({len(mismatches)} cases)")
     pytest.fail(f"the gap of {name} is closed: remove it from GAPS")
+
+
+# -- the examples ----------------------------------------------------------------
+
+def test_x32_python_float_is_float32():
+    with x64(False):
+        with np.errstate(over="ignore"):
+            big = fnp.exp(100.0)
+        assert big.dtype == np.float32
+        assert np.isinf(float(fnp.log(big)))
+        assert fnp.log(fnp.exp(1.0)).dtype == np.float32
+    with x64(True):
+        assert float(fnp.log(fnp.exp(100.0))) == 100.0
+
+
+def test_x32_float32_times_one_minus_bool():
+    with x64(False):
+        mask = fnp.array([True, False, True])
+        out = fnp.ones(3, np.float32) * (1 - mask)
+        assert (1 - mask).dtype == np.int32
+        assert out.dtype == np.float32
+        np.testing.assert_array_equal(out, [0, 1, 0])
+
+
+@pytest.mark.parametrize("mode", [True, False], ids=["x64", "x32"])
+def test_bool_with_int32_literal_stays_int32(mode):
+    with x64(mode):
+        assert (fnp.array([True, False]) + np.int32(1)).dtype == np.int32
+        assert (fnp.array([True, False]) * fnp.int32(3)).dtype == np.int32
+
+
+def test_lattice_queries():
+    with x64(True):
+        assert fnp.promote_types(np.int64, np.float32) == np.float32
+        assert fnp.promote_types(np.int32, np.float16) == np.float16
+        assert fnp.promote_types(np.uint64, np.int64) == np.float64
+        assert fnp.result_type(np.int8, 1) == np.int8
+        assert fnp.result_type(1.0) == np.float64
+        assert fnp.result_type(fnp.ones(2, np.float32), 2.0) == np.float32
+        assert fnp.result_type(3, return_weak_type_flag=True) == (np.int64, True)
+    with x64(False):
+        assert fnp.result_type(np.float64) == np.float32
+        assert fnp.result_type(np.uint32, np.int32) == np.int32
+        assert fnp.promote_types(np.int64, np.float64) == np.float64  # not canonicalized
+
+
+def test_no_promotion_path_is_jax_error():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from funcgrad._promotion import TypePromotionError
+    with pytest.raises(TypePromotionError, match="8-bit floats do not support implicit"):
+        fnp.promote_types(ml_dtypes.float8_e4m3fn, np.float32)
+
+
+# -- transforms keep eager's dtypes ------------------------------------------------------
+
+def _mixed(x):
+    return fnp.sin(x * fnp.arange(3)) * 0.5 + fnp.ones(3, np.int64) - (1 - (x > 0))
+
+
+@pytest.mark.parametrize("mode", [True, False], ids=["x64", "x32"])
+def test_transforms_give_eager_dtypes(mode):
+    with x64(mode):
+        x = fnp.asarray(np.array([0.3, -1.2, 2.0], np.float32))
+        eager = _mixed(x)
+        assert eager.dtype == np.float32
+        jitted = fg.jit(_mixed)(x)
+        assert jitted.dtype == eager.dtype
+        np.testing.assert_array_equal(np.asarray(jitted), np.asarray(eager))
+        batched = fg.vmap(_mixed)(fnp.stack([x, 2 * x]))
+        assert batched.dtype == eager.dtype
+        np.testing.assert_array_equal(np.asarray(batched[0]), np.asarray(eager))
+        g = fg.grad(lambda v: _mixed(v).sum())(x)
+        assert g.dtype == np.float32
+        assert fg.jit(fg.grad(lambda v: _mixed(v).sum()))(x).dtype == np.float32
+
+
+@pytest.mark.parametrize("mode", [True, False], ids=["x64", "x32"])
+def test_jit_python_number_argument_is_weak(mode):
+    with x64(mode):
+        x = fnp.ones(3, np.float32)
+        f = lambda a, s: a * s - s  # noqa: E731
+        assert fg.jit(f)(x, 2.0).dtype == f(x, 2.0).dtype == np.float32
+        assert fg.jit(lambda s: fnp.exp(s))(2.0).dtype == fnp.exp(2.0).dtype
