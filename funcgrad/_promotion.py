@@ -30,7 +30,7 @@ from funcgrad._config import canonical_dtype, config, default_complex, default_f
 from funcgrad.dtypes import EXTENDED_FLOATS, FLOAT8 as _FLOAT8
 
 __all__ = ["TypePromotionError", "WEAK_INT", "WEAK_FLOAT", "WEAK_COMPLEX", "Node", "node_of",
-           "join", "dtype_of", "promote_types", "result_type", "to_inexact", "to_numeric",
+           "join", "dtype_of", "promote_types", "result_type", "INEXACT", "NUMERIC",
            "SCALAR_NODES"]
 
 
@@ -168,12 +168,3 @@ INEXACT: dict = {**{d: _F32 for d in (_B, _U8, _I8, _U16, _I16, _U32, _I32)},
 # the dtype a numeric function (square, ...) computes booleans in (JAX's `to_numeric_dtype`)
 NUMERIC: dict = {_B: _I32}
 
-
-def to_inexact(dtype: np.dtype) -> np.dtype:
-    """``dtype`` if it is inexact, else the float an inexact function computes it in."""
-    return INEXACT.get(dtype, dtype)
-
-
-def to_numeric(dtype: np.dtype) -> np.dtype:
-    """``dtype``, or int32 for bool."""
-    return NUMERIC.get(dtype, dtype)

@@ -42,6 +42,12 @@ def _scalar_behind(a: Tracer) -> type | None:
     return t if t in SCALAR_NODES else None
 
 
+# Python number types by rank, and the dtype kinds an array of which absorbs a number of
+# that rank (keeps its dtype: the number is weak); "V" is bfloat16's kind
+_RANK = {bool: 0, int: 1, float: 2, complex: 3}
+_ABSORBS = ("biufcV", "iufcV", "fcV", "c")
+
+
 class Promotion:
     """How an elementwise primitive brings its operands (``args[first:stop]``: a select's
     condition and ldexp's exponent are not promoted) to one dtype: their least upper bound
@@ -57,17 +63,22 @@ class Promotion:
 
     def __call__(self, args: Sequence) -> Sequence:
         """``args`` with the promoted operands cast; ``args`` itself where nothing needs
-        a cast (the fast path: Arrays or tracers of one dtype the function computes in)."""
+        a cast (the fast path: Arrays or tracers of one dtype the function computes in,
+        beside Python numbers that take that dtype, as in ``x * 2.0``)."""
         dtype = None
+        rank = -1  # of the highest Python number type among the operands
         for a in args[self.first:self.stop] if self.first or self.stop else args:
             t = type(a)
             if t is not Array and (not isinstance(a, Tracer) or _scalar_behind(a)):
-                return self._promote(args)
-            if dtype is None:
+                if t not in _RANK:
+                    return self._promote(args)
+                rank = max(rank, _RANK[t])
+            elif dtype is None:
                 dtype = a.dtype
             elif a.dtype is not dtype and a.dtype != dtype:
                 return self._promote(args)
-        if dtype in self.compute:
+        if dtype is None or dtype in self.compute or (
+                rank >= 0 and dtype.kind not in _ABSORBS[rank]):
             return self._promote(args)
         return args
 
