@@ -1,4 +1,5 @@
-"""Floating dtypes beyond numpy's own: bfloat16, from the optional ``ml_dtypes`` package.
+"""Floating dtypes beyond numpy's own: bfloat16 and the float8 formats, from the optional
+``ml_dtypes`` package.
 
 numpy has float16 but no bfloat16 (8 exponent bits like float32, 7 mantissa bits). The
 ``ml_dtypes`` package (JAX's) registers one with numpy: ufunc loops, casts and promotion
@@ -21,8 +22,9 @@ import numpy as np
 
 from funcgrad._config import default_int
 
-__all__ = ["EXTENDED_FLOATS", "FLOAT8", "LOW_FLOATS", "is_inexact", "is_floating", "issubdtype",
-           "bfloat16_available", "require_bfloat16", "canonical_dtype"]
+__all__ = ["EXTENDED_FLOATS", "FLOAT8", "LOW_FLOATS", "FLOAT8_NAMES", "is_inexact",
+           "is_floating", "issubdtype", "bfloat16_available", "require_bfloat16",
+           "require_ml_dtype", "canonical_dtype", "finfo"]
 
 try:
     import ml_dtypes as _ml_dtypes  # optional: the `lowp` extra
@@ -31,16 +33,22 @@ except ImportError:  # funcgrad works without it; only bfloat16 is missing
 
 _BFLOAT16 = None if _ml_dtypes is None else np.dtype(_ml_dtypes.bfloat16)
 
+# the 8-bit floating formats of ml_dtypes that JAX and PyTorch both name (storage formats:
+# PyTorch converts them and little else; numpy computes in them through float32)
+FLOAT8_NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+_FLOAT8 = () if _ml_dtypes is None else tuple(np.dtype(getattr(_ml_dtypes, name))
+                                              for name in FLOAT8_NAMES)
+
 # the floating dtypes numpy gives kind "V" (ml_dtypes'), that funcgrad computes in
-EXTENDED_FLOATS: frozenset = frozenset() if _BFLOAT16 is None else frozenset([_BFLOAT16])
-# ml_dtypes' 8-bit floats: on JAX's promotion lattice (`funcgrad._promotion`) with no implicit
-# promotion to any other type; funcgrad does not compute in them
+EXTENDED_FLOATS: frozenset = frozenset(() if _BFLOAT16 is None else (_BFLOAT16,) + _FLOAT8)
+# every 8-bit float of ml_dtypes: on JAX's promotion lattice (`funcgrad._promotion`) with no
+# implicit promotion to any other type
 FLOAT8: frozenset = frozenset() if _ml_dtypes is None else frozenset(
     np.dtype(getattr(_ml_dtypes, n)) for n in dir(_ml_dtypes) if n.startswith("float8_"))
 # the 16-bit floating dtypes, whose matrix products the kernels accumulate in float32
 LOW_FLOATS: frozenset = frozenset([np.dtype(np.float16)]) | EXTENDED_FLOATS
 
-_MISSING = ("bfloat16 needs the ml_dtypes package, which is not installed: pip install "
+_MISSING = ("{} needs the ml_dtypes package, which is not installed: pip install "
             "'funcgrad[lowp]' (or pip install ml_dtypes)")
 
 
@@ -51,9 +59,21 @@ def bfloat16_available() -> bool:
 
 def require_bfloat16() -> np.dtype:
     """numpy's bfloat16 dtype, or an ImportError saying how to get it."""
-    if _BFLOAT16 is None:
-        raise ImportError(_MISSING)
-    return _BFLOAT16
+    return require_ml_dtype("bfloat16")
+
+
+def require_ml_dtype(name: str) -> np.dtype:
+    """numpy's dtype for ml_dtypes' format ``name`` (bfloat16, float8_e4m3fn...), or an
+    ImportError saying how to get it."""
+    if _ml_dtypes is None:
+        raise ImportError(_MISSING.format(name))
+    return np.dtype(getattr(_ml_dtypes, name))
+
+
+def finfo(dtype: Any) -> Any:
+    """numpy's finfo, or ml_dtypes' for its floats (numpy's own refuses them)."""
+    d = np.dtype(dtype)
+    return _ml_dtypes.finfo(d) if d in EXTENDED_FLOATS else np.finfo(d)
 
 
 def __getattr__(name: str) -> Any:
@@ -65,8 +85,8 @@ def __getattr__(name: str) -> Any:
 def canonical_dtype(dtype: Any) -> np.dtype:
     """``np.dtype(dtype)``, where the string 'bfloat16' also works before ml_dtypes has
     been imported by anyone else (and raises the install hint without it)."""
-    if isinstance(dtype, str) and dtype == "bfloat16":
-        return require_bfloat16()
+    if isinstance(dtype, str) and (dtype == "bfloat16" or dtype in FLOAT8_NAMES):
+        return require_ml_dtype(dtype)
     return np.dtype(dtype)
 
 
@@ -86,17 +106,17 @@ _FLOAT_ABSTRACT = (np.floating, np.inexact, np.number, np.generic)
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
-    """numpy's ``issubdtype``, with bfloat16 a sub-dtype of ``np.floating`` (and so of
-    ``np.inexact`` and ``np.number``), as in jax.numpy."""
-    if (_BFLOAT16 is not None and isinstance(arg2, type) and arg2 in _FLOAT_ABSTRACT
-            and _is_bfloat16(arg1)):
+    """numpy's ``issubdtype``, with ml_dtypes' floats (bfloat16, float8) sub-dtypes of
+    ``np.floating`` (and so of ``np.inexact`` and ``np.number``), as in jax.numpy."""
+    if (EXTENDED_FLOATS and isinstance(arg2, type) and arg2 in _FLOAT_ABSTRACT
+            and _is_extended_float(arg1)):
         return True
     return bool(np.issubdtype(arg1, arg2))
 
 
-def _is_bfloat16(x: Any) -> bool:
+def _is_extended_float(x: Any) -> bool:
     try:
-        return np.dtype(x) == _BFLOAT16
+        return np.dtype(x) in EXTENDED_FLOATS
     except TypeError:
         return False
 

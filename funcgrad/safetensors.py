@@ -9,7 +9,7 @@ a pytree of Arrays (a `funcgrad.nn` or stax parameter tree) under its key paths
 tree it should look like (``like=``), or as nested dicts and lists from the names alone.
 
 Built on the ``safetensors`` package (``pip install 'funcgrad[safetensors]'``); bfloat16
-arrays (ml_dtypes) are read here, since the package's numpy reader has no type for them.
+and float8 arrays (ml_dtypes) are read here, since the package's numpy reader has no type for them.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import numpy as np
 from funcgrad import tree_util
 from funcgrad._host import device_get
 from funcgrad.array import Array
-from funcgrad.dtypes import require_bfloat16
+from funcgrad.dtypes import require_ml_dtype
 from funcgrad.numpy import asarray
 
 __all__ = ["save_file", "load_file", "save", "load", "save_tree", "load_tree",
@@ -36,6 +36,7 @@ _DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.in
            "U64": np.uint64, "I32": np.int32, "U32": np.uint32, "I16": np.int16,
            "U16": np.uint16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
            "C64": np.complex64}
+_ML_DTYPES = {"BF16": "bfloat16", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}
 
 
 class SafetensorsError(ValueError):
@@ -101,8 +102,8 @@ def read_arrays(data: bytes, source: str = "the bytes") -> dict[str, np.ndarray]
 
 
 def _dtype(code: str, name: str, source: str) -> np.dtype:
-    if code == "BF16":
-        return require_bfloat16()
+    if code in _ML_DTYPES:
+        return require_ml_dtype(_ML_DTYPES[code])
     if code not in _DTYPES:
         raise SafetensorsError(f"{source}: {name!r} has dtype {code}, which funcgrad cannot "
                                "hold")

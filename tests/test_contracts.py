@@ -2,6 +2,8 @@
 each transform argument is checked eagerly and under jit alike, with JAX's exception type
 (and text where it has one): every case runs in funcgrad and, where JAX is installed, in
 JAX, and both must raise the same type."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -154,6 +156,46 @@ def test_deep_pytree_under_jit():
     for _ in range(500):
         out = out[0]
     assert float(out) == 1.0
+
+
+def _nested_conds(depth: int):
+    def f(x):
+        if depth == 0:
+            return x * 3.0
+        return lax.cond(x > 0, _nested_conds(depth - 1), lambda y: y - 1.0, x)
+    return f
+
+
+def _nested_loops(depth: int):
+    def f(x):
+        if depth == 0:
+            return x * 1.5
+        return lax.while_loop(lambda c: c < 0.0, lambda c: c + 1.0, _nested_loops(depth - 1)(x))
+    return f
+
+
+def test_a_hundred_nested_conds_stage_and_compile():
+    """Staging and compiling recurse per level (Python allows 100 indentation levels: the
+    deepest sub-programs are hoisted to the top level); JAX runs this program."""
+    limit = sys.getrecursionlimit()
+    f = _nested_conds(101)
+    assert float(fg.jit(f)(1.0)) == 3.0 and float(f(1.0)) == 3.0
+    np.testing.assert_array_equal(fg.vmap(fg.jit(f))(fnp.array([1.0, -1.0])), [3.0, -2.0])
+    assert float(fg.jit(_nested_loops(101))(2.0)) == 3.0
+    assert sys.getrecursionlimit() == limit  # put back after
+
+
+def test_differentiating_nested_conds_makes_room_on_the_stack():
+    """The backward pass recurses per level too. (A low limit stands in for a deep program:
+    differentiating 100 levels takes minutes, the cost growing as the cube of the depth.)"""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(250)
+    try:
+        f = _nested_conds(25)
+        assert float(fg.grad(fg.jit(f))(1.0)) == 3.0
+        assert float(fg.jit(fg.grad(f))(2.0)) == 3.0
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 @pytest.mark.parametrize("y", [-np.inf, 0.0])

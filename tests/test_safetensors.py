@@ -17,7 +17,8 @@ from funcgrad.example_libraries import stax  # noqa: E402
 from funcgrad.torch import safetensors as fts  # noqa: E402
 
 DTYPES = ["float64", "float32", "float16", "bfloat16", "int8", "int16", "int32", "int64",
-          "uint8", "bool", "complex64"]  # (the format has no complex128)
+          "uint8", "bool", "complex64",  # (the format has no complex128)
+          "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2"]
 
 
 def _tensors(T) -> dict:

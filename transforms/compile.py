@@ -42,6 +42,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from funcgrad._recursion import room
 from funcgrad.array import Array
 from . import compile_blocks as blocking
 from .compile_simplify import (Step, defined_vars, fold_transposed_products,
@@ -91,6 +92,7 @@ class Writer:
     def __init__(self, blocks: bool = False) -> None:
         self.blocks = blocks  # whether elementwise runs may be blocked (host arrays)
         self.lines: list[str] = []
+        self.hoisted: list[str] = []  # top-level functions: sub-programs nested too deep
         self.globals: dict = {"np": np}
         self._names: dict = {}
         self._typed: dict = {}
@@ -439,6 +441,11 @@ class _StepWriter:
             self.w.emit(self.indent, "del " + ", ".join(f"v{v}" for v in dead))
 
 
+# Python's parser allows 100 levels of indentation: a sub-program nested deeper than this
+# (100 nested conds) is written at the top level, the enclosing variables it reads bound
+_HOIST_INDENT = 4 * 48
+
+
 def write_function(w: Writer, sub: Tape, alias: dict, indent: str) -> str:
     """Write ``sub`` as a function nested in the program being written (it reads the
     enclosing program's variables it uses as closures); return its name."""
@@ -451,8 +458,21 @@ def write_function(w: Writer, sub: Tape, alias: dict, indent: str) -> str:
     own = defined_vars(sub)
     outer = ({r[1] for s in steps for r in s.ins if r[0] == "v"} | {
         r[1] for r in outputs if r[0] == "v"} | {v for s in steps for v in s.free}) - own
-    w.emit(indent, f"def {name}({', '.join(f'v{v}' for v in sub.in_vars)}):")
-    write_steps(w, steps, outputs, sub.var_avals, set(), outer, indent + "    ")
+    params = [f"v{v}" for v in sub.in_vars]
+    if len(indent) < _HOIST_INDENT:
+        w.emit(indent, f"def {name}({', '.join(params)}):")
+        with room():  # (one step of the recursion through nested programs)
+            write_steps(w, steps, outputs, sub.var_avals, set(), outer, indent + "    ")
+        return name
+    bound = [f"v{v}" for v in sorted(outer)]
+    enclosing, w.lines = w.lines, []
+    w.emit("", f"def {name}_top({', '.join(bound + params)}):")
+    with room():
+        write_steps(w, steps, outputs, sub.var_avals, set(), outer, "    ")
+    w.hoisted.extend(w.lines)
+    w.lines = enclosing
+    w.emit(indent, f"{name} = {w.name_of(functools.partial, 'partial')}({name}_top"
+                   f"{''.join(', ' + v for v in bound)})")
     return name
 
 
@@ -480,7 +500,7 @@ def compile_tape(tape: Tape, weak_vars: set = frozenset(), donated: Sequence[int
     w.emit("", f"def program({', '.join(params)}):")
     donated_vars = {tape.in_vars[k] for k in donated} - set(weak_vars)
     write_steps(w, steps, outputs, tape.var_avals, donated_vars, set(), "    ")
-    source = "\n".join(w.lines) + "\n"
+    source = "\n".join(w.hoisted + w.lines) + "\n"
     namespace = dict(w.globals)
     exec(compile(source, f"<jit {tape.name}>", "exec"), namespace)
     read = {r[1] for s in steps for r in s.ins if r[0] == "v"} | {

@@ -27,6 +27,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
+from funcgrad._recursion import room
 from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
 from funcgrad.meta import is_meta
@@ -97,11 +98,13 @@ def _closure_error(what: str) -> StagedClosureError:
 # ---------------------------------------------------------------------------------------
 
 def _stage(trace: JitTrace, fun: Callable, args: Sequence, what: str) -> tuple:
-    """(sub-program, concrete outputs) of ``fun`` traced on ``args`` in ``trace``."""
+    """(sub-program, concrete outputs) of ``fun`` traced on ``args`` in ``trace`` (a step
+    of the recursion through nested constructs: with `room` on the stack)."""
     closures = trace.closures
     trace.closures = False
     try:
-        sub, outs = trace.scoped(fun, args)
+        with room():
+            sub, outs = trace.scoped(fun, args)
         if trace.closures or any(isinstance(o, Tracer) for o in outs):
             raise _closure_error(what)
     finally:
@@ -218,7 +221,9 @@ class _Switch(_Control):
 
     def process_jit(self, trace: JitTrace, leaves: Sequence) -> list:
         index, ops = leaves[0], list(leaves[1:])
-        staged = [_stage(trace, b, ops, self.what) for b in self.branches]
+        staged = []
+        for branch in self.branches:  # (a loop, not a comprehension: one frame less a level)
+            staged.append(_stage(trace, branch, ops, self.what))
         funs, outs = zip(*[_user_view(b, o) for b, (_, o) in zip(self.branches, staged)])
         _check_branches(self.api, funs, outs)
         # the values: the taken branch's program run (its effects happen, as on later calls)

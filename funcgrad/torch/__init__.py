@@ -21,7 +21,9 @@ from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_
                                     get_default_device, set_default_device,
                                     promote_types, float32, float, float64, double, float16,
                                     half, bfloat16, complex64, cfloat, complex128, cdouble, int8, int16,
-                                    short, int32, int, int64, long, uint8, bool)
+                                    short, int32, int, int64, long, uint8, bool, uint16,
+                                    uint32, uint64, float8_e4m3fn, float8_e5m2,
+                                    float8_e4m3fnuz, float8_e5m2fnuz)
 from funcgrad.torch._tensor import Tensor, is_tensor
 from funcgrad.torch._tensor_str import set_printoptions
 from funcgrad.torch.autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,

@@ -20,8 +20,11 @@ builtin_float, builtin_int, builtin_bool = builtins.float, builtins.int, builtin
 __all__ = ["dtype", "Size", "device", "get_default_dtype", "set_default_dtype",
            "to_torch_dtype", "to_numpy_dtype", "float32", "float", "float64", "double",
            "float16", "half", "bfloat16", "complex64", "cfloat", "complex128", "cdouble", "int8",
-           "int16", "short", "int32", "int", "int64", "long", "uint8", "bool",
-           "promote_types", "result_type_of", "can_cast", "tensor_type_name",
+           "int16", "short", "int32", "int", "int64", "long", "uint8", "bool", "uint16",
+           "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+           "float8_e5m2fnuz",
+           "promote_types", "result_type_of", "can_cast", "tensor_type_name", "SATURATING_BOUND",
+           "ALL_DTYPES",
            "get_default_device", "set_default_device"]
 
 
@@ -43,6 +46,12 @@ class dtype:
     def __repr__(self) -> str:
         return f"torch.{self.name}"
 
+    @property
+    def scalar_name(self) -> str:
+        """The name PyTorch's errors give this dtype (its c10 ScalarType: "Float", "Long",
+        "UInt16", "Float8_e4m3fn"...)."""
+        return self._legacy[:-len("Tensor")]
+
     def __reduce__(self) -> str:
         return self.name
 
@@ -60,24 +69,31 @@ float16 = half = dtype("float16", np.float16, "HalfTensor")
 
 
 class _MissingDtype(dtype):
-    """torch.bfloat16 where the ml_dtypes package is missing: it prints and compares, and
-    any use of its values raises the install hint (never a silent other dtype)."""
+    """A dtype of ml_dtypes' (bfloat16, the float8 formats) where that package is missing:
+    it prints and compares, and any use of its values raises the install hint (never a
+    silent other dtype)."""
 
     __slots__ = ()
 
-    def __init__(self, name: str, legacy: str):
+    def __init__(self, name: str, legacy: str, itemsize: builtin_int):
         self.name = name
         self.is_floating_point, self.is_complex, self.is_signed = True, False, True
-        self.itemsize = 2
+        self.itemsize = itemsize
         self._legacy = legacy
 
     @property
     def np(self) -> np.dtype:  # type: ignore[override]
-        return lowp.require_bfloat16()
+        return lowp.require_ml_dtype(self.name)
 
 
-bfloat16 = (dtype("bfloat16", lowp.require_bfloat16(), "BFloat16Tensor")
-            if lowp.bfloat16_available() else _MissingDtype("bfloat16", "BFloat16Tensor"))
+def _ml_dtype(name: str, legacy: str, itemsize: builtin_int) -> dtype:
+    """The facade's dtype of ml_dtypes' format ``name`` (a placeholder without ml_dtypes)."""
+    if lowp.bfloat16_available():
+        return dtype(name, lowp.require_ml_dtype(name), legacy)
+    return _MissingDtype(name, legacy, itemsize)
+
+
+bfloat16 = _ml_dtype("bfloat16", "BFloat16Tensor", 2)
 complex64 = cfloat = dtype("complex64", np.complex64, "ComplexFloatTensor")
 complex128 = cdouble = dtype("complex128", np.complex128, "ComplexDoubleTensor")
 int8 = dtype("int8", np.int8, "CharTensor")
@@ -86,10 +102,25 @@ int32 = int = dtype("int32", np.int32, "IntTensor")
 int64 = long = dtype("int64", np.int64, "LongTensor")
 uint8 = dtype("uint8", np.uint8, "ByteTensor")
 bool = dtype("bool", np.bool_, "BoolTensor")  # noqa: A001  (torch.bool)
+# PyTorch's "barebones" dtypes: stored, converted, compared and saved, but never promoted
+# with another dtype (PyTorch's errors below); the facade computes in them through numpy
+uint16 = dtype("uint16", np.uint16, "UInt16Tensor")
+uint32 = dtype("uint32", np.uint32, "UInt32Tensor")
+uint64 = dtype("uint64", np.uint64, "UInt64Tensor")
+float8_e4m3fn = _ml_dtype("float8_e4m3fn", "Float8_e4m3fnTensor", 1)
+float8_e5m2 = _ml_dtype("float8_e5m2", "Float8_e5m2Tensor", 1)
+float8_e4m3fnuz = _ml_dtype("float8_e4m3fnuz", "Float8_e4m3fnuzTensor", 1)
+float8_e5m2fnuz = _ml_dtype("float8_e5m2fnuz", "Float8_e5m2fnuzTensor", 1)
+_WIDE_UNSIGNED = (uint16, uint32, uint64)
+# PyTorch's conversion to float8_e4m3fn saturates (overflow and inf become +-448), where
+# ml_dtypes' (numpy's cast) gives nan: the facade's casts clip to these bounds first
+SATURATING_BOUND = ({float8_e4m3fn.np: 448.0} if lowp.bfloat16_available() else {})
+_FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz)
 
-_ALL = [float32, float64, float16, complex64, complex128, int8, int16, int32, int64, uint8,
-        bool] + ([bfloat16] if lowp.bfloat16_available() else [])
-_FROM_NP = {d.np: d for d in _ALL}
+ALL_DTYPES = [float32, float64, float16, complex64, complex128, int8, int16, int32, int64,
+              uint8, bool, uint16, uint32, uint64] + ([bfloat16, *_FLOAT8]
+                                                      if lowp.bfloat16_available() else [])
+_FROM_NP = {d.np: d for d in ALL_DTYPES}
 _default = [float32]
 
 
@@ -139,9 +170,11 @@ def _category(d: dtype) -> builtin_int:
 
 def promote_types(a: dtype, b: dtype) -> dtype:
     """torch.promote_types: within a category numpy's rule; across categories the higher
-    category's type (int64 with float32 is float32, not numpy's float64)."""
+    category's type (int64 with float32 is float32, not numpy's float64). The barebones
+    dtypes promote with nothing else (uint16 and friends only with the real floats)."""
     if a is b:
         return a
+    _check_barebones(a, b)
     ca, cb = _category(a), _category(b)
     if ca == cb:
         return _FROM_NP[np.promote_types(a.np, b.np)]
@@ -149,6 +182,17 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if hi.is_complex and lo is float64:
         return complex128
     return hi
+
+
+def _check_barebones(a: dtype, b: dtype) -> None:
+    """PyTorch's refusal to promote its float8 and wide unsigned dtypes."""
+    if a in _FLOAT8 or b in _FLOAT8:
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{a.scalar_name} and {b.scalar_name}")
+    if (a in _WIDE_UNSIGNED or b in _WIDE_UNSIGNED) and not (
+            _category(a) == 2 or _category(b) == 2):
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a.scalar_name} and {b.scalar_name}")
 
 
 def _scalar_dtype(x: Any) -> dtype:

@@ -151,6 +151,9 @@ def _finish(raw: np.ndarray, dtype: D.dtype, device: Any, requires_grad: bool) -
     if device.type == "meta":  # the shape and dtype alone: no values are made or kept
         data = to_meta(ShapeDtypeStruct(np.shape(raw), dtype.np))
     else:
+        bound = D.SATURATING_BOUND.get(dtype.np)
+        if bound is not None:  # (PyTorch's float8 conversion saturates)
+            raw = np.clip(np.asarray(raw, dtype=np.float64), -bound, bound)
         data = new_array(np.array(raw, dtype=dtype.np, order="C"))
     if device.type not in ("cpu", "meta"):
         if not funcgrad.backend.cupy_available():

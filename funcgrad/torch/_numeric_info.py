@@ -11,18 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad import dtypes as lowp
 from funcgrad.torch import _dtypes as D
 
 __all__ = ["finfo", "iinfo", "range", "get_num_threads", "set_num_threads",
            "get_num_interop_threads", "set_num_interop_threads",
            "get_float32_matmul_precision", "set_float32_matmul_precision", "is_inference"]
-
-
-def _np_finfo(dt: Any) -> Any:
-    if dt is D.bfloat16:
-        import ml_dtypes  # bfloat16's numbers (numpy has no bfloat16)
-        return ml_dtypes.finfo(ml_dtypes.bfloat16)
-    return np.finfo(dt.np)
 
 
 class finfo:
@@ -33,14 +27,15 @@ class finfo:
         if not (dt.is_floating_point or dt.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
-        info = _np_finfo(dt)
+        info = lowp.finfo(dt.np)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(10 ** -int(info.precision))
-        self.dtype = dt.name
+        # 10 ** -digits10, as C++'s numeric_limits count a type's decimal digits
+        self.resolution = float(10 ** -math.floor(int(info.nmant) * math.log10(2)))
+        self.dtype = dt.to_real().name  # complex64 reports float32, as PyTorch
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
@@ -56,14 +51,14 @@ class iinfo:
         if dt.is_floating_point or dt.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
-        info = np.iinfo(np.uint8 if dt is D.bool else dt.np)
-        self.bits = 8 if dt is D.bool else int(info.bits)
-        self.max = 1 if dt is D.bool else int(info.max)
-        self.min = 0 if dt is D.bool else int(info.min)
+        if dt is D.bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        info = np.iinfo(dt.np)
+        self.bits, self.max, self.min = int(info.bits), int(info.max), int(info.min)
         self.dtype = dt.name
 
     def __repr__(self) -> str:
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"  # (PyTorch's %g)
 
 
 def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None,  # noqa: A001

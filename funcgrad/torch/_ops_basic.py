@@ -180,7 +180,7 @@ def _kind(x: Any) -> tuple:
 # PyTorch's type categories (bool < integer < floating < complex) by numpy dtype kind and
 # by Python number type
 _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3,
-                  "V": 2}  # "V": bfloat16 (ml_dtypes), the facade's one dtype of that kind
+                  "V": 2}  # "V": ml_dtypes' floats (bfloat16, float8), the facade's only "V"s
 _NUMBER_CATEGORY = {builtins.bool: 0, builtins.int: 1, builtins.float: 2, builtins.complex: 3}
 
 
@@ -216,7 +216,12 @@ def cast(a: Any, dtype: np.dtype) -> Any:
     """``a`` as ``dtype`` inside an op (Python numbers stay weakly typed)."""
     if isinstance(a, _NUMBERS):
         return a
-    return a if a.dtype == dtype else fnp.astype(a, dtype)
+    if a.dtype == dtype:
+        return a
+    bound = D.SATURATING_BOUND.get(dtype)
+    if bound is not None:  # (PyTorch's float8 conversion saturates)
+        a = fnp.clip(a, -bound, bound)
+    return fnp.astype(a, dtype)
 
 
 def _float_type(dt: D.dtype) -> D.dtype:
@@ -505,9 +510,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 def _legacy_type(name: str) -> tuple:
     """``(dtype, device)`` of a legacy type string such as ``torch.cuda.DoubleTensor``."""
     dev = "cuda" if name.startswith("torch.cuda.") else "cpu"
-    for np_type in (np.float32, np.float64, np.float16, np.complex64, np.complex128, np.int8,
-                    np.int16, np.int32, np.int64, np.uint8, np.bool_):
-        dt = D.to_torch_dtype(np_type)
+    for dt in D.ALL_DTYPES:
         if D.tensor_type_name(dt, dev) == name:
             return dt, D.device(dev)
     raise ValueError(f"invalid type: '{name}'")

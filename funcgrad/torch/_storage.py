@@ -23,10 +23,13 @@ import numpy as np
 
 from funcgrad.array import Array, buffer_of, new_array
 from funcgrad.backend import backend_of
+from funcgrad.dtypes import EXTENDED_FLOATS
 from funcgrad.torch import _dtypes as D
 
 __all__ = ["raw_of", "owner", "same_storage", "address", "storage_address",
-           "storage_nbytes", "restrided", "grown", "NOT_RESIZABLE", "write", "add_scaled", "snapshot", "viewable", "overlapping", "strided", "OVERLAP_ERROR", "UntypedStorage"]
+           "storage_nbytes", "restrided", "grown", "NOT_RESIZABLE", "write", "add_scaled",
+           "snapshot", "viewable", "overlapping", "as_strided", "strided", "OVERLAP_ERROR",
+           "UntypedStorage"]
 
 NOT_RESIZABLE = "Trying to resize storage that is not resizable"
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
@@ -94,14 +97,22 @@ def viewable(a: Any, shape: tuple) -> bool:
     return True
 
 
+def as_strided(raw: Any, shape: tuple, byte_strides: Any) -> Any:
+    """numpy's (or cupy's) ``as_strided``, also for ml_dtypes' floats, whose dtype numpy's
+    array interface cannot name ('<f1', '<V2'): those go through an unsigned view."""
+    stride_tricks = backend_of(raw).xp.lib.stride_tricks
+    if raw.dtype not in EXTENDED_FLOATS:
+        return stride_tricks.as_strided(raw, shape, byte_strides)
+    carrier = raw.view(np.dtype(f"u{raw.itemsize}"))
+    return stride_tricks.as_strided(carrier, shape, byte_strides).view(raw.dtype)
+
+
 def strided(a: Array, offset: int, shape: tuple, strides: tuple) -> Array:
     """The view of ``a``'s memory (row-major, ``a`` contiguous) at element ``offset`` with
     element ``strides`` (PyTorch's ``as_strided``; the caller checked the bounds)."""
     raw = buffer_of(a).reshape(-1)
-    xp = backend_of(raw).xp
     start = raw[offset:] if offset < raw.size else raw[:0]
-    return new_array(xp.lib.stride_tricks.as_strided(
-        start, shape, tuple(s * raw.itemsize for s in strides)))
+    return new_array(as_strided(start, shape, tuple(s * raw.itemsize for s in strides)))
 
 
 def restrided(a: Array, shape: tuple) -> Array | None:
@@ -116,7 +127,7 @@ def restrided(a: Array, shape: tuple) -> Array | None:
     for n in reversed(shape):
         strides.insert(0, step)
         step *= max(n, 1)
-    return new_array(backend_of(raw).xp.lib.stride_tricks.as_strided(raw, shape, strides))
+    return new_array(as_strided(raw, shape, strides))
 
 
 def grown(a: Array, shape: tuple) -> Array:

@@ -59,14 +59,6 @@ def shape_list(shape: Sequence[int]) -> list:
     return [int(s) for s in shape]
 
 
-# PyTorch's scalar-type names, as its dtype errors spell them
-_SCALAR_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half",
-                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                 "complex128": "ComplexDouble"}
-
-
 def scalar_name(t: Tensor) -> str:
     """A tensor's dtype as PyTorch's errors name it ("Float", "Double", ...)."""
-    name = str(t.dtype).replace("torch.", "")
-    return _SCALAR_NAMES.get(name, name)
+    return t.dtype.scalar_name

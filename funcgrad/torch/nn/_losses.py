@@ -261,17 +261,13 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
 
 # -- class labels --------------------------------------------------------------------------------
 
-_TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int",
-               "int16": "Short", "int8": "Char", "bool": "Bool", "bfloat16": "BFloat16"}
-
-
 def _checked_labels(input: Tensor, target: Tensor, ignore_index: int) -> tuple:
     """(labels with ignored entries set to 0, mask of valid entries or None), with
     PyTorch's shape and range errors."""
     t = host(target)
     if t.dtype != np.int64 and t.dtype != np.uint8:
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
-                           f"{_TYPE_WORDS.get(str(target.dtype)[6:], str(target.dtype))}")
+                           f"{target.dtype.scalar_name}")
     shape = tuple(array_of(input).shape)
     cls_axis = 1 if len(shape) >= 2 else 0
     if t.shape != shape[:cls_axis] + shape[cls_axis + 1:]:

@@ -52,12 +52,13 @@ _STORAGE_CLASS = {"float64": "DoubleStorage", "float32": "FloatStorage",
                   "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
                   "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
 
-DTYPE_NAMES = tuple(_STORAGE_CLASS)  # the facade's dtypes, by PyTorch's names
+# the facade's dtypes, by PyTorch's names (the barebones ones have no storage class)
+DTYPE_NAMES = tuple(_STORAGE_CLASS) + ("uint16", "uint32", "uint64", "float8_e4m3fn",
+                                       "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
 
 # dtypes PyTorch saves that the facade has no tensors of: a file naming one loads up to the
 # tensor of that dtype, which raises naming it (never a silent reinterpretation)
-FOREIGN_DTYPES = ("uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2",
-                  "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
+FOREIGN_DTYPES = ("float8_e8m0fnu", "float4_e2m1fn_x2",
                   "complex32", "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "bits8",
                   "bits16", "bits1x8", "bits2x4", "bits4x2")
 

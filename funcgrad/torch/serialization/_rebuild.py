@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from funcgrad.array import new_array
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._storage import as_strided
 from funcgrad.torch._factories import empty
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.nn.parameter import Parameter
@@ -142,7 +142,7 @@ def _tensor_of(storage: Any, offset: Any, size: Any, stride: Any, requires_grad:
     elements = storage.typed(dtype)
     _check_layout(elements.size, offset, size, stride)
     itemsize = elements.itemsize
-    raw = as_strided(elements[offset:], shape=size, strides=[s * itemsize for s in stride])
+    raw = as_strided(elements[offset:], size, [s * itemsize for s in stride])
     t = make(new_array(raw), bool(requires_grad) and (dtype.is_floating_point or
                                                       dtype.is_complex))
     if storage.location != "cpu":

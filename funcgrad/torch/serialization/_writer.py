@@ -2,9 +2,9 @@
 
 `TorchPickler` pickles the object as ``torch.save`` does: a facade tensor becomes
 ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)``
-(every facade dtype has a legacy storage class, so ``_rebuild_tensor_v3`` is not needed)
-with its storage a persistent id, a Parameter ``_rebuild_parameter``, dtypes, ``Size`` and
-devices PyTorch's globals; everything else pickles as usual (under funcgrad's names, for
+(``_rebuild_tensor_v3``, which adds the dtype, for the dtypes without a legacy storage
+class: uint16/32/64 and float8, whose storages are untyped) with its storage a persistent
+id, a Parameter ``_rebuild_parameter``, dtypes, ``Size`` and devices PyTorch's globals; everything else pickles as usual (under funcgrad's names, for
 ``weights_only=False`` loads). PyTorch's names are written as raw ``GLOBAL`` opcodes (the
 stdlib pickler would insist on importing them), hence the pure-Python pickler as base.
 
@@ -63,11 +63,13 @@ def _name(module: str, name: str) -> _Name:
 class _Record:
     """One storage to write: its bytes, the dtype its tensors read them as, its key."""
 
-    __slots__ = ("data", "dtype", "key", "location", "numel")
+    __slots__ = ("data", "dtype", "key", "location", "numel", "storage_class")
 
     def __init__(self, data: np.ndarray, dtype: D.dtype, key: str, location: str):
         self.data, self.dtype, self.key, self.location = data, dtype, key, location
-        self.numel = data.size // dtype.itemsize
+        self.storage_class = storage_type_of(dtype)
+        # an untyped storage counts bytes, a typed one elements
+        self.numel = data.size // (1 if self.storage_class is None else dtype.itemsize)
 
 
 class StorageTable:
@@ -150,8 +152,9 @@ class TorchPickler(pickle._Pickler):
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is not _Record:
             return None
-        pid = ("storage", _name("torch", storage_type_of(obj.dtype)), obj.key, obj.location,
-               obj.numel)
+        storage_class = (_name("torch", obj.storage_class) if obj.storage_class is not None
+                         else _name("torch.storage", "UntypedStorage"))
+        pid = ("storage", storage_class, obj.key, obj.location, obj.numel)
         return pid + (None,) if self.legacy else pid
 
     def reducer_override(self, obj: Any) -> Any:
@@ -187,9 +190,10 @@ class TorchPickler(pickle._Pickler):
                        (t.dtype, tuple(t.shape), tuple(t.stride()), t.requires_grad))
         else:
             record, offset, strides = self.storages.locate(t)
-            rebuild = (_name("torch._utils", "_rebuild_tensor_v2"),
-                       (record, offset, tuple(t.shape), strides, t.requires_grad,
-                        OrderedDict()))
+            args = (record, offset, tuple(t.shape), strides, t.requires_grad, OrderedDict())
+            rebuild = ((_name("torch._utils", "_rebuild_tensor_v2"), args)
+                       if record.storage_class is not None else
+                       (_name("torch._utils", "_rebuild_tensor_v3"), args + (t.dtype,)))
         if type(t) is Tensor and not state:
             return rebuild
         return (_name("torch._tensor", "_rebuild_from_type_v2"),

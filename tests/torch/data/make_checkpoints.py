@@ -1,7 +1,8 @@
 """Writes the checkpoints `tests/torch/test_serialization_files.py` loads without PyTorch:
 run with real PyTorch (``python tests/torch/data/make_checkpoints.py``) to make them anew.
 
-Each file holds tensors of every dtype the facade has, views of one storage, a model's and
+Each file holds tensors of every dtype the facade has (the barebones uint16/32/64 and
+float8 too), views of one storage, a model's and
 an Adam optimizer's state after one training step, and what PyTorch computed from them
 (the model's output on ``x``; the parameters after one more step), so the test can check
 that funcgrad resumes training to PyTorch's numbers.
@@ -14,6 +15,8 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 DTYPES = ["float64", "float32", "float16", "bfloat16", "int8", "int16", "int32", "int64",
           "uint8", "bool", "complex64", "complex128"]
+BAREBONES = ["uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+             "float8_e5m2fnuz"]  # PyTorch's dtypes that convert and save, and promote with nothing
 
 
 def model() -> torch.nn.Module:
@@ -32,6 +35,8 @@ def contents() -> dict:
     for name in DTYPES:
         out[name] = (torch.arange(6) % 2 == 1 if name == "bool" else
                      torch.arange(6).to(getattr(torch, name)) - (1 if name != "uint8" else 0))
+    for name in BAREBONES:  # (no arithmetic in these dtypes: converted from int64)
+        out[name] = (torch.arange(6) - 1).to(getattr(torch, name))
     net = model()
     opt = torch.optim.Adam(net.parameters(), lr=0.01)
     x = torch.linspace(-1, 1, 15).reshape(5, 3)
