@@ -20,13 +20,16 @@ With x64 disabled, as in JAX:
 - the defaults funcgrad picks elsewhere (the mean of integers, ``float_power``,
   ``__array_namespace_info__().default_dtypes()``) are 32-bit.
 
-Operations then keep 32-bit Arrays 32-bit: numpy's promotion treats Python scalars as weak
-(``x32 * 2.0`` is float32). Where funcgrad differs from JAX, on purpose: an explicitly
-requested dtype is honoured (``zeros(3, dtype=float64)`` is float64; JAX truncates it with
-a warning), because funcgrad's own transforms build cotangents in the dtypes of existing
-Arrays; Arrays made before the flag changed keep their dtype; and a raw float64 numpy array
-handed directly to an operation is not narrowed (``fnp.sin(np_float64_array)`` computes in
-float64): wrap such inputs with ``asarray``.
+Operations promote by JAX's lattice (`funcgrad._promotion`), in either mode: Python
+numbers are weakly typed (``x32 * 2.0`` is float32), and with x64 disabled a lone Python
+number, a numpy array or a numpy scalar handed to an elementwise operation becomes 32-bit
+(``log(exp(100.0))`` is inf, as in JAX). Where funcgrad differs from JAX, on purpose: an
+explicitly requested dtype is honoured (``zeros(3, dtype=float64)`` is float64; JAX
+truncates it with a warning), and an operation on such Arrays stays 64-bit, because
+funcgrad's own transforms build cotangents in the dtypes of existing Arrays; Arrays made
+before the flag changed keep their dtype. Not done: results are never weakly typed (JAX's
+``exp(2.0)`` is a weak float64 with x64, which float32 Arrays then absorb; funcgrad's is a
+float64 Array, so ``x32 * exp(2.0)`` is float64).
 """
 from __future__ import annotations
 

@@ -87,7 +87,10 @@ class Primitive:
     cannot be compiled by `jit`. ``effectful``: the call does something besides computing
     its result (communicates), so a compiler may not drop or merge it. ``fresh``: the
     result is always a new array of its own, which a compiled program may then write into
-    (numpy ufuncs are; other implementations say so).
+    (numpy ufuncs are; other implementations say so). ``promote``: for an elementwise
+    primitive, a function that casts its operands to the dtype it computes in (JAX's type
+    promotion, `funcgrad.primitives.promotion`); `bind` applies it before anything else,
+    so every transform sees operands of one dtype.
     """
 
     def __init__(self, name: str, impl: Callable, inputs: Sequence[str] | None = ("x",),
@@ -95,7 +98,7 @@ class Primitive:
                  differentiable: bool = True, view: bool = False,
                  dynamic_shape: bool = False, effectful: bool = False,
                  fresh: bool | None = None, sample: Callable | None = None,
-                 doc: str | None = None,
+                 doc: str | None = None, promote: Callable | None = None,
                  replace: bool = False):
         if name in _PRIMITIVES and not replace:
             raise ValueError(f"a primitive named {name!r} is already declared; choose "
@@ -115,6 +118,7 @@ class Primitive:
         self.fresh = (isinstance(impl, np.ufunc) and not (multiple_results or view)
                       if fresh is None else fresh)
         self.plain = not (multiple_results or view)  # impl's result is the Array's value
+        self.promote = promote  # args -> args of one dtype (elementwise primitives)
         self.sample = sample
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None
@@ -331,7 +335,10 @@ def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
     """The one path of every primitive call: to the trace of the highest level among the
     tracers in ``args`` (`find_top_trace`), or, with no tracer, to the backend
     implementation, its result wrapped in an Array. One pass over ``args`` does both the
-    search and the unwrapping of Arrays (this runs for every operation)."""
+    search and the unwrapping of Arrays (this runs for every operation). An elementwise
+    primitive's operands are first cast to one dtype (``prim.promote``)."""
+    if prim.promote is not None:
+        args = prim.promote(args)
     top = None
     raws = []
     for a in args:

@@ -22,9 +22,9 @@ import numpy as np
 
 from funcgrad._config import default_int
 
-__all__ = ["EXTENDED_FLOATS", "LOW_FLOATS", "FLOAT8_NAMES", "is_inexact", "is_floating",
-           "issubdtype", "bfloat16_available", "require_bfloat16", "require_ml_dtype",
-           "canonical_dtype", "finfo"]
+__all__ = ["EXTENDED_FLOATS", "FLOAT8", "LOW_FLOATS", "FLOAT8_NAMES", "is_inexact",
+           "is_floating", "issubdtype", "bfloat16_available", "require_bfloat16",
+           "require_ml_dtype", "canonical_dtype", "finfo"]
 
 try:
     import ml_dtypes as _ml_dtypes  # optional: the `lowp` extra
@@ -41,6 +41,10 @@ _FLOAT8 = () if _ml_dtypes is None else tuple(np.dtype(getattr(_ml_dtypes, name)
 
 # the floating dtypes numpy gives kind "V" (ml_dtypes'), that funcgrad computes in
 EXTENDED_FLOATS: frozenset = frozenset(() if _BFLOAT16 is None else (_BFLOAT16,) + _FLOAT8)
+# every 8-bit float of ml_dtypes: on JAX's promotion lattice (`funcgrad._promotion`) with no
+# implicit promotion to any other type
+FLOAT8: frozenset = frozenset() if _ml_dtypes is None else frozenset(
+    np.dtype(getattr(_ml_dtypes, n)) for n in dir(_ml_dtypes) if n.startswith("float8_"))
 # the 16-bit floating dtypes, whose matrix products the kernels accumulate in float32
 LOW_FLOATS: frozenset = frozenset([np.dtype(np.float16)]) | EXTENDED_FLOATS
 

@@ -3,9 +3,9 @@
 
 Optimisers written for vectors (scipy.optimize, HIPS autograd's adam, natural gradients,
 Hessian-vector solvers) take a model's parameters this way. The vector has the promoted
-dtype of the leaves (by funcgrad's rules, which are numpy's: int32 with float32 gives
-float64, where JAX gives float32); ``unravel`` casts each piece back to its leaf's dtype. Both directions
-are funcgrad ops (concatenate, slice, reshape, cast), so they differentiate and trace.
+dtype of the leaves (JAX's lattice: int32 with float32 gives float32); ``unravel`` casts
+each piece back to its leaf's dtype. Both directions are funcgrad ops (concatenate, slice,
+reshape, cast), so they differentiate and trace.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     if not leaves:
         flat = fnp.zeros(0)
     else:
-        dtype = fnp.result_type(*dtypes)  # funcgrad's (numpy's) promotion, not JAX's
+        dtype = fnp.result_type(*dtypes)
         flat = fnp.concatenate([fnp.ravel(leaf).astype(dtype) for leaf in leaves])
     sizes = [int(np.prod(s)) for s in shapes]
     ends = np.cumsum(sizes).tolist()

@@ -29,13 +29,14 @@ from .binary import where
 from .elementwise import sign, unary
 from .samplers import special as samples
 from .special import _impl, not_implemented
+from .promotion import INEXACT_OPS
 from .batching import broadcasting
 
 _ORDER_NOTE = " (the order of a Bessel function is a parameter: there is no closed form)"
 
 
 def _with_order(name: str, x_rule: Callable, positive: bool) -> Primitive:
-    p = Primitive(name, _impl(name), ("v", "x"),
+    p = Primitive(name, _impl(name), ("v", "x"), promote=INEXACT_OPS,
                   sample=sampling.custom(samples.bessel_order_cases(name, positive)),
                   doc=f"scipy.special.{name}(v, x): a Bessel function of real order v.")
     rules = (not_implemented(name, "v", _ORDER_NOTE), x_rule)

@@ -25,14 +25,18 @@ from .elementwise import exp, exp2, log, predicate, trunc
 from .kernels import elementwise as kernels
 from .samplers import elementwise as samplers
 from .select import nonzero_or_one, where
+from .promotion import INEXACT_FIRST, INEXACT_OPS, NUMERIC_OPS, SAME, Promotion
 from .batching import broadcasting
 
 
 def binary(name: str, impl: Callable, rule_x: Any, rule_y: Any, *, jvp: tuple | None = None,
            domain: Any = (-2.0, 2.0), signed: bool = False, complex_: bool = True,
-           sample: Callable | None = None, **kwargs: Any) -> Primitive:
-    """Declare a broadcasting binary primitive with rules for x and y (VJP and JVP)."""
-    p = Primitive(name, impl, ("x", "y"),
+           sample: Callable | None = None, promote: Promotion = SAME,
+           **kwargs: Any) -> Primitive:
+    """Declare a broadcasting binary primitive with rules for x and y (VJP and JVP), its
+    operands promoted by ``promote`` (`funcgrad.primitives.promotion`: by default to their
+    common dtype; `INEXACT_OPS` for true division and the other float functions)."""
+    p = Primitive(name, impl, ("x", "y"), promote=promote,
                   sample=sample or sampling.elementwise(2, domain, signed, complex_), **kwargs)
     p.defvjp(rule_x, rule_y)
     p.defjvp(*(jvp or (rule_x, rule_y)))
@@ -90,10 +94,11 @@ add = binary("add", np.add, lambda g: g, lambda g: g)
 sub = binary("sub", np.subtract, lambda g: g, lambda g: -g)
 mul = binary("mul", np.multiply, lambda g, y: g * y, lambda g, x: g * x)
 div = binary("div", np.true_divide, lambda g, y: g / y, lambda g, out, y: -g * out / y,
-             domain=[(-2.0, 2.0), (0.2, 2.0)], signed=True)
-power = binary("power", np.power, _pow_dx, _pow_dy, domain=[(0.2, 2.0), (-2.0, 2.0)])
+             domain=[(-2.0, 2.0), (0.2, 2.0)], signed=True, promote=INEXACT_OPS)
+power = binary("power", np.power, _pow_dx, _pow_dy, domain=[(0.2, 2.0), (-2.0, 2.0)],
+               promote=NUMERIC_OPS)
 floor_divide = binary("floor_divide", kernels.floor_divide, ZERO, ZERO,
-                      sample=samplers.pairs(samplers.quotients))
+                      sample=samplers.pairs(samplers.quotients), promote=NUMERIC_OPS)
 # numpy's (Python's, PyTorch's) x // y: the quotient of divmod, x == q y + mod(x, y), whose
 # values differ from floor_divide's (the standard's) where exactly one operand is infinite:
 # -1 // inf is -1.0 (the standard: -0.0), inf // 2 is nan (the standard: inf); piecewise
@@ -102,9 +107,9 @@ floored_quotient = predicate("floored_quotient", kernels.floored_quotient, ("x",
 # d/dy is -q for the q of divmod: mod(-1, y) == y - 1 for every y > 1, slope 1 up to
 # y = inf, where the standard's -1 // inf == -0.0 would give 0
 mod = binary("mod", np.remainder, lambda g: g, lambda g, x, y: -g * floored_quotient(x, y),
-             sample=samplers.pairs(samplers.quotients))
+             sample=samplers.pairs(samplers.quotients), promote=NUMERIC_OPS)
 fmod = binary("fmod", np.fmod, lambda g: g, lambda g, x, y: -g * trunc(x / y),
-              sample=samplers.pairs(samplers.quotients))
+              sample=samplers.pairs(samplers.quotients), promote=NUMERIC_OPS)
 maximum = binary("maximum", np.maximum, lambda g, x, y: max_share.bind(g, x, y),
                  lambda g, x, y: max_share.bind(g, y, x),
                  sample=samplers.pairs(samplers.interleaved))
@@ -113,25 +118,29 @@ minimum = binary("minimum", np.minimum, lambda g, x, y: max_share.bind(g, y, x),
                  sample=samplers.pairs(samplers.interleaved))
 arctan2 = binary("arctan2", np.arctan2, lambda g, x, y: g * y / (x * x + y * y),
                  lambda g, x, y: -g * x / (x * x + y * y), domain=(0.2, 2.0), signed=True,
-                 complex_=False)
+                 complex_=False, promote=INEXACT_OPS)
 hypot = binary("hypot", np.hypot, lambda g, x, out: g * x / out,
                lambda g, y, out: g * y / out, domain=(0.2, 2.0), signed=True,
-               complex_=False)
+               complex_=False, promote=INEXACT_OPS)
 logaddexp = binary("logaddexp", np.logaddexp,
                    lambda g, x, out: _logaddexp_rule(g, x, out, exp),
-                   lambda g, y, out: _logaddexp_rule(g, y, out, exp), complex_=False)
+                   lambda g, y, out: _logaddexp_rule(g, y, out, exp), complex_=False,
+                   promote=INEXACT_OPS)
 logaddexp2 = binary("logaddexp2", np.logaddexp2,
                     lambda g, x, out: _logaddexp_rule(g, x, out, exp2),
-                    lambda g, y, out: _logaddexp_rule(g, y, out, exp2), complex_=False)
+                    lambda g, y, out: _logaddexp_rule(g, y, out, exp2), complex_=False,
+                    promote=INEXACT_OPS)
 copysign = binary("copysign", np.copysign,
                   lambda g, x, y: g * copysign(1, x) * copysign(1, y), ZERO,
-                  domain=(0.2, 2.0), signed=True, complex_=False)
+                  domain=(0.2, 2.0), signed=True, complex_=False, promote=INEXACT_OPS)
 
 # the next float after x towards y: x moved by less than an ulp, slope 1 in x
-nextafter = binary("nextafter", np.nextafter, lambda g: g, ZERO, complex_=False)
+nextafter = binary("nextafter", np.nextafter, lambda g: g, ZERO, complex_=False,
+                   promote=INEXACT_OPS)
 # the step function, with the value y at x == 0 (derivative in x: 0 away from the jump)
 heaviside = binary("heaviside", np.heaviside, ZERO, lambda g, x: where(x == 0, g, 0),
-                   domain=[(0.2, 2.0), (-2.0, 2.0)], signed=True, complex_=False)
+                   domain=[(0.2, 2.0), (-2.0, 2.0)], signed=True, complex_=False,
+                   promote=INEXACT_OPS)
 
 
 def _ldexp_cases(rng: np.random.RandomState, draw: Any) -> list:
@@ -143,6 +152,7 @@ def _ldexp_cases(rng: np.random.RandomState, draw: Any) -> list:
 
 # x * 2**i for integer i, exact (a change of exponent)
 ldexp = Primitive("ldexp", np.ldexp, ("x", "i"), sample=sampling.custom(_ldexp_cases),
+                  promote=INEXACT_FIRST,
                   doc="x * 2**i for integer i.")
 ldexp.defvjp(lambda g, i: ldexp(g, i), None)
 ldexp.defjvp(lambda t, i: ldexp(t, i), None)
@@ -153,14 +163,14 @@ less = predicate("less", np.less, ("x", "y"))
 less_equal = predicate("less_equal", np.less_equal, ("x", "y"))
 greater = predicate("greater", np.greater, ("x", "y"))
 greater_equal = predicate("greater_equal", np.greater_equal, ("x", "y"))
-logical_and = predicate("logical_and", np.logical_and, ("x", "y"))
-logical_or = predicate("logical_or", np.logical_or, ("x", "y"))
-logical_xor = predicate("logical_xor", np.logical_xor, ("x", "y"))
+logical_and = predicate("logical_and", np.logical_and, ("x", "y"), promote=None)
+logical_or = predicate("logical_or", np.logical_or, ("x", "y"), promote=None)
+logical_xor = predicate("logical_xor", np.logical_xor, ("x", "y"), promote=None)
 bitwise_and = predicate("bitwise_and", np.bitwise_and, ("x", "y"))
 bitwise_or = predicate("bitwise_or", np.bitwise_or, ("x", "y"))
 bitwise_xor = predicate("bitwise_xor", np.bitwise_xor, ("x", "y"))
-left_shift = predicate("left_shift", np.left_shift, ("x", "y"))
-right_shift = predicate("right_shift", np.right_shift, ("x", "y"))
+left_shift = predicate("left_shift", np.left_shift, ("x", "y"), NUMERIC_OPS)
+right_shift = predicate("right_shift", np.right_shift, ("x", "y"), NUMERIC_OPS)
 gcd = predicate("gcd", np.gcd, ("x", "y"))
 lcm = predicate("lcm", np.lcm, ("x", "y"))
 
@@ -168,7 +178,7 @@ lcm = predicate("lcm", np.lcm, ("x", "y"))
 # ReLU, the select against zero above as one primitive (PyTorch's relu and threshold_backward
 # semantics: the gradient is g where the result is not <= 0, so 0 at 0 and g at NaN); the
 # torch facade records it without a trace
-relu = Primitive("relu", kernels.relu,
+relu = Primitive("relu", kernels.relu, promote=SAME,
                  sample=sampling.elementwise(1, (0.2, 2.0), signed=True),
                  doc="max(x, 0), with NaN kept.")
 relu.defvjp(lambda g, out: where(out <= 0, 0, g))

@@ -33,6 +33,7 @@ from .samplers import special as samples
 from .special import (_impl, backend_impl, betaln, digamma, float_dtype, gammaln,
                       not_implemented, polygamma, xlog1py, xlogy)
 from .batching import broadcasting
+from .promotion import INEXACT_OPS
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _NOT_IN_JAX = " (JAX does not differentiate it there either)"
@@ -41,7 +42,7 @@ _NOT_IN_JAX = " (JAX does not differentiate it there either)"
 def _declare(name: str, impl: Any, inputs: tuple, rules: tuple, sample: Any,
              doc: str) -> Primitive:
     """A primitive whose VJP rules (one per input) serve as its JVP rules too."""
-    p = Primitive(name, impl, inputs, sample=sample, doc=doc)
+    p = Primitive(name, impl, inputs, sample=sample, doc=doc, promote=INEXACT_OPS)
     p.defvjp(*rules)
     p.defjvp(*rules)
     return p
@@ -70,7 +71,7 @@ def _gammainc_impl(a: Any, x: Any, order: int) -> Any:
     return K.gammainc_taylor(a, x, order).astype(float_dtype((a, x)), copy=False)
 
 
-gammainc = Primitive("gammainc", _gammainc_impl, ("a", "x"), ("order",),
+gammainc = Primitive("gammainc", _gammainc_impl, ("a", "x"), ("order",), promote=INEXACT_OPS,
                      sample=sampling.custom(samples.gammainc_cases),
                      doc="The regularised lower incomplete gamma P(a, x), or its order-th "
                          "derivative in a.")

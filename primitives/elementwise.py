@@ -23,6 +23,7 @@ from . import sampling
 from .kernels import elementwise as kernels
 from .samplers import elementwise as samplers
 from .select import nonzero_or_one
+from .promotion import DEFAULT_FLOAT, INEXACT_OPS, NUMERIC_OPS, SAME, Promotion
 from . import batching as B
 from .batching import broadcasting
 
@@ -32,21 +33,26 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 def unary(name: str, impl: Callable, rule: Any, *, jvp: Any = None,
           domain: tuple = (-2.0, 2.0), signed: bool = False, complex_: bool = True,
           sample: Callable | None = None, params: dict | None = None,
-          **kwargs: Any) -> Primitive:
+          promote: Promotion | None = INEXACT_OPS, **kwargs: Any) -> Primitive:
     """Declare an elementwise primitive whose rule serves as VJP and (by default) JVP.
 
     The sampler draws values in ``domain`` (mirrored to ±domain when ``signed``), and a
-    complex case when ``complex_``; ``params`` are the static params the sampler binds."""
+    complex case when ``complex_``; ``params`` are the static params the sampler binds.
+    ``promote``: the dtype x computes in (`funcgrad.primitives.promotion`; by default a
+    float for integers, as JAX's sin and exp)."""
     sample = sample or sampling.elementwise(1, domain, signed, complex_, params)
-    p = Primitive(name, impl, params=tuple(params or ()), sample=sample, **kwargs)
+    p = Primitive(name, impl, params=tuple(params or ()), sample=sample, promote=promote,
+                  **kwargs)
     p.defvjp(rule)
     p.defjvp(rule if jvp is None else jvp)
     return p
 
 
-def predicate(name: str, impl: Callable, inputs: tuple = ("x",)) -> Primitive:
-    """Declare a non-differentiable elementwise function (a predicate or a bit operation)."""
-    return Primitive(name, impl, inputs, differentiable=False)
+def predicate(name: str, impl: Callable, inputs: tuple = ("x",),
+              promote: Promotion | None = SAME) -> Primitive:
+    """Declare a non-differentiable elementwise function (a predicate or a bit operation),
+    its operands promoted to their common dtype (``promote``)."""
+    return Primitive(name, impl, inputs, differentiable=False, promote=promote)
 
 
 def is_complex(x: Any) -> bool:
@@ -81,7 +87,7 @@ tanh_backward.defjvp(lambda t, out: tanh_backward(t, out),
 
 # -- the table ----------------------------------------------------------------------------
 
-neg = unary("neg", np.negative, lambda g: -g)
+neg = unary("neg", np.negative, lambda g: -g, promote=SAME)
 sin = unary("sin", np.sin, lambda g, x: g * cos(x))
 cos = unary("cos", np.cos, lambda g, x: -g * sin(x))
 tan = unary("tan", np.tan, lambda g, out: g * (1 + out * out), domain=(-1.2, 1.2))
@@ -108,16 +114,19 @@ log1p = unary("log1p", np.log1p, lambda g, x: g / (x + 1), domain=(-0.5, 2.0))
 sqrt = unary("sqrt", np.sqrt, lambda g, out: g / (2 * out), domain=(0.1, 2.0))
 cbrt = unary("cbrt", np.cbrt, lambda g, out: g / (3 * out * out), domain=(0.2, 2.0),
              signed=True, complex_=False)
-square = unary("square", np.square, lambda g, x: g * (2 * x))
+square = unary("square", np.square, lambda g, x: g * (2 * x), promote=NUMERIC_OPS)
 reciprocal = unary("reciprocal", np.reciprocal, lambda g, out: -g * out * out,
                    domain=(0.3, 2.0), signed=True)
 sinc = unary("sinc", kernels.sinc_derivative,
              lambda g, x, order: g * sinc(x, order=order + 1), domain=(-1.0, 1.0),
              params={"order": 0})
-abs = unary("abs", np.abs, _abs_vjp, jvp=_abs_jvp, domain=(0.2, 2.0), signed=True)
-real = unary("real", np.real, lambda g: g, jvp=lambda t: real(t), view=True)
-imag = unary("imag", np.imag, lambda g: g * -1j, jvp=lambda t: imag(t), view=True)
-conj = unary("conj", np.conjugate, lambda g: conj(g))
+abs = unary("abs", np.abs, _abs_vjp, jvp=_abs_jvp, domain=(0.2, 2.0), signed=True,
+            promote=SAME)
+real = unary("real", np.real, lambda g: g, jvp=lambda t: real(t), view=True,
+             promote=SAME)
+imag = unary("imag", np.imag, lambda g: g * -1j, jvp=lambda t: imag(t), view=True,
+             promote=SAME)
+conj = unary("conj", np.conjugate, lambda g: conj(g), promote=SAME)
 # complex numbers as pairs of reals (a last axis of 2) and back, sharing memory (PyTorch's
 # view_as_real / view_as_complex): each is the other's transpose, up to a conjugation
 view_as_real = Primitive("view_as_real", kernels.view_as_real, view=True,
@@ -137,15 +146,17 @@ view_as_complex.defbatch(lambda args, dims: (view_as_complex(B.to_front(args[0],
 # the identity into new memory: what the PyTorch facade's clone() and contiguous() need,
 # now that views (transpose, slices) share their input's memory
 copy = unary("copy", lambda x, order: np.copy(x, order=order), lambda g: g, fresh=True,
-             params={"order": "K"})
+             params={"order": "K"}, promote=SAME)
 
-sign = unary("sign", np.sign, ZERO, domain=(0.2, 2.0), signed=True, complex_=False)
-floor = unary("floor", np.floor, ZERO, sample=samplers.steps())
-ceil = unary("ceil", np.ceil, ZERO, sample=samplers.steps())
-trunc = unary("trunc", np.trunc, ZERO, sample=samplers.steps())
-rint = unary("rint", np.rint, ZERO, sample=samplers.steps())
+sign = unary("sign", np.sign, ZERO, domain=(0.2, 2.0), signed=True, complex_=False,
+            promote=SAME)
+floor = unary("floor", np.floor, ZERO, sample=samplers.steps(), promote=SAME)
+ceil = unary("ceil", np.ceil, ZERO, sample=samplers.steps(), promote=SAME)
+trunc = unary("trunc", np.trunc, ZERO, sample=samplers.steps(), promote=SAME)
+rint = unary("rint", np.rint, ZERO, sample=samplers.steps(), promote=DEFAULT_FLOAT)
 round = unary("round", lambda x, decimals: np.round(x, decimals), ZERO,
-              params={"decimals": 1}, sample=samplers.steps({"decimals": 1}, 0.1))
+              params={"decimals": 1}, sample=samplers.steps({"decimals": 1}, 0.1),
+              promote=SAME)
 # the gap to the next float: constant between powers of two (drawn away from them)
 spacing = unary("spacing", np.spacing, ZERO, domain=(1.1, 1.9), signed=True, complex_=False)
 
@@ -153,6 +164,7 @@ spacing = unary("spacing", np.spacing, ZERO, domain=(1.1, 1.9), signed=True, com
 # modf: (x - trunc(x), trunc(x)), numpy's values (modf(inf) is (0, inf)); the fractional
 # part has slope 1, the integral part 0
 modf = Primitive("modf", lambda x: tuple(np.modf(x)), multiple_results=True,
+                 promote=INEXACT_OPS,
                  sample=samplers.steps(), doc="(fractional part, integral part) of x.")
 modf.defvjp(lambda g: g[0])
 modf.defjvp(lambda t: (t, t * 0))

@@ -13,12 +13,14 @@ from funcgrad.core import ZERO, Primitive
 from .kernels import elementwise as kernels
 from .samplers import elementwise as samplers
 from .batching import broadcasting
+from .promotion import AFTER_CONDITION
 
 __all__ = ["where", "nonzero_or_one"]
 
 where = Primitive("where", kernels.where, ("condition", "x", "y"), sample=samplers.where,
-                  fresh=True,
-                  doc="x where condition holds, else y (broadcast together).")
+                  fresh=True, promote=AFTER_CONDITION,
+                  doc="x where condition holds, else y (broadcast together, promoted to "
+                      "one dtype).")
 where.defvjp(ZERO, lambda g, condition: where(condition, g, 0),
              lambda g, condition: where(condition, 0, g))
 where.defjvp(ZERO, lambda t, condition: where(condition, t, 0),

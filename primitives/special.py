@@ -39,6 +39,7 @@ from .elementwise import abs, cos, exp, floor, log, log1p, unary
 from .kernels import special as K
 from .samplers import special as samples
 from .batching import broadcasting
+from .promotion import INEXACT_OPS
 
 try:
     import scipy.special as _scipy_special
@@ -171,7 +172,7 @@ digamma = _real("digamma", lambda g, x: g * polygamma(1, x), domain=(0.2, 3.0))
 expit = _real("expit", lambda g, out: g * out * (1 - out))
 spence = _real("spence", _spence_rule, domain=(0.1, 3.0))
 
-polygamma = Primitive("polygamma", _impl("polygamma"), ("n", "x"),
+polygamma = Primitive("polygamma", _impl("polygamma"), ("n", "x"), promote=INEXACT_OPS,
                       sample=sampling.custom(samples.polygamma_cases),
                       doc="The n-th derivative of digamma (integer n >= 0).")
 polygamma.defvjp(ZERO, lambda g, n, x: g * polygamma(n + 1, x))
@@ -180,17 +181,17 @@ polygamma.defjvp(ZERO, lambda t, n, x: t * polygamma(n + 1, x))
 beta = binary("beta", _impl("beta"),
               lambda g, x, y, out: g * out * (digamma(x) - digamma(x + y)),
               lambda g, x, y, out: g * out * (digamma(y) - digamma(x + y)),
-              domain=(0.3, 3.0), complex_=False)
+              domain=(0.3, 3.0), complex_=False, promote=INEXACT_OPS)
 betaln = binary("betaln", _impl("betaln"),
                 lambda g, x, y: g * (digamma(x) - digamma(x + y)),
                 lambda g, x, y: g * (digamma(y) - digamma(x + y)),
-                domain=(0.3, 3.0), complex_=False)
+                domain=(0.3, 3.0), complex_=False, promote=INEXACT_OPS)
 xlogy = binary("xlogy", _impl("xlogy"), lambda g, y: g * log(y),
                lambda g, x, y: g * x / _safe_divisor(x, y, 0.0),
-               sample=samples.with_prim(samples.xlogy_cases), complex_=False)
+               sample=samples.with_prim(samples.xlogy_cases), complex_=False, promote=INEXACT_OPS)
 xlog1py = binary("xlog1py", _impl("xlog1py"), lambda g, y: g * log1p(y),
                  lambda g, x, y: g * x / (1 + _safe_divisor(x, y, -1.0)),
-                 sample=samples.with_prim(samples.xlogy_cases), complex_=False)
+                 sample=samples.with_prim(samples.xlogy_cases), complex_=False, promote=INEXACT_OPS)
 
 
 # -- the Hurwitz zeta function, and its derivatives of every order in s --------------------
@@ -217,7 +218,7 @@ def _zeta_dq(g: Any, x: Any, q: Any, order: int) -> Any:
     return g * shifted
 
 
-zeta = Primitive("zeta", _zeta_impl, ("x", "q"), ("order",),
+zeta = Primitive("zeta", _zeta_impl, ("x", "q"), ("order",), promote=INEXACT_OPS,
                  sample=sampling.custom(samples.zeta_cases),
                  doc="The Hurwitz zeta function sum_n (n + q)^-x, or its order-th "
                      "derivative in x.")

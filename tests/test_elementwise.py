@@ -102,10 +102,13 @@ def test_unary_python_scalars_and_integers(name):
     value = int(max(domain[0], 1.0)) if name != "arccosh" else 2
     if name in ("arcsin", "arccos", "arctanh"):
         value = 0
+    # JAX's reciprocal of integers is a float (numpy's is an integer)
+    as_expected = float if name == "reciprocal" else (lambda v: v)
     with np.errstate(all="ignore"):
-        assert_like(getattr(fnp, name)(value), getattr(np, name)(value))
+        assert_like(getattr(fnp, name)(value), getattr(np, name)(as_expected(value)))
         ints = np.array([value, value])
-        assert_like(getattr(fnp, name)(ints), getattr(np, name)(ints))
+        expected = ints.astype(float) if name == "reciprocal" else ints
+        assert_like(getattr(fnp, name)(ints), getattr(np, name)(expected))
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))

@@ -32,8 +32,10 @@ def test_ravel_pytree_matches_jax():
     got, unravel = ravel_pytree(tree)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-    _, unravel_mixed = ravel_pytree({"i": np.ones(2, np.int32), "f": np.ones(1, np.float32)})
-    assert unravel_mixed(fnp.zeros(3, dtype=np.float64))["i"].dtype == np.int32
+    mixed = {"i": np.ones(2, np.int32), "f": np.ones(1, np.float32)}
+    flat_mixed, unravel_mixed = ravel_pytree(mixed)
+    assert flat_mixed.dtype == jax_ravel(mixed)[0].dtype == np.float32  # JAX's lattice
+    assert unravel_mixed(fnp.zeros(3, dtype=np.float32))["i"].dtype == np.int32
     empty, unravel_empty = ravel_pytree([])
     assert empty.shape == (0,) and unravel_empty(empty) == []
 

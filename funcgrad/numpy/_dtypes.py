@@ -4,8 +4,9 @@ The dtype objects are numpy's (``fnp.float32 is np.float32``), so that numpy cod
 funcgrad code compare and mix dtypes freely; ``bfloat16`` is ml_dtypes' (the optional
 ``lowp`` extra; `funcgrad.dtypes`), which numpy promotes as it does float16 (bfloat16 with
 float16 or float32 is float32, with a Python float bfloat16), and which `issubdtype` and
-`isdtype` count as a real floating dtype, as jax.numpy does. `finfo`/`iinfo`, `can_cast`, `result_type`
-accept Arrays (traced ones too: only the dtype is read). `__array_namespace_info__` answers
+`isdtype` count as a real floating dtype, as jax.numpy does. `result_type` and
+`promote_types` follow JAX's promotion lattice, not numpy's. `finfo`/`iinfo`, `can_cast`,
+`result_type` accept Arrays (traced ones too: only the dtype is read). `__array_namespace_info__` answers
 the Array API's inspection questions; devices are the strings `funcgrad.devices()` lists
 ('cpu', 'gpu:0', ...).
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad import dtypes as _lowp
+from funcgrad import _promotion, dtypes as _lowp
 from funcgrad._config import default_complex, default_float, default_int
 from funcgrad.array import Array
 from funcgrad.backend import devices as _devices
@@ -41,7 +42,7 @@ from numpy import (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint
                    ulonglong, half, single, double, longdouble, csingle, cdouble,
                    clongdouble, generic, number, integer, signedinteger, unsignedinteger,
                    inexact, floating, complexfloating, flexible, character, dtype,
-                   promote_types, min_scalar_type, mintypecode, typename,
+                   min_scalar_type, mintypecode, typename,
                    sctypeDict, typecodes, ScalarType, True_, False_, little_endian, pi, e,
                    inf, nan, newaxis, euler_gamma)
 from numpy.exceptions import ComplexWarning
@@ -87,9 +88,17 @@ def iinfo(int_type: Any) -> np.iinfo:
     return np.iinfo(_dtype_of(int_type))
 
 
-def result_type(*arrays_and_dtypes: Any) -> np.dtype:
-    """The dtype numpy's promotion gives (Python scalars are weak, as in NEP 50)."""
-    return np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
+def result_type(*args: Any, return_weak_type_flag: builtins.bool = False) -> Any:
+    """The dtype JAX's promotion gives arrays, dtypes and Python numbers (weakly typed),
+    canonicalized (32-bit with x64 disabled): what an elementwise function computes in
+    (`funcgrad._promotion`; int64 with float32 is float32, where numpy says float64)."""
+    return _promotion.result_type(*args, return_weak_type_flag=return_weak_type_flag)
+
+
+def promote_types(type1: Any, type2: Any) -> np.dtype:
+    """The promoted dtype of two dtypes on JAX's lattice (not canonicalized, as
+    ``jnp.promote_types``): int32 with float16 is float16, uint64 with int64 float64."""
+    return _promotion.promote_types(type1, type2)
 
 
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:
