@@ -86,8 +86,13 @@ def _linear_call(multiple_results: bool) -> Primitive:
     p = Primitive("linear_call" + ("_multiple" if multiple_results else ""),
                   lambda *xs, prim, linear, prim_params: prim.impl(*xs, **prim_params),
                   None, ("prim", "linear", "prim_params"), multiple_results=multiple_results,
+                  # only a linear tape's backward pass uses its VJP (the transpose): it is
+                  # bound on meta arrays alone, so no transform differentiates through it
+                  differentiable=False,
                   doc="A JAX-style primitive applied to tangents, transposed by its rule.")
     p.defvjp_all(_linear_call_vjp)
+    p.defbatch(lambda xs, dims, prim, linear, prim_params:
+               prim.batch_rule(xs, dims, **prim_params))
     def_meta_impl(p, lambda *xs, prim, linear, prim_params: bind(prim, xs, prim_params))
     return p
 
