@@ -32,6 +32,7 @@ from funcgrad.core import EscapedTracerError
 from funcgrad.meta import ShapeDtypeStruct, eval_shape, typeof
 from funcgrad import test_util
 from funcgrad.autograph import autograph
+from funcgrad import extend, interpreters  # Primitive(name), JAX's rule tables
 from funcgrad import viz  # installs the notebook reprs (graphviz is imported only to draw)
 
 __version__ = "0.1.0"

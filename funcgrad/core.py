@@ -30,13 +30,14 @@ import numpy as np
 
 from funcgrad._config import float_checks
 from funcgrad.array import RAW_TYPES, Array, new_array, to_raw
+from funcgrad.avals import ShapedArray
 from funcgrad.backend import device_of
 from funcgrad.dtypes import EXTENDED_FLOATS
 from funcgrad.rules import Rule
 
 __all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry", "bind",
            "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
-           "is_inexact", "wrap_raw", "layout_of"]
+           "is_inexact", "wrap_raw", "layout_of", "ShapedArray"]
 
 
 class EscapedTracerError(RuntimeError):
@@ -61,6 +62,9 @@ class _Zero:
 ZERO = _Zero()
 
 _PRIMITIVES: dict[str, "Primitive"] = {}
+# the class ``Primitive(name)`` (JAX's one-argument form) makes: set by the module that
+# defines it (funcgrad.extend.primitive), which builds on this one
+ONE_ARGUMENT_KIND: list[type] = []
 
 
 def registry() -> dict[str, "Primitive"]:
@@ -92,6 +96,12 @@ class Primitive:
     promotion, `funcgrad.primitives.promotion`); `bind` applies it before anything else,
     so every transform sees operands of one dtype.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Primitive":
+        """``Primitive(name)`` alone is JAX's constructor: it makes the JAX-style kind."""
+        if cls is Primitive and len(args) == 1 and not kwargs and ONE_ARGUMENT_KIND:
+            cls = ONE_ARGUMENT_KIND[0]
+        return object.__new__(cls)
 
     def __init__(self, name: str, impl: Callable, inputs: Sequence[str] | None = ("x",),
                  params: Sequence[str] = (), *, multiple_results: bool = False,
@@ -128,6 +138,10 @@ class Primitive:
         self.jvp_rules: list = []
         self.batch_rule: Callable | None = None
         self.stage_rule: Callable | None = None  # how jit records a call (control flow)
+        # ``rule(primals, tangents, params) -> (out, tangent)``: a JVP computing the primal
+        # too (JAX's ``primitive_jvps``); compiled programs call ``lowering`` for ``impl``
+        self.jvp_full: Callable | None = None
+        self.lowering: Callable | None = None
         # `needs(mask, n)` by ``mask | 1 << n`` (one int for both: mask < 2**n), filled by
         # `needs` and read first by the tape's record builder (a lookup costs less than a call)
         self.needs_cache: dict[int, tuple] = {}
@@ -156,14 +170,14 @@ class Primitive:
             return ("dtype", self.inputs.index(name[:-6]))
         elif name.endswith("_layout") and name[:-7] in self.inputs:
             return ("layout", self.inputs.index(name[:-7]))
-        if name == "out":
-            return ("out",)
+        if name in ("out", "params"):  # params: every static parameter, as a dict
+            return (name,)
         if name in self.params:
             return ("param", name)
         allowed = (["xs", "shapes", "dtypes", "argnum"] if self.inputs is None else
                    [*self.inputs, *(f"{i}_shape" for i in self.inputs),
                     *(f"{i}_dtype" for i in self.inputs),
-                    *(f"{i}_layout" for i in self.inputs)]) + ["out", *self.params]
+                    *(f"{i}_layout" for i in self.inputs)]) + ["out", "params", *self.params]
         raise TypeError(f"{kind} rule {getattr(fn, '__name__', fn)!r} of primitive "
                         f"{self.name!r} asks for {name!r}, which it does not have; a rule "
                         f"may ask for: {', '.join(allowed)}")

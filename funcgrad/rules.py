@@ -19,7 +19,7 @@ class Rule:
 
     The parameter names of the function (after the first, which receives the cotangent or
     tangent) say what the rule needs: an input by its declared name, ``out`` for the
-    output, a static param by name, ``<input>_shape`` / ``<input>_dtype``,
+    output, a static param by name, ``params`` for all of them (a dict), ``<input>_shape`` / ``<input>_dtype``,
     ``<input>_layout`` (`layout_of`: a token a rule hands on to a kernel, unread), or for
     variadic primitives ``xs``, ``shapes``, ``dtypes`` and ``argnum``. Knowing this, the
     tape keeps exactly the residuals the backward pass will read and nothing else: a rule
@@ -69,6 +69,8 @@ class Rule:
                 args.append(out)
             elif kind == "param":
                 args.append(params[s[1]])
+            elif kind == "params":
+                args.append(params)
             elif kind == "shape":  # (the commonest aval, without `_aval_source`'s call)
                 args.append(avals[s[1]][0])
             else:

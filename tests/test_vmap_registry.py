@@ -14,6 +14,7 @@ import funcgrad.distributed as dist
 import funcgrad.numpy as fnp
 from funcgrad.primitives.binary import floored_quotient
 from funcgrad.primitives import registry
+from funcgrad.transforms.linear import linear_call, linear_call_multiple
 from funcgrad.tree_util import tree_leaves
 
 
@@ -237,6 +238,18 @@ def _staged(which):
     return lambda x: program(x)  # replaying the program binds the staged record
 
 
+def _linear_use(multiple: bool):
+    """A JAX-style primitive's use on a linear tape (`funcgrad.transforms.linear`): its
+    batching rule is the primitive's."""
+    p = funcgrad.extend.core.Primitive(f"test_linear_use_{multiple}")
+    p.multiple_results = multiple
+    p.def_impl(lambda x: (2 * x, 3 * x) if multiple else 2 * x)
+    funcgrad.interpreters.batching.primitive_batchers[p] = lambda xs, dims: (
+        p.bind(*xs), (dims[0], dims[0]) if multiple else dims[0])
+    call = linear_call_multiple if multiple else linear_call
+    return lambda x: call.bind(x, prim=p, linear=(True,), prim_params={})
+
+
 UNSAMPLED = {
     "argmax": (lambda x: fnp.argmax(x, axis=1), (_floats(3, 4),)),
     "argmin": (lambda x: fnp.argmin(x), (_floats(3, 4),)),
@@ -297,6 +310,8 @@ UNSAMPLED = {
     "switch": (_staged("switch"), (_floats(4),)),
     "while_loop": (_staged("while_loop"), (_floats(4),)),
     "scan": (_staged("scan"), (_floats(4),)),
+    "linear_call": (_linear_use(False), (_floats(3),)),
+    "linear_call_multiple": (_linear_use(True), (_floats(3),)),
 }
 
 

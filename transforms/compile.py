@@ -116,7 +116,7 @@ class Writer:
     def impl(self, rec: Record) -> str:
         """The global name of a record's implementation (its params bound), named after
         the primitive so that the source reads: ``v3 = tanh_2(v2)``."""
-        fn = rec.prim.impl
+        fn = rec.prim.lowering or rec.prim.impl
         if rec.params:
             fn = functools.partial(fn, **rec.params)
         return self.name_of(fn, re.sub(r"\W", "_", rec.prim.name) + "_")

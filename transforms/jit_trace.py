@@ -180,6 +180,11 @@ class JitTrace(RevTrace):
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
         if prim.stage_rule is not None:
             return prim.stage_rule(self, args, params)
+        return self.stage(prim, args, params)
+
+    def stage(self, prim: Primitive, args: Sequence, params: dict) -> Any:
+        """Record one call as it is: the default, and what a stage rule that only checks
+        something first (a JAX-style primitive's) hands the call on to."""
         if prim.dynamic_shape:
             raise _dynamic_shape_error(prim, args)
         primals, in_vars, _ = self.lower(args)

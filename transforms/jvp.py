@@ -137,10 +137,13 @@ class JVPTrace(Trace):
 
     def process(self, prim: Primitive, args: Sequence, params: dict) -> Any:
         primals, tangents = self.split(args)
-        out = prim(*primals, **params)
-        if not prim.differentiable:
-            return out
-        t_out = primitive_jvp(prim, primals, tangents, out, params)
+        if prim.jvp_full is not None:  # a rule computing the primal with the tangent
+            out, t_out = prim.jvp_full(primals, tangents, params)
+        else:
+            out = prim(*primals, **params)
+            if not prim.differentiable:
+                return out
+            t_out = primitive_jvp(prim, primals, tangents, out, params)
         if prim.multiple_results:
             t_out = t_out if t_out is not None else (None,) * len(out)
             return tuple(self.wrap(o, t) for o, t in zip(out, t_out))

@@ -534,12 +534,15 @@ def _call_of(rec: Record) -> TraceCall | None:
 
 def trace_flat(fun: Callable, primals: Sequence, name: str = "vjp", *,
                keep_all: bool = False, sources: bool = False,
-               policy: Callable | None = None) -> tuple[Tape, list]:
+               policy: Callable | None = None, trace: RevTrace | None = None
+               ) -> tuple[Tape, list]:
     """Run ``fun(*tracers)`` (flat arrays in, an array or a flat sequence out) under a
     reverse-mode trace; return its `Tape` (inputs: the tape variables 0..n-1) and its
     outputs' primals. ``fun`` may also return ``(outputs, Aux(data))``: the aux data is
-    then returned third, its tracers lowered to their primals."""
-    trace = RevTrace(name, keep_all=keep_all, sources=sources, policy=policy)
+    then returned third, its tracers lowered to their primals. ``trace``: a trace of a
+    `RevTrace` subclass to run under instead of a new one from the other arguments."""
+    if trace is None:
+        trace = RevTrace(name, keep_all=keep_all, sources=sources, policy=policy)
     with new_trace(trace):
         tracers = [trace.new_var(p) for p in primals]
         out = fun(*tracers)

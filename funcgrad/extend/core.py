@@ -1,5 +1,6 @@
 """``jax.extend.core``'s names on funcgrad: programs as objects and their interpreter.
 
+``Primitive(name)`` makes a primitive defined the JAX way (`funcgrad.extend.primitive`);
 `make_jaxpr` returns a `Tape`, which stands for JAX's ``ClosedJaxpr`` and its ``Jaxpr``
 (``.jaxpr``, ``.invars``, ``.outvars``, ``.eqns``, ``.in_avals``...); its records are the
 equations (``.primitive``, ``.params``, ``.invars`` of `Var` and `Literal`, ``.outvars``).
@@ -11,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from funcgrad.core import Primitive
+from funcgrad.core import Primitive, ShapedArray
+from funcgrad.extend import primitive  # noqa: F401  (makes Primitive(name) JAX's kind)
 from funcgrad.transforms.tape import Literal, Record, Tape, Var
 
-__all__ = ["Primitive", "Var", "Literal", "Jaxpr", "ClosedJaxpr", "JaxprEqn", "eval_jaxpr",
+__all__ = ["Primitive", "ShapedArray", "Var", "Literal", "Jaxpr", "ClosedJaxpr", "JaxprEqn", "eval_jaxpr",
            "jaxpr_as_fun"]
 
 Jaxpr = ClosedJaxpr = Tape
