@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from funcgrad._config import float_checks
+from funcgrad._results import check_floats, check_same_device, wrap_raw
 from funcgrad.array import RAW_TYPES, Array, new_array, to_raw
 from funcgrad.avals import ShapedArray
 from funcgrad.backend import device_of
@@ -385,31 +386,6 @@ def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
     return prim.wrap(out, raws, args)
 
 
-def check_floats(where: str, outs: Sequence) -> None:
-    """FloatingPointError if a result holds a NaN (with ``jax_debug_nans``) or an infinity
-    (``jax_debug_infs``), as JAX's message has it."""
-    for o in outs:
-        raw = o._value if isinstance(o, Array) else o
-        if getattr(raw, "dtype", None) is None or raw.dtype.kind not in "fc":
-            continue
-        if float_checks.nans and bool(np.isnan(raw).any()):
-            raise FloatingPointError(f"invalid value (nan) encountered in {where}")
-        if float_checks.infs and bool(np.isinf(raw).any()):
-            raise FloatingPointError(f"invalid value (inf) encountered in {where}")
-
-
-def wrap_raw(out: Any) -> Array:
-    """A backend result as an Array (`new_array`, with the common case inlined)."""
-    if type(out) is np.ndarray:
-        result = _new(Array)
-        result._value = out
-        result.shape = out.shape
-        result.dtype = out.dtype
-        result.ndim = out.ndim
-        return result
-    return new_array(out)
-
-
 def layout_of(x: Any) -> str:
     """The memory layout of array ``x`` as a token: "F" for a matrix stored column by
     column (as the transpose ``w.T`` of a row-major ``w`` is), "C" for anything else. Rules
@@ -421,14 +397,6 @@ def layout_of(x: Any) -> str:
         return "C"
     flags = getattr(x._value if isinstance(x, Array) else x, "flags", None)
     return "F" if flags is not None and flags.f_contiguous and not flags.c_contiguous else "C"
-
-
-def check_same_device(prim: Primitive, raw: Sequence) -> None:
-    devices = {device_of(r) for r in raw if hasattr(r, "shape")}
-    if len(devices) > 1:
-        raise ValueError(f"primitive {prim.name!r} got arrays on different devices: "
-                         f"{' and '.join(sorted(devices))}. Move them to one device first "
-                         "with funcgrad.device_put(x, device).")
 
 
 def escaped_error(trace: "Trace", prim: Primitive | None = None) -> EscapedTracerError:

@@ -63,7 +63,8 @@ from typing import Any, Callable, Hashable
 import numpy as np
 
 from funcgrad.array import Array
-from funcgrad.core import Primitive, wrap_raw
+from funcgrad._results import wrap_raw
+from funcgrad.core import Primitive
 from .batching import NamedAxisPrimitive, axis_size_of, frames
 from .binary import equal, where
 from .control import convert_element_type

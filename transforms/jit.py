@@ -27,7 +27,8 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
 from funcgrad._config import float_checks
-from funcgrad.core import Tracer, check_floats
+from funcgrad._results import check_floats
+from funcgrad.core import Tracer
 from funcgrad.dtypes import check_numeric, check_python_int
 from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.primitives import sampling

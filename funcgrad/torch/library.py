@@ -41,7 +41,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.array import Array, as_array, to_raw
-from funcgrad.core import Primitive, is_inexact, wrap_raw
+from funcgrad._results import wrap_raw
+from funcgrad.core import Primitive, is_inexact
 from funcgrad.meta import def_meta_impl
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply
