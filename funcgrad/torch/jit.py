@@ -32,8 +32,11 @@ a BLAS product may round differently in the last bit for the two layouts).
 
 Traced code must not depend on values (Python ``if`` on a tensor raises funcgrad's
 ConcretizationTypeError), draw random numbers (dropout in training mode) or modify its
-buffers in place (BatchNorm's running statistics in training mode): the compiled program
+buffers in place (BatchNorm's running statistics in training mode): the traced program
 would replay the first call's draw or lose the update, so each raises an error saying so.
+Under torch.compile, random draws compile instead (the generator's state is an input of
+the program and its next state an output: `_compiled_random`), and the rest is a graph
+break.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ from itertools import chain
 from typing import Any, Callable, Iterator
 
 import funcgrad
+import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.core import Tracer
 from funcgrad.transforms.tape import trace_flat
@@ -53,6 +57,7 @@ from funcgrad.torch._captured import captured_modules, code_names, probe_tables,
 from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._factories import get_rng_state, set_rng_state
+from funcgrad.torch._compiled_random import UNUSED_STATE, NeedsState, stream
 from funcgrad.torch._compiled_call import avals_of, call_recorded
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
@@ -69,6 +74,7 @@ __all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tr
            "annotate", "is_scripting", "FrontendError", "NotSupportedError",
            "UnsupportedNodeError", "save", "load", "freeze"]
 
+_UNUSED_STATE = func.from_array(fnp.asarray(UNUSED_STATE))  # (`_Program._compiled`)
 _tracing = [0]  # depth of traces in progress (torch.jit.is_tracing)
 
 
@@ -103,6 +109,8 @@ class _Program:
         self.eager_keys: set = set()  # signatures that run eagerly (a graph break)
         self.variants: dict = {}  # the constants traced with -> the previous ones
         self.lifted: dict = {}  # name -> a tensor read from the closure, an input
+        self.drawing: dict = {}  # (names, tree, modes) -> whether its programs draw
+        self.placeholder = False  # whether this call's state input is `UNUSED_STATE`
         self._calls_checked = False
         self.out_trees: dict = {}
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
@@ -122,16 +130,21 @@ class _Program:
 
     # static: parameter/buffer names, the inputs' tree, the modules' training flags
     def _pure(self, names: tuple, in_tree: Any, modes: tuple, *leaves: Any) -> list:
+        """The function on the state's and inputs' arrays (then, under torch.compile, the
+        generator's state), returning its outputs' arrays (then the generator's next
+        state: `_compiled_random`)."""
         state = func.from_array(dict(zip(names, leaves[:len(names)])))
-        inputs = in_tree.unflatten(func.from_array(list(leaves[len(names):])))
+        inputs = in_tree.unflatten(func.from_array(list(
+            leaves[len(names):len(leaves) - self.compiling])))
         rng = get_rng_state()
         versions = {n: t._version for n, t in state.items()}
         python = dynamo.PythonState(self._roots(inputs)) if self.compiling else None
         _tracing[0] += 1
         try:
-            with _reparametrized(self.modules(), state), _lifted(self.lifted, state):
+            with _reparametrized(self.modules(), state), _lifted(self.lifted, state), \
+                    stream(leaves[-1] if self.compiling else None, self.placeholder) as drawn:
                 out = self.target()(*inputs[0], **inputs[1])
-        except dynamo.GraphBreak:
+        except (dynamo.GraphBreak, NeedsState):
             _undo(python, rng)
             raise
         except (ConcretizationTypeError, TypeError) as e:
@@ -150,6 +163,11 @@ class _Program:
                 _undo(python, rng)
                 raise dynamo.GraphBreak(f"a Python side effect: it changes {changed[0]}")
         _check_pure(self, rng, state, versions)
+        if drawn is not None:  # (the next state: an output, after the function's)
+            out = (out, func.from_array(drawn.state))
+            self.drawing.setdefault((names, in_tree, modes), False)
+            if drawn.drew:
+                self.drawing[(names, in_tree, modes)] = True
         out_leaves, out_tree = tree_util.tree_flatten(out)
         self.out_trees[(names, in_tree, modes)] = out_tree
         if not all(isinstance(o, Tensor) for o in out_leaves):
@@ -326,20 +344,37 @@ class _Program:
 
     def _compiled(self, names: tuple, in_tree: Any, modes: tuple, state: list,
                   leaves: list, known: dict) -> Any:
+        """The program's result; under torch.compile the generator's state goes in (a
+        placeholder where the program is known not to draw) and its next state is set."""
+        key = (names, in_tree, modes)
         tensors = state + leaves
+        if self.compiling:  # (read by `_pure` if this call traces)
+            self.placeholder = self.drawing.get(key) is False
+            tensors.append(_UNUSED_STATE if self.placeholder else get_rng_state())
         wanted = tuple([i for i, t in enumerate(tensors)
                         if isinstance(t, Tensor) and t.requires_grad]
                        ) if grad_mode.state.enabled else ()
-        if wanted:
-            return call_recorded(self, (names, in_tree, modes), tensors, wanted, known)
-        outs = func.from_array(self.forward(names, in_tree, modes, *func.to_array(tensors)))
-        return self.out_trees[(names, in_tree, modes)].unflatten(outs)
+        try:
+            if wanted:
+                result = call_recorded(self, key, tensors, wanted, known)
+            else:
+                outs = func.from_array(self.forward(*key, *func.to_array(tensors)))
+                result = self.out_trees[key].unflatten(outs)
+        except NeedsState:  # (a new trace of a program known not to draw: it draws)
+            self.drawing[key] = True
+            return self._compiled(names, in_tree, modes, state, leaves, known)
+        if not self.compiling:
+            return result
+        if self.drawing.get(key):
+            set_rng_state(result[1])
+        return result[0]
 
     def lowered(self, args: tuple, kwargs: dict) -> Any:
         if self.step is not None:
             return self.step.lowered(args, kwargs)
         names, in_tree, modes, state, leaves, _ = self.signature(args, kwargs)
-        return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves))
+        rng = [get_rng_state()] if self.compiling else []
+        return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves + rng))
 
 
 def _state_of(modules: dict) -> tuple[dict, tuple]:
