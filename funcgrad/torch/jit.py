@@ -57,8 +57,10 @@ from funcgrad.torch._captured import captured_modules, code_names, probe_tables,
 from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._factories import get_rng_state, set_rng_state
+from funcgrad.torch import _trace_rules as rules
 from funcgrad.torch._compiled_random import UNUSED_STATE, NeedsState, stream
 from funcgrad.torch._compiled_call import avals_of, call_recorded
+from funcgrad.torch._graph_split import SplitFunction, Unsplittable
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn.module import Module
@@ -111,6 +113,8 @@ class _Program:
         self.lifted: dict = {}  # name -> a tensor read from the closure, an input
         self.drawing: dict = {}  # (names, tree, modes) -> whether its programs draw
         self.placeholder = False  # whether this call's state input is `UNUSED_STATE`
+        self.splits = True  # whether a graph break splits it (not a segment's own)
+        self.split: SplitFunction | bool | None = None  # (None: not tried yet)
         self._calls_checked = False
         self.out_trees: dict = {}
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
@@ -126,7 +130,9 @@ class _Program:
 
     def reset(self) -> None:
         """Forget every program, guard and graph break (``torch._dynamo.reset()``)."""
+        splits = self.splits
         self.__init__(self.fn, self.module, self.compiling, self.fullgraph)
+        self.splits = splits
 
     # static: parameter/buffer names, the inputs' tree, the modules' training flags
     def _pure(self, names: tuple, in_tree: Any, modes: tuple, *leaves: Any) -> list:
@@ -141,16 +147,16 @@ class _Program:
         python = dynamo.PythonState(self._roots(inputs)) if self.compiling else None
         _tracing[0] += 1
         try:
-            with _reparametrized(self.modules(), state), _lifted(self.lifted, state), \
+            with _reparametrized(self.modules(), state), rules.lifted(self.lifted, state), \
                     stream(leaves[-1] if self.compiling else None, self.placeholder) as drawn:
                 out = self.target()(*inputs[0], **inputs[1])
         except (dynamo.GraphBreak, NeedsState):
-            _undo(python, rng)
+            rules.undo(python, rng)
             raise
         except (ConcretizationTypeError, TypeError) as e:
-            if python is None or not _untraceable(e):
+            if python is None or not rules.untraceable(e):
                 raise
-            _undo(python, rng)
+            rules.undo(python, rng)
             raise dynamo.GraphBreak("the program depends on a tensor's value (a Python if or "
                                     "loop on it, .item(), bool(), int()): "
                                     f"{str(e).splitlines()[0]}",
@@ -160,9 +166,9 @@ class _Program:
         if python is not None:
             changed = python.changes()
             if changed:
-                _undo(python, rng)
+                rules.undo(python, rng)
                 raise dynamo.GraphBreak(f"a Python side effect: it changes {changed[0]}")
-        _check_pure(self, rng, state, versions)
+        rules.check_pure(self, rng, state, versions)
         if drawn is not None:  # (the next state: an output, after the function's)
             out = (out, func.from_array(drawn.state))
             self.drawing.setdefault((names, in_tree, modes), False)
@@ -171,6 +177,9 @@ class _Program:
         out_leaves, out_tree = tree_util.tree_flatten(out)
         self.out_trees[(names, in_tree, modes)] = out_tree
         if not all(isinstance(o, Tensor) for o in out_leaves):
+            if python is not None:  # (torch.compile: what is not a tensor runs eagerly)
+                rules.undo(python, rng)
+                raise dynamo.GraphBreak(f"it returns {out_tree} with non-tensor leaves")
             raise TypeError(f"{self.name()} returned {out_tree} with non-tensor leaves; a "
                             "traced function returns tensors (or tuples, lists, dicts of "
                             "them)")
@@ -281,7 +290,7 @@ class _Program:
             for m in module.modules():
                 probe_tables(m, probes, names=True)
                 if constants is not None:
-                    _probe_attributes(m, probes, constants)
+                    rules.probe_attributes(m, probes, constants)
         self.lifted = {f"<read> {name}": t for name, t in lifted.items()
                        if all(t is not u for u in state.values())}
         state.update(self.lifted)
@@ -302,7 +311,9 @@ class _Program:
         if not self.compiling:
             return self._compiled(names, in_tree, modes, state, leaves, known)
         key = (names, in_tree, modes)
-        if key in self.eager_keys or not self._within_limit(modes):
+        if key in self.eager_keys:
+            return self._split_call(args, kwargs)
+        if not self._within_limit(modes):
             return self.target()(*args, **kwargs)
         try:
             if not self._calls_checked:
@@ -315,7 +326,21 @@ class _Program:
                 raise dynamo.Unsupported(f"{self.name()}: graph break with fullgraph=True: "
                                          f"{brk}") from None
             self.eager_keys.add(key)
-            return self.target()(*args, **kwargs)
+            return self._split_call(args, kwargs)
+
+    def _split_call(self, args: tuple, kwargs: dict) -> Any:
+        """A call that cannot be one program: compiled segments with eager Python between
+        them (`_graph_split`), or where the function cannot be split, eagerly."""
+        if self.split is None:
+            self.split = False
+            if self.splits and self.module is None:
+                try:
+                    self.split = SplitFunction(self.fn, _segment)
+                except Unsplittable:
+                    pass
+        if self.split:
+            return self.split(*args, **kwargs)
+        return self.target()(*args, **kwargs)
 
     def _check_calls(self) -> None:
         """A graph break for a call of print, open, input... in the function's own code
@@ -339,7 +364,7 @@ class _Program:
             return True
         if self.variants.get("warned") is None:
             self.variants["warned"] = False
-            warnings.warn(_limit_message(self, modes), UserWarning, stacklevel=4)
+            warnings.warn(rules.limit_message(self, modes), UserWarning, stacklevel=4)
         return False
 
     def _compiled(self, names: tuple, in_tree: Any, modes: tuple, state: list,
@@ -413,97 +438,6 @@ def _reparametrized(modules: dict, state: dict) -> Iterator[None]:
         yield
 
 
-def _check_pure(program: _Program, rng: Tensor, state: dict, versions: dict) -> None:
-    """Refuse what a compiled program cannot replay: random draws, in-place updates of
-    parameters or buffers."""
-    if program.compiling:
-        changed = [n for n, t in state.items() if t._version != versions[n]]
-        if not bool((get_rng_state() == rng).all()) or changed:
-            set_rng_state(rng)
-            raise dynamo.GraphBreak(
-                "it draws random numbers (dropout in training mode, rand, bernoulli...)"
-                if not changed else f"it updates {', '.join(changed)} in place (BatchNorm's "
-                "running statistics in training mode)")
-    if not bool((get_rng_state() == rng).all()):
-        raise RuntimeError(
-            f"{program.name()} draws random numbers (dropout in training mode, rand, "
-            "bernoulli...) while being traced: the compiled program would reuse the first "
-            "call's draw on every call. Trace or compile it in eval mode (module.eval()), "
-            "or call it without torch.compile / torch.jit.trace.")
-    changed = [n for n, t in state.items() if t._version != versions[n]]
-    if changed:
-        raise RuntimeError(
-            f"{program.name()} modifies {', '.join(changed)} in place while being traced "
-            "(BatchNorm updates its running statistics in training mode): a compiled "
-            "program cannot carry that update. Trace or compile it in eval mode, or call "
-            "it without torch.compile / torch.jit.trace.")
-
-
-@contextlib.contextmanager
-def _lifted(lifted: dict, state: dict) -> Iterator[None]:
-    """Within the block, each tensor read from the closure (``lifted``: name -> tensor)
-    holds its traced input (from ``state``), so that the function's own reference to it
-    reads the program's input; after, its memory and version again. A block that writes
-    into one in place is a graph break (a program cannot carry the write back)."""
-    kept = [(t, t._data, t._version) for t in lifted.values()]
-    held = []
-    try:
-        for name, t in lifted.items():
-            a = state[name]._data
-            t._hold(a)
-            held.append((name, t, a, t._version))
-        yield
-        written = [n for n, t, a, v in held if t._data is not a or t._version != v]
-    finally:
-        for t, a, v in kept:
-            t._hold(a, v)
-    if written:
-        raise dynamo.GraphBreak(f"it writes into the tensor {written[0][len('<read> '):]!r} "
-                                "it reads from its closure or globals, in place")
-
-
-def _undo(python: dynamo.PythonState, rng: Tensor) -> None:
-    """Put back what a broken trace changed: the Python state and the random generator."""
-    python.restore()
-    set_rng_state(rng)
-
-
-def _untraceable(e: BaseException) -> bool:
-    """Whether ``e`` says a traced value was asked for a concrete one (a graph break)."""
-    return isinstance(e, ConcretizationTypeError) or str(e).startswith(
-        "Cannot convert a traced Array")
-
-
-def _probe_attributes(module: Module, probes: Probes, constants: list) -> None:
-    """Probe the Python constants among ``module``'s attributes (``self.scale``, a
-    dropout's ``p``): a trace bakes them into the program."""
-    at = probes.obj(module)
-    for k, v in vars(module).items():
-        if not k.startswith("_") and dynamo.is_constant(v):
-            probes.equal(f"{at}.__dict__.get({k!r}, M)")
-            constants.append((f"{type(module).__name__}.{k}", v))
-
-
-def _limit_message(program: "_Program", modes: tuple) -> str:
-    """PyTorch's warning at the recompile limit, naming a constant that changed."""
-    last = next((m for m in reversed(program.variants) if m != "warned"), None)
-    reason = "a new input signature"
-    if last is not None and len(modes) == 2 and len(last) == 2:
-        now, then = dict(modes[1]), dict(last[1])
-        diff = [f"{k} == {then[k]!r} (now {now[k]!r})" for k in now
-                if k in then and now[k] != then[k]]
-        reason = diff[0] if diff else reason
-    target = program.target()
-    code = getattr(program.fn, "__code__", None) or getattr(
-        getattr(type(target), "forward", None), "__code__", None)
-    place = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
-    return (f"torch._dynamo hit config.recompile_limit ({dynamo.config.recompile_limit})\n"
-            f"   function: '{program.name()}'{place}\n   last reason: {reason}\n"
-            'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
-            "To diagnose recompilation issues, see "
-            "https://pytorch.org/docs/main/torch.compiler_troubleshooting.html.")
-
-
 def _traced(residual: Any) -> bool:
     """Whether a residual depends on the inputs (a traced value: an output of the saving
     forward program), rather than a constant the tape keeps."""
@@ -523,6 +457,20 @@ class _Compiled:
     def graph_breaks(self) -> list:
         """The graph breaks its calls met (`funcgrad.torch._compile_state.GraphBreak`)."""
         return list(self._program.breaks)
+
+    def explained(self, *args: Any, **kwargs: Any) -> tuple[list, list]:
+        """(the IR of each graph, the graph breaks) of the calls so far, the last one's
+        inputs ``args`` (`torch._dynamo.explain`): one graph, or none and its break; for
+        a split function, the graphs of the segments that ran compiled and the breaks
+        its calls reached (eager statements, segments that broke)."""
+        split = self._program.split
+        if not split:
+            breaks = self.graph_breaks
+            return ([] if breaks else [self.graph_for(*args, **kwargs)]), breaks
+        ran = [s for s in split.segments if s._example is not None]
+        breaks = [split.reasons[i] for i in sorted(split.reached)]
+        return ([s.graph for s in ran if not s.graph_breaks],
+                breaks + [b for s in ran for b in s.graph_breaks])
 
     def program_for(self, *args: Any, **kwargs: Any) -> tuple:
         """(the traced program's tape, the names of its state inputs, their tensors) for
@@ -587,6 +535,13 @@ class TracedFunction(_Compiled):
 
     def __repr__(self) -> str:
         return f"<traced function {self.__name__}>"
+
+
+def _segment(fn: Callable) -> "TracedFunction":
+    """A segment of a split function, compiled (not split again at its own breaks)."""
+    compiled = TracedFunction(fn, compiling=True)
+    compiled._program.splits = False
+    return compiled
 
 
 def _wrap(target: Any, compiling: bool = False, fullgraph: bool = False) -> Any:

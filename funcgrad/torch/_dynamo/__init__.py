@@ -3,8 +3,9 @@
 ``config.recompile_limit`` (programs per compiled function before new guards run eagerly),
 ``reset()`` (forget every compiled program), ``explain(f)(*args)`` (the graphs and graph
 breaks a call makes), ``exc.Unsupported`` (a graph break under ``fullgraph=True``),
-``is_compiling()``. funcgrad's torch.compile breaks a graph by running the whole call
-eagerly, so a call has one graph or one break.
+``is_compiling()``. A function with graph breaks runs as compiled segments with eager
+Python between them (`funcgrad.torch._graph_split`): its graphs are the segments that ran
+compiled, its breaks the eager statements its call reached.
 """
 from __future__ import annotations
 
@@ -67,7 +68,5 @@ def explain(f: Callable, *extra_args: Any, **extra_kwargs: Any) -> Callable[...,
         args, kwargs = extra_args + args, {**extra_kwargs, **kwargs}
         compiled = _jit.compile(f)
         compiled(*args, **kwargs)
-        breaks = compiled.graph_breaks
-        graphs = [] if breaks else [compiled.graph_for(*args, **kwargs)]
-        return ExplainOutput(graphs, breaks)
+        return ExplainOutput(*compiled.explained(*args, **kwargs))
     return inner
