@@ -333,14 +333,19 @@ class _Program:
         them (`_graph_split`), or where the function cannot be split, eagerly."""
         if self.split is None:
             self.split = False
-            if self.splits and self.module is None:
+            if self.splits:
                 try:
-                    self.split = SplitFunction(self.fn, _segment)
+                    self.split = SplitFunction(
+                        self.fn if self.module is None else type(self.module).forward,
+                        _segment, self.module)
                 except Unsplittable:
                     pass
-        if self.split:
+        if not self.split:
+            return self.target()(*args, **kwargs)
+        if self.module is None:
             return self.split(*args, **kwargs)
-        return self.target()(*args, **kwargs)
+        with _forward_replaced(self.module, self.split.fn):  # (its hooks run as eager's)
+            return self.module(*args, **kwargs)
 
     def _check_calls(self) -> None:
         """A graph break for a call of print, open, input... in the function's own code
@@ -535,6 +540,16 @@ class TracedFunction(_Compiled):
 
     def __repr__(self) -> str:
         return f"<traced function {self.__name__}>"
+
+
+@contextlib.contextmanager
+def _forward_replaced(module: Module, forward: Callable) -> Iterator[None]:
+    """Within the block, ``module(...)`` runs ``forward`` (its split forward method)."""
+    vars(module)["forward"] = forward.__get__(module)
+    try:
+        yield
+    finally:
+        del vars(module)["forward"]
 
 
 def _segment(fn: Callable) -> "TracedFunction":
