@@ -17,7 +17,7 @@ from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn.module import Module
 
-__all__ = ["check_pure", "lifted", "undo", "untraceable", "probe_attributes",
+__all__ = ["check_arguments", "check_pure", "lifted", "undo", "untraceable", "probe_attributes",
            "limit_message"]
 
 
@@ -110,3 +110,15 @@ def limit_message(program: Any, modes: tuple) -> str:
             'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
             "To diagnose recompilation issues, see "
             "https://pytorch.org/docs/main/torch.compiler_troubleshooting.html.")
+
+
+_ARGUMENTS = (Tensor, bool, int, float, complex)  # what a program takes as an argument
+
+
+def check_arguments(leaves: list) -> None:
+    """A graph break for an argument a program cannot take (a module, an object: a split
+    function's segment may be passed one); it runs eagerly."""
+    for leaf in leaves:
+        if not isinstance(leaf, _ARGUMENTS):
+            raise dynamo.GraphBreak(f"an argument of type {type(leaf).__name__} (not a "
+                                    "tensor or a Python number)")

@@ -319,6 +319,7 @@ class _Program:
             if not self._calls_checked:
                 self._check_calls()
                 self._calls_checked = True
+            rules.check_arguments(leaves)
             return self._compiled(names, in_tree, modes, state, leaves, known)
         except dynamo.GraphBreak as brk:
             self.breaks.append(brk)
