@@ -89,10 +89,10 @@ class Recorded:
     def of(program: Any, key: tuple, tensors: list, outs: list, out_tree: Any
            ) -> "Recorded | None":
         """The record of a call that just ran the general path, or None where later calls
-        cannot take the direct one (an input not a host tensor, a program that could not
-        be compiled)."""
+        cannot take the direct one (an input not a host tensor or array, a program that
+        could not be compiled)."""
         arrays = func.to_array(tensors)
-        if not (all(isinstance(t, Tensor) for t in tensors) and _on_host(arrays)):
+        if not (all(isinstance(t, (Tensor, Array)) for t in tensors) and _on_host(arrays)):
             return None
         forward = program.forward_saving.executable(*key[:-1], *arrays)
         return None if forward is None else Recorded(forward, key, arrays, outs, out_tree)

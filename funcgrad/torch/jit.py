@@ -76,7 +76,7 @@ __all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tr
            "annotate", "is_scripting", "FrontendError", "NotSupportedError",
            "UnsupportedNodeError", "save", "load", "freeze"]
 
-_UNUSED_STATE = func.from_array(fnp.asarray(UNUSED_STATE))  # (`_Program._compiled`)
+_UNUSED_STATE = fnp.asarray(UNUSED_STATE)  # (`_Program._compiled`)
 _tracing = [0]  # depth of traces in progress (torch.jit.is_tracing)
 
 
@@ -381,7 +381,8 @@ class _Program:
         tensors = state + leaves
         if self.compiling:  # (read by `_pure` if this call traces)
             self.placeholder = self.drawing.get(key) is False
-            tensors.append(_UNUSED_STATE if self.placeholder else get_rng_state())
+            tensors.append(_UNUSED_STATE if self.placeholder else  # (an array: no input
+                           func.to_array(get_rng_state()))  # the node saves)
         wanted = tuple([i for i, t in enumerate(tensors)
                         if isinstance(t, Tensor) and t.requires_grad]
                        ) if grad_mode.state.enabled else ()
