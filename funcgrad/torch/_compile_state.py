@@ -19,11 +19,11 @@ import os
 import traceback
 import types
 import weakref
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from funcgrad.torch._tensor import Tensor
 
-__all__ = ["GraphBreak", "Unsupported", "config", "register", "reset", "PythonState",
+__all__ = ["GraphBreak", "Unsupported", "Options", "config", "register", "reset", "PythonState",
            "is_constant", "where_in_user_code", "SIDE_EFFECT_CALLS"]
 
 # builtins whose call in a compiled function is a side effect a trace cannot replay
@@ -40,6 +40,18 @@ class GraphBreak(Exception):
     def __init__(self, reason: str, where: str = ""):
         super().__init__(reason + (f" (at {where})" if where else ""))
         self.reason, self.where = reason, where
+
+
+class Options(NamedTuple):
+    """torch.compile's arguments that change how a function is compiled: ``fullgraph``
+    (a graph break raises `Unsupported`), ``dynamic`` (None, True, False:
+    `funcgrad.torch._compiled_shapes`), ``backend`` (a callable one is called with each
+    graph traced and its example inputs, as PyTorch calls it; funcgrad compiles the
+    program itself)."""
+
+    fullgraph: bool = False
+    dynamic: bool | None = None
+    backend: Any = "inductor"
 
 
 class Unsupported(RuntimeError):

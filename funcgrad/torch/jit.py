@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from itertools import chain
 from typing import Any, Callable, Iterator
 
 import funcgrad
@@ -53,13 +52,15 @@ from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
 from funcgrad.core import ConcretizationTypeError
 from funcgrad.torch import _compile_state as dynamo
-from funcgrad.torch._captured import captured_modules, code_names, probe_tables, reachable
+from funcgrad.torch._captured import (captured_modules, code_names, probe_tables, reachable,
+                                      reparametrized, state_of)
 from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._factories import get_rng_state, set_rng_state
 from funcgrad.torch import _trace_rules as rules
 from funcgrad.torch._compiled_random import UNUSED_STATE, NeedsState, stream
 from funcgrad.torch._compiled_call import avals_of, call_recorded
+from funcgrad.torch._compiled_shapes import Shapes, run_forward
 from funcgrad.torch._graph_split import SplitFunction, Unsplittable
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
@@ -104,9 +105,12 @@ class _Program:
     them, made from one tape (`trace_flat`, `Tape.residuals`, `Tape.with_residuals`)."""
 
     def __init__(self, fn: Callable, module: Module | None, compiling: bool = False,
-                 fullgraph: bool = False):
+                 options: dynamo.Options = dynamo.Options()):
         self.fn, self.module = fn, module
-        self.compiling, self.fullgraph = compiling, fullgraph  # (torch.compile's rules)
+        self.compiling, self.options = compiling, options  # (torch.compile's arguments)
+        self.fullgraph = options.fullgraph
+        self.shapes = Shapes(options.dynamic if compiling else False)
+        self.traced = 0  # how many traces of the function ran
         self.breaks: list = []  # the graph breaks met, in order (`explain`)
         self.eager_keys: set = set()  # signatures that run eagerly (a graph break)
         self.variants: dict = {}  # the constants traced with -> the previous ones
@@ -131,7 +135,7 @@ class _Program:
     def reset(self) -> None:
         """Forget every program, guard and graph break (``torch._dynamo.reset()``)."""
         splits = self.splits
-        self.__init__(self.fn, self.module, self.compiling, self.fullgraph)
+        self.__init__(self.fn, self.module, self.compiling, self.options)
         self.splits = splits
 
     # static: parameter/buffer names, the inputs' tree, the modules' training flags
@@ -146,8 +150,9 @@ class _Program:
         versions = {n: t._version for n, t in state.items()}
         python = dynamo.PythonState(self._roots(inputs)) if self.compiling else None
         _tracing[0] += 1
+        self.traced += 1
         try:
-            with _reparametrized(self.modules(), state), rules.lifted(self.lifted, state), \
+            with reparametrized(self.modules(), state), rules.lifted(self.lifted, state), \
                     stream(leaves[-1] if self.compiling else None, self.placeholder) as drawn:
                 out = self.target()(*inputs[0], **inputs[1])
         except (dynamo.GraphBreak, NeedsState):
@@ -285,7 +290,7 @@ class _Program:
         modules = ({"": self.module} if self.module is not None else captured_modules(
             self.fn, probes=probes, constants=constants,
             tensors=lifted if self.compiling else None))
-        state, modes = _state_of(modules)
+        state, modes = state_of(modules)
         for module in modules.values():
             for m in module.modules():
                 probe_tables(m, probes, names=True)
@@ -390,7 +395,8 @@ class _Program:
             if wanted:
                 result = call_recorded(self, key, tensors, wanted, known)
             else:
-                outs = func.from_array(self.forward(*key, *func.to_array(tensors)))
+                outs = func.from_array(run_forward(self, key, func.to_array(tensors), range(
+                    len(state), len(tensors) - self.compiling), leaves))
                 result = self.out_trees[key].unflatten(outs)
         except NeedsState:  # (a new trace of a program known not to draw: it draws)
             self.drawing[key] = True
@@ -409,42 +415,6 @@ class _Program:
         return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves + rng))
 
 
-def _state_of(modules: dict) -> tuple[dict, tuple]:
-    """(name -> parameter or buffer, training flags) of ``modules`` (name -> Module), the
-    names prefixed by the module's (a tensor shared by two of them listed once)."""
-    state: dict = {}
-    seen: set = set()
-    modes = []
-    for prefix, module in modules.items():
-        dot = prefix + "." if prefix else ""
-        for name, t in _named_tensors(module):
-            if id(t) not in seen:
-                seen.add(id(t))
-                state[dot + name] = t
-        modes += [m.training for m in module.modules()]
-    return state, tuple(modes)
-
-
-def _named_tensors(module: Module) -> Iterator[tuple[str, Tensor]]:
-    """Every parameter and buffer of ``module`` under every name it has (tied weights
-    under each)."""
-    return chain(module.named_parameters(remove_duplicate=False),
-                 module.named_buffers(remove_duplicate=False))
-
-
-@contextlib.contextmanager
-def _reparametrized(modules: dict, state: dict) -> Iterator[None]:
-    """Within the block, the parameters and buffers of ``modules`` are the tensors of
-    ``state`` (named as `_state_of` names them), under all their names."""
-    names = {id(t): n for n, t in _state_of(modules)[0].items()}
-    swaps = [(module, {name: state[names[id(t)]] for name, t in _named_tensors(module)})
-             for module in modules.values()]  # all read before any is swapped
-    with contextlib.ExitStack() as stack:
-        for module, swap in swaps:
-            stack.enter_context(func.reparametrized(module, swap))
-        yield
-
-
 def _traced(residual: Any) -> bool:
     """Whether a residual depends on the inputs (a traced value: an output of the saving
     forward program), rather than a constant the tape keeps."""
@@ -454,10 +424,11 @@ def _traced(residual: Any) -> bool:
 class _Compiled:
     """Shared by the traced and compiled callables: the program, and the IR of a call."""
 
-    def _setup(self, target: Any, compiling: bool = False, fullgraph: bool = False) -> None:
+    def _setup(self, target: Any, compiling: bool = False,
+               options: dynamo.Options = dynamo.Options()) -> None:
         module = target if isinstance(target, Module) else None
         self._program = _Program(target if module is None else None, module, compiling,
-                                 fullgraph)
+                                 options)
         self._example: tuple | None = None
 
     @property
@@ -520,10 +491,11 @@ class TracedModule(Module, _Compiled):
     """A module run through compiled programs; its parameters are the original module's
     (``_orig_mod``), so optimizers, ``state_dict`` and ``.grad`` work on them."""
 
-    def __init__(self, module: Module, compiling: bool = False, fullgraph: bool = False):
+    def __init__(self, module: Module, compiling: bool = False,
+                 options: dynamo.Options = dynamo.Options()):
         super().__init__()
         self._orig_mod = module
-        self._setup(module, compiling, fullgraph)
+        self._setup(module, compiling, options)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(args, kwargs)
@@ -532,10 +504,11 @@ class TracedModule(Module, _Compiled):
 class TracedFunction(_Compiled):
     """A function of tensors run through compiled programs."""
 
-    def __init__(self, fn: Callable, compiling: bool = False, fullgraph: bool = False):
+    def __init__(self, fn: Callable, compiling: bool = False,
+                 options: dynamo.Options = dynamo.Options()):
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
-        self._setup(fn, compiling, fullgraph)
+        self._setup(fn, compiling, options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(args, kwargs)
@@ -561,12 +534,13 @@ def _segment(fn: Callable) -> "TracedFunction":
     return compiled
 
 
-def _wrap(target: Any, compiling: bool = False, fullgraph: bool = False) -> Any:
+def _wrap(target: Any, compiling: bool = False,
+          options: dynamo.Options = dynamo.Options()) -> Any:
     if isinstance(target, Module):
-        return TracedModule(target, compiling, fullgraph)
+        return TracedModule(target, compiling, options)
     if not callable(target):
         raise TypeError(f"expected a Module or a callable, got {type(target).__name__}")
-    return TracedFunction(target, compiling, fullgraph)
+    return TracedFunction(target, compiling, options)
 
 
 def trace(func: Any, example_inputs: Any = None, *, example_kwarg_inputs: dict | None = None,
@@ -593,4 +567,6 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None,
                                  mode=mode, options=options, disable=disable)
     if disable:
         return model
-    return _wrap(model, compiling=True, fullgraph=fullgraph)
+    if dynamic not in (None, True, False):
+        raise ValueError(f"dynamic must be None, True or False, got {dynamic!r}")
+    return _wrap(model, compiling=True, options=dynamo.Options(fullgraph, dynamic, backend))

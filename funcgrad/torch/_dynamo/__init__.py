@@ -3,7 +3,8 @@
 ``config.recompile_limit`` (programs per compiled function before new guards run eagerly),
 ``reset()`` (forget every compiled program), ``explain(f)(*args)`` (the graphs and graph
 breaks a call makes), ``exc.Unsupported`` (a graph break under ``fullgraph=True``),
-``is_compiling()``. A function with graph breaks runs as compiled segments with eager
+``is_compiling()``, ``mark_dynamic(t, dim)`` (`funcgrad.torch._compiled_shapes`),
+``testing.CompileCounter``. A function with graph breaks runs as compiled segments with eager
 Python between them (`funcgrad.torch._graph_split`): its graphs are the segments that ran
 compiled, its breaks the eager statements its call reached.
 """
@@ -13,9 +14,11 @@ from typing import Any, Callable
 
 from funcgrad.torch import jit as _jit
 from funcgrad.torch._compile_state import config, reset
-from funcgrad.torch._dynamo import exc
+from funcgrad.torch._compiled_shapes import mark_dynamic
+from funcgrad.torch._dynamo import exc, testing
 
-__all__ = ["config", "reset", "explain", "exc", "is_compiling", "ExplainOutput"]
+__all__ = ["config", "reset", "explain", "exc", "is_compiling", "ExplainOutput",
+           "mark_dynamic", "testing"]
 
 
 def is_compiling() -> bool:
