@@ -6,8 +6,9 @@ computing tensors would happen once instead of on every call: appending to a lis
 setting an attribute, writing into a tensor it closes over, drawing random numbers, printing.
 `PythonState` snapshots what the function can reach before a trace and compares after; a
 change (or a value the trace cannot know, as ``if x.sum() > 0``) is a `GraphBreak`: the
-snapshot is put back, as if the trace had never run, and the call runs eagerly, exactly as
-without ``torch.compile`` (``fullgraph=True`` raises `Unsupported` instead). Python
+snapshot is put back, as if the trace had never run, and the function runs split into
+compiled segments and eager statements (`funcgrad.torch._graph_split`), or eagerly, exactly
+as without ``torch.compile`` (``fullgraph=True`` raises `Unsupported` instead). Python
 values the program was traced with (closure and global numbers, module attributes) are
 guarded by the caller (`funcgrad.torch.jit`): a change retraces, up to
 ``config.recompile_limit`` programs per function.
@@ -35,7 +36,7 @@ _FUNDAMENTALS = (type, types.ModuleType, types.BuiltinFunctionType, weakref.ref)
 
 class GraphBreak(Exception):
     """A trace met what a compiled program cannot do (the reason, and where in the user's
-    code): the call runs eagerly instead."""
+    code): the function runs split, or eagerly, instead."""
 
     def __init__(self, reason: str, where: str = ""):
         super().__init__(reason + (f" (at {where})" if where else ""))

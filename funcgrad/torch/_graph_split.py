@@ -16,7 +16,8 @@ never what happens. Results, gradients and side effects are eager's by construct
 
 The rewritten function reads the original's globals and closure cells (not copies), so
 later rebinding is seen as without ``torch.compile``. Functions whose source cannot be read
-or rewritten (a lambda, a generator, ``global``/``nonlocal`` declarations) are not split:
+or rewritten (a lambda, a generator, ``global``/``nonlocal`` declarations, private
+``__names``) are not split:
 `Unsplittable`, and the caller runs them eagerly.
 """
 from __future__ import annotations
@@ -235,6 +236,10 @@ def _check_splittable(funcdef: ast.FunctionDef) -> None:
             raise Unsplittable("a generator or coroutine")
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             raise Unsplittable("it declares global or nonlocal names")
+        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+        if name.startswith("__") and not name.endswith("__"):
+            raise Unsplittable("a private name (a class body mangles it; a rewrite would "
+                               "not)")
 
 
 def _own_nodes(funcdef: ast.FunctionDef) -> list:

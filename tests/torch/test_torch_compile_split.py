@@ -149,3 +149,29 @@ def test_a_module_whose_forward_breaks_runs_its_segments_and_hooks():
     want.sum().backward()
     assert all(torch.equal(g, p.grad) for g, p in zip(grads, model.parameters()))
     assert compiled._program.split and "forward" not in vars(model)
+
+
+def test_the_split_function_reads_live_closure_cells_defaults_and_loops():
+    scale = 2.0
+    seen = []
+
+    def f(x, *, shift=1.0):
+        y = x * scale + shift
+        for i in range(3):
+            y = y + i
+            seen.append(round(y.sum().item(), 3))
+        return y
+    compiled = torch.compile(f)
+    x = torch.ones(2)
+    assert torch.equal(compiled(x), f(x)) and seen[:3] == seen[3:]
+    scale = 5.0  # a rebound closure variable: the segments read the cell
+    assert torch.equal(compiled(x, shift=0.5), f(x, shift=0.5))
+    assert seen[6:9] == seen[9:]
+    assert compiled._program.split
+
+
+def test_functions_that_cannot_be_split_run_eagerly():
+    out = []
+    compiled = torch.compile(lambda x: out.append(1) or x * 2)
+    assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 2.0)) and out == [1]
+    assert compiled._program.split is False
