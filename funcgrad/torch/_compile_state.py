@@ -20,11 +20,11 @@ import os
 import traceback
 import types
 import weakref
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from funcgrad.torch._tensor import Tensor
 
-__all__ = ["GraphBreak", "Unsupported", "Options", "config", "register", "reset", "PythonState",
+__all__ = ["GraphBreak", "Unsupported", "Options", "report", "config", "register", "reset", "PythonState",
            "is_constant", "where_in_user_code", "SIDE_EFFECT_CALLS"]
 
 # builtins whose call in a compiled function is a side effect a trace cannot replay
@@ -77,6 +77,13 @@ class _Config:
 
 config = _Config()
 _PROGRAMS: weakref.WeakSet = weakref.WeakSet()
+
+
+def report(options: Options, lower: Callable[[], Any], inputs: list) -> None:
+    """Call a callable backend with a graph just traced (``lower()``: its IR) and the
+    call's example inputs, as PyTorch calls its backends once per graph compiled."""
+    if callable(options.backend):
+        options.backend(lower(), inputs)
 
 
 def register(program: Any) -> None:

@@ -119,8 +119,7 @@ def run_forward(program: Any, key: tuple, arrays: list, inputs: range, leaves: l
     """The outputs of ``program``'s (`funcgrad.torch.jit._Program`) forward program on
     ``arrays``, of ``key``'s program: a generic one where one serves them, else the
     jitted one, from which a call that traced learns (the arrays at positions
-    ``inputs`` are the function's arguments ``leaves``, the others its state). A callable
-    ``backend`` is called with each graph traced."""
+    ``inputs`` are the function's arguments ``leaves``, the others its state)."""
     shapes = program.shapes
     raw = shapes.find(key, arrays)
     if raw is not None:
@@ -136,9 +135,6 @@ def run_forward(program: Any, key: tuple, arrays: list, inputs: range, leaves: l
     shapes.learn(key, arrays, jitted.executable(*key, *arrays),
                  lambda metas: jitted.lower(*key, *metas).compile(),
                  {i: ds for i, ds in requested.items() if ds})
-    backend = program.options.backend
-    if callable(backend):
-        backend(jitted.lower(*key, *arrays), list(arrays[inputs.start:inputs.stop]))
     return outs
 
 

@@ -391,6 +391,7 @@ class _Program:
         wanted = tuple([i for i, t in enumerate(tensors)
                         if isinstance(t, Tensor) and t.requires_grad]
                        ) if grad_mode.state.enabled else ()
+        traced = self.traced
         try:
             if wanted:
                 result = call_recorded(self, key, tensors, wanted, known)
@@ -401,6 +402,9 @@ class _Program:
         except NeedsState:  # (a new trace of a program known not to draw: it draws)
             self.drawing[key] = True
             return self._compiled(names, in_tree, modes, state, leaves, known)
+        if self.traced != traced:
+            dynamo.report(self.options, lambda: self.forward.lower(
+                *key, *func.to_array(tensors)), leaves)
         if not self.compiling:
             return result
         if self.drawing.get(key):
