@@ -319,14 +319,27 @@ def _names(run: list, local: frozenset) -> tuple[set, set]:
     reads: set = set()
     writes: set = set()
     for stmt in run:
-        value = getattr(stmt, "value", None)
-        loads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value else set()
+        loads = _loads(getattr(stmt, "value", None))
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             loads.add(stmt.target.id)
         reads |= (loads & local) - writes
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         writes |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return reads, writes
+
+
+def _loads(value: ast.AST | None) -> set:
+    """The names an expression reads from the function's scope (not the variables its
+    comprehensions and lambdas bind)."""
+    if value is None:
+        return set()
+    nodes = list(ast.walk(value))
+    inner = {n.id for c in nodes if isinstance(c, ast.comprehension)
+             for n in ast.walk(c.target) if isinstance(n, ast.Name)}
+    inner |= {a.arg for f in nodes if isinstance(f, ast.Lambda)
+              for a in (*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs)}
+    return {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            } - inner
 
 
 def _closure(code: types.CodeType, cells: dict) -> tuple | None:
