@@ -60,20 +60,28 @@ class Shapes:
 
     def __init__(self, dynamic: bool | None):
         self.dynamic = dynamic
-        self.generic: dict = {}  # program key -> [(pattern of avals, raw program)]
-        self.first: dict = {}  # program key -> (avals, program) of its first trace
+        # program key -> [(pattern of avals, program, avals checked -> whether it serves)]
+        self.generic: dict = {}
+        self.traced: dict = {}  # program key -> [(avals, program)] traced, none generic
 
-    def find(self, key: tuple, arrays: list) -> Callable | None:
+    def find(self, key: tuple, arrays: list, lower: Callable) -> Callable | None:
         """The raw program serving ``arrays`` (host arrays) if one is generic in the
-        dimensions where they differ from what it was traced for."""
+        dimensions where they differ from what it was traced for. Python code may branch
+        on a size (``if x.shape[0] > 3``), which no program shows: so each new size is
+        checked once, as a guard, by tracing the function on meta arrays of that size
+        (``lower``: no arithmetic, no new program) and comparing the programs."""
         entries = self.generic.get(key)
         if not entries:
             return None
         avals = _avals(arrays)
-        for pattern, program in entries:
-            if _matches(pattern, avals) and all(
+        for pattern, program, checked in entries:
+            if not _matches(pattern, avals) or not all(
                     type(a) is Array and type(buffer_of(a)) is np.ndarray for a in arrays):
-                return program
+                continue
+            if avals not in checked:
+                checked[avals] = _same(program, lower(_metas(avals)))
+            if checked[avals]:
+                return program.fn
         return None
 
     def learn(self, key: tuple, arrays: list, program: Any, lower: Callable,
@@ -82,36 +90,43 @@ class Shapes:
         Its first program is compared with the one ``lower`` (meta arrays -> compiled
         program) gives for the next sizes of the ``requested`` dimensions (position ->
         dimensions: those marked, or with ``dynamic=True`` every input's); a later one
-        (``dynamic=None``: sizes changed) with the first."""
+        (``dynamic=None``: sizes changed) with those traced before that no generic
+        program serves."""
         if program is None or self.dynamic is False:
             return
         avals = _avals(arrays)
-        if key not in self.first:
-            self.first[key] = (avals, program)
+        if key not in self.traced:
+            self.traced[key] = [(avals, program)]
             dims = {i: {d for d in ds if avals[i][0][d] > 1} for i, ds in requested.items()}
             dims = {i: ds for i, ds in dims.items() if ds}
             if dims and _same(program, lower(_next_sizes(avals, dims))):
                 self._add(key, avals, dims, program)
             return
-        first_avals, first = self.first[key]
-        dims = _differing(first_avals, avals)
-        if first is not program and dims and _same(first, program):
-            self._add(key, avals, dims, program)
+        for then, earlier in self.traced[key]:
+            dims = _differing(then, avals)
+            if earlier is not program and dims and _same(earlier, program):
+                self._add(key, avals, dims, program)
+                return
+        self.traced[key].append((avals, program))
 
     def _add(self, key: tuple, avals: tuple, dims: dict, program: Any) -> None:
         """``program`` serves every size (at least 2) of the dimensions ``dims``."""
         pattern = tuple((tuple(None if d in dims.get(i, ()) else n
                                for d, n in enumerate(a[0])), a[1])
                         if isinstance(a, tuple) else a for i, a in enumerate(avals))
-        self.generic.setdefault(key, []).append((pattern, program.fn))
+        self.generic.setdefault(key, []).append((pattern, program, {avals: True}))
 
 
 def _next_sizes(avals: tuple, dims: dict) -> list:
     """Meta arrays of ``avals`` with the sizes of ``dims`` (position -> dimensions) one
     larger."""
-    return [ShapeDtypeStruct(tuple(n + (d in dims.get(i, ())) for d, n in enumerate(a[0])),
-                             a[1]) if isinstance(a, tuple) else a
-            for i, a in enumerate(avals)]
+    return _metas(tuple((tuple(n + (d in dims.get(i, ())) for d, n in enumerate(a[0])),
+                         a[1]) if isinstance(a, tuple) else a
+                        for i, a in enumerate(avals)))
+
+
+def _metas(avals: tuple) -> list:
+    return [ShapeDtypeStruct(*a) if isinstance(a, tuple) else a for a in avals]
 
 
 def run_forward(program: Any, key: tuple, arrays: list, inputs: range, leaves: list
@@ -121,19 +136,20 @@ def run_forward(program: Any, key: tuple, arrays: list, inputs: range, leaves: l
     jitted one, from which a call that traced learns (the arrays at positions
     ``inputs`` are the function's arguments ``leaves``, the others its state)."""
     shapes = program.shapes
-    raw = shapes.find(key, arrays)
+
+    def lower(metas: list) -> Any:
+        return program.lowered_quietly(key, metas).compile()
+    raw = shapes.find(key, arrays, lower)
     if raw is not None:
         return [new_array(o) for o in raw(*map(buffer_of, arrays))]
     traced = program.traced
     outs = program.forward(*key, *arrays)
     if program.traced == traced:
         return outs
-    jitted = program.forward
     requested = {i: frozenset(range(arrays[i].ndim)) if shapes.dynamic else
                  marked_dims(leaves[i - inputs.start]) for i in inputs
                  if isinstance(arrays[i], Array)}
-    shapes.learn(key, arrays, jitted.executable(*key, *arrays),
-                 lambda metas: jitted.lower(*key, *metas).compile(),
+    shapes.learn(key, arrays, program.forward.executable(*key, *arrays), lower,
                  {i: ds for i, ds in requested.items() if ds})
     return outs
 

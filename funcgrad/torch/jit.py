@@ -403,13 +403,22 @@ class _Program:
             self.drawing[key] = True
             return self._compiled(names, in_tree, modes, state, leaves, known)
         if self.traced != traced:
-            dynamo.report(self.options, lambda: self.forward.lower(
-                *key, *func.to_array(tensors)), leaves)
+            dynamo.report(self.options, lambda: self.lowered_quietly(
+                key, func.to_array(tensors)), leaves)
         if not self.compiling:
             return result
         if self.drawing.get(key):
             set_rng_state(result[1])
         return result[0]
+
+    def lowered_quietly(self, key: tuple, arrays: list) -> Any:
+        """The forward program of ``key`` lowered for ``arrays`` (meta or not), a trace
+        not counted among the function's (a guard's check, a backend's graph)."""
+        traced = self.traced
+        try:
+            return self.forward.lower(*key, *arrays)
+        finally:
+            self.traced = traced
 
     def lowered(self, args: tuple, kwargs: dict) -> Any:
         if self.step is not None:

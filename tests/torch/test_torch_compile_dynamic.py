@@ -65,3 +65,18 @@ def test_mark_dynamic_checks_the_dimension_and_dynamic_its_value():
         torch.compile(lambda x: x, dynamic="yes")
 
 
+
+
+def test_a_branch_on_a_size_is_guarded_for_each_new_size():
+    """The programs for sizes 2 and 3 are one program, but the Python takes another
+    branch from size 4 on: each new size is checked before the generic program runs."""
+    def f(x):
+        if x.shape[0] > 3:
+            return x * 2
+        return x + 1
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = torch.compile(f, backend=counter)
+    for n in (2, 3, 4, 5, 2, 6):
+        x = torch.ones(n)
+        assert torch.equal(compiled(x), f(x))
+    assert counter.frame_count == 4  # sizes 2, 3 (one program from then on), 4, 5
