@@ -202,15 +202,16 @@ def _same(p: Any, q: Any) -> bool:
 
 
 def _same_value(a: Any, b: Any) -> bool:
-    if isinstance(a, functools.partial) and isinstance(b, functools.partial):
-        return a.func is b.func and _same_value(a.args, b.args) and _same_value(
-            a.keywords, b.keywords)
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+    """Whether two values bound in compiled programs are equal (arrays by value)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, functools.partial):
+        return a.func is b.func and _same_value((a.args, a.keywords), (b.args, b.keywords))
+    if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(map(_same_value, a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
+    if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
-    if isinstance(a, (np.ndarray, np.generic, Array)) or isinstance(b, (
-            np.ndarray, np.generic, Array)):
+    if isinstance(a, (np.ndarray, np.generic, Array)):
         x, y = (np.asarray(buffer_of(v) if isinstance(v, Array) else v) for v in (a, b))
         return x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y)
     try:
