@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 
 from funcgrad.torch._tensor import Tensor
 
-__all__ = ["GraphBreak", "Unsupported", "Options", "report", "config", "register", "reset", "PythonState",
+__all__ = ["GraphBreak", "Unsupported", "Options", "StaticTree", "report", "config", "register", "reset", "PythonState",
            "is_constant", "where_in_user_code", "SIDE_EFFECT_CALLS"]
 
 # builtins whose call in a compiled function is a side effect a trace cannot replay
@@ -84,6 +84,42 @@ def report(options: Options, lower: Callable[[], Any], inputs: list) -> None:
     call's example inputs, as PyTorch calls its backends once per graph compiled."""
     if callable(options.backend):
         options.backend(lower(), inputs)
+
+
+class StaticTree:
+    """A call's input tree with its static leaves (Python ints, bools, strings: the
+    values a program specializes on) in it; `unflatten` takes the other leaves."""
+
+    __slots__ = ("tree", "statics", "_hash")
+
+    def __init__(self, tree: Any, statics: tuple):
+        self.tree, self.statics = tree, statics  # (None at the places of the others)
+        self._hash = hash((tree, statics))
+
+    @classmethod
+    def of(cls, tree: Any, leaves: list) -> tuple[Any, list]:
+        """(the tree, the leaves that are inputs): ``tree`` itself if no leaf is static."""
+        if not any(type(x) in _STATIC for x in leaves):
+            return tree, leaves
+        statics = tuple([(type(x), x) if type(x) in _STATIC else None for x in leaves])
+        return cls(tree, statics), [x for x in leaves if type(x) not in _STATIC]
+
+    def unflatten(self, inputs: list) -> Any:
+        given = iter(inputs)
+        return self.tree.unflatten([next(given) if s is None else s[1] for s in self.statics])
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, StaticTree) and self.tree == other.tree and \
+            self.statics == other.statics
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"StaticTree({self.tree}, {[s and s[1] for s in self.statics]})"
+
+
+_STATIC = (int, bool, str)
 
 
 def register(program: Any) -> None:

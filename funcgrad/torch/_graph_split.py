@@ -40,6 +40,8 @@ _LEAVING = frozenset({"item", "tolist", "numpy", "backward", "append", "extend",
                       "pop", "remove", "clear", "update", "setdefault", "add", "discard",
                       "write"})
 _CONVERSIONS = frozenset({"bool", "int", "float", "complex"})
+_SIZES = frozenset({"shape", "ndim", "size", "dim", "numel"})  # (`_reads_sizes_only`)
+_SIZE_CALLS = frozenset({"size", "dim", "numel"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _PREFIX = "__fg_"
@@ -270,13 +272,13 @@ def _locals_of(funcdef: ast.FunctionDef) -> frozenset:
 
 def _capture_refusal(stmt: ast.stmt) -> str | None:
     """None if ``stmt`` may go into a segment (an assignment of local names computing
-    tensors); else why it runs eagerly ("" where that is no graph break: a nested def,
-    pass, a return of the result, a loop over a Python range)."""
+    tensors); else why it runs eagerly ("" where that is no graph break: sizes read, a
+    nested def, pass, a return of the result, a loop over a Python range)."""
     if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if not all(_plain_target(t) for t in targets) or getattr(stmt, "value", 0) is None:
             return "a Python side effect: it stores into an object"
-        return _call_refusal(stmt)
+        return "" if _reads_sizes_only(stmt.value) else _call_refusal(stmt)
     if isinstance(stmt, (ast.If, ast.While)):
         return _call_refusal(stmt.test) or (
             f"a Python {'if' if isinstance(stmt, ast.If) else 'while'} (its condition may "
@@ -288,6 +290,18 @@ def _capture_refusal(stmt: ast.stmt) -> str | None:
                          ast.ImportFrom)):
         return ""
     return f"a Python statement ({type(stmt).__name__.lower()})"
+
+
+def _reads_sizes_only(value: ast.expr) -> bool:
+    """Whether ``value`` computes Python numbers from sizes (``b, t = x.shape``,
+    ``n = x.size(0)``): run as written, it gives the segments after it their static
+    sizes (a program's outputs are tensors)."""
+    nodes = list(ast.walk(value))
+    calls_ok = all(isinstance(c.func, ast.Attribute) and c.func.attr in _SIZE_CALLS or
+                   isinstance(c.func, ast.Name) and c.func.id == "len"
+                   for c in nodes if isinstance(c, ast.Call))
+    return calls_ok and any(isinstance(n, ast.Attribute) and n.attr in _SIZES or
+                            isinstance(n, ast.Call) for n in nodes)
 
 
 def _plain_target(target: ast.expr) -> bool:

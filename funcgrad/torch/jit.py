@@ -304,8 +304,12 @@ class _Program:
         return probes.guard(), tuple(state), modes, list(state.values()), {}
 
     def _tree_of(self, args: tuple, kwargs: dict) -> tuple:
-        """(leaves, tree) of a call's inputs, the tree the first equal one."""
+        """(leaves, tree) of a call's inputs, the tree the first equal one. Under
+        torch.compile, Python ints, bools and strings are part of the tree (a program per
+        value, as PyTorch specializes them: a size or a trip count the trace can use)."""
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        if self.compiling:
+            in_tree, leaves = dynamo.StaticTree.of(in_tree, leaves)
         return leaves, self._trees.setdefault(in_tree, in_tree)
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:

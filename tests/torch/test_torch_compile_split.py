@@ -175,3 +175,27 @@ def test_functions_that_cannot_be_split_run_eagerly():
     compiled = torch.compile(lambda x: out.append(1) or x * 2)
     assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 2.0)) and out == [1]
     assert compiled._program.split is False
+
+
+def test_sizes_read_between_segments_are_static_for_the_next_ones():
+    def f(x):
+        b, t = x.shape
+        print("rows", b)
+        h = x.view(b, t, 1) * 2
+        for i in range(b):
+            h = h + i
+        return h.sum(-1)
+    compiled = torch.compile(f)
+    for n in (2, 3, 2):
+        x = torch.ones(n, 4, requires_grad=True)
+        assert torch.equal(compiled(x), f(x))
+    report = torch._dynamo.explain(f)(torch.ones(2, 4))
+    assert report.graph_break_count == 1 and "print" in report.break_reasons[0].reason
+    assert all(not s.graph_breaks for s in compiled._program.split.segments)
+
+
+def test_python_ints_are_specialized_as_pytorch_does():
+    compiled = torch.compile(lambda x, n: x.reshape(n, -1) * n)
+    assert compiled(torch.ones(6), 2).shape == (2, 3)
+    assert compiled(torch.ones(6), 3).shape == (3, 2)
+    assert compiled.graph_breaks == []
