@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 
 from funcgrad.torch._tensor import Tensor
 
-__all__ = ["GraphBreak", "Unsupported", "Options", "StaticTree", "report", "config", "register", "reset", "PythonState",
+__all__ = ["GraphBreak", "Unsupported", "Options", "StaticTree", "Specialization", "report", "config", "register", "reset", "PythonState",
            "is_constant", "where_in_user_code", "SIDE_EFFECT_CALLS"]
 
 # builtins whose call in a compiled function is a side effect a trace cannot replay
@@ -96,14 +96,6 @@ class StaticTree:
         self.tree, self.statics = tree, statics  # (None at the places of the others)
         self._hash = hash((tree, statics))
 
-    @classmethod
-    def of(cls, tree: Any, leaves: list) -> tuple[Any, list]:
-        """(the tree, the leaves that are inputs): ``tree`` itself if no leaf is static."""
-        if not any(type(x) in _STATIC for x in leaves):
-            return tree, leaves
-        statics = tuple([(type(x), x) if type(x) in _STATIC else None for x in leaves])
-        return cls(tree, statics), [x for x in leaves if type(x) not in _STATIC]
-
     def unflatten(self, inputs: list) -> Any:
         given = iter(inputs)
         return self.tree.unflatten([next(given) if s is None else s[1] for s in self.statics])
@@ -120,6 +112,48 @@ class StaticTree:
 
 
 _STATIC = (int, bool, str)
+
+
+class Specialization:
+    """Which Python int, bool and str arguments of a compiled function its programs
+    specialize on (`StaticTree`), as PyTorch's: every one at first; an int whose value
+    changes becomes an input from then on (automatic dynamic; not with
+    ``dynamic=False``), unless a trace needed it static (it used it as a size: `pin`)."""
+
+    def __init__(self, dynamic: bool | None):
+        self.automatic = dynamic is not False
+        self.first: dict = {}  # input tree -> its static leaves' first values
+        self.inputs: dict = {}  # input tree -> positions of ints that are inputs
+        self.pinned: dict = {}  # input tree -> positions of ints kept static
+
+    def split(self, tree: Any, leaves: list) -> tuple[Any, list]:
+        """(the tree with the static leaves in it, the leaves that are inputs); ``tree``
+        itself if no leaf is static."""
+        found = [(i, (type(x), x)) for i, x in enumerate(leaves) if type(x) in _STATIC]
+        if not found:
+            return tree, leaves
+        first = self.first.setdefault(tree, found)
+        if self.automatic and first != found:
+            changed = {i for (i, a), (_, b) in zip(first, found)
+                       if a != b and a[0] is int and b[0] is int}
+            self.inputs[tree] = (self.inputs.get(tree, frozenset()) | changed) - \
+                self.pinned.get(tree, frozenset())
+        dynamic = self.inputs.get(tree, frozenset())
+        statics = [None] * len(leaves)
+        for i, value in found:
+            if i not in dynamic:
+                statics[i] = value
+        return StaticTree(tree, tuple(statics)), [x for x, s in zip(leaves, statics)
+                                                  if s is None]
+
+    def pin(self, in_tree: Any) -> bool:
+        """After a trace with int inputs broke (one was used as a size): keep them
+        static; whether there were any."""
+        tree = getattr(in_tree, "tree", None)
+        if not self.inputs.get(tree):
+            return False
+        self.pinned[tree] = self.pinned.get(tree, frozenset()) | self.inputs.pop(tree)
+        return True
 
 
 def register(program: Any) -> None:

@@ -111,6 +111,7 @@ class _Program:
         self.fullgraph = options.fullgraph
         self.shapes = Shapes(options.dynamic if compiling else False)
         self.traced = 0  # how many traces of the function ran
+        self.ints = dynamo.Specialization(options.dynamic)
         self.breaks: list = []  # the graph breaks met, in order (`explain`)
         self.eager_keys: set = set()  # signatures that run eagerly (a graph break)
         self.variants: dict = {}  # the constants traced with -> the previous ones
@@ -306,10 +307,11 @@ class _Program:
     def _tree_of(self, args: tuple, kwargs: dict) -> tuple:
         """(leaves, tree) of a call's inputs, the tree the first equal one. Under
         torch.compile, Python ints, bools and strings are part of the tree (a program per
-        value, as PyTorch specializes them: a size or a trip count the trace can use)."""
+        value, as PyTorch specializes them: a size or a trip count the trace can use)
+        until an int changes (`_compile_state.Specialization`)."""
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         if self.compiling:
-            in_tree, leaves = dynamo.StaticTree.of(in_tree, leaves)
+            in_tree, leaves = self.ints.split(in_tree, leaves)
         return leaves, self._trees.setdefault(in_tree, in_tree)
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
@@ -331,6 +333,8 @@ class _Program:
             rules.check_arguments(leaves)
             return self._compiled(names, in_tree, modes, state, leaves, known)
         except dynamo.GraphBreak as brk:
+            if self.ints.pin(in_tree):  # (an int input used as a size: static again)
+                return self(args, kwargs)
             self.breaks.append(brk)
             if self.fullgraph:
                 raise dynamo.Unsupported(f"{self.name()}: graph break with fullgraph=True: "

@@ -199,3 +199,16 @@ def test_python_ints_are_specialized_as_pytorch_does():
     assert compiled(torch.ones(6), 2).shape == (2, 3)
     assert compiled(torch.ones(6), 3).shape == (3, 2)
     assert compiled.graph_breaks == []
+
+
+def test_an_int_that_changes_becomes_an_input_unless_it_is_a_size():
+    counter = torch._dynamo.testing.CompileCounter()
+    scaled = torch.compile(lambda x, step: x * step, backend=counter)
+    for step in range(6):
+        assert torch.equal(scaled(torch.ones(2), step), torch.full((2,), float(step)))
+    assert counter.frame_count == 2  # the first value, then one program for all
+    counter = torch._dynamo.testing.CompileCounter()
+    shaped = torch.compile(lambda x, n: x.reshape(n, -1), backend=counter)
+    for n in (1, 2, 3, 2):
+        assert shaped(torch.ones(6), n).shape == (n, 6 // n)
+    assert counter.frame_count == 3 and shaped.graph_breaks == []
