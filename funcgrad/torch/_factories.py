@@ -422,15 +422,13 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
            generator: Generator | None = None, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """Normal samples; ``mean``/``std`` may be tensors (then shaped like them)."""
-    m = mean._host() if isinstance(mean, Tensor) else mean
-    s = std._host() if isinstance(std, Tensor) else std
-    shape = tuple(size) if size is not None else np.broadcast(np.asarray(m),
-                                                              np.asarray(s)).shape
+    shape = tuple(size) if size is not None else np.broadcast_shapes(
+        *[tuple(t.shape) if isinstance(t, Tensor) else np.shape(t) for t in (mean, std)])
     dt = (mean.dtype if isinstance(mean, Tensor) else std.dtype if isinstance(std, Tensor)
           else _dt(dtype))
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if not tensors:
-        return _finish(_draws(generator, device).normal(m, s, size=shape), dt, device,
+        return _finish(_draws(generator, device).normal(mean, std, size=shape), dt, device,
                        requires_grad)
     # mean + std * eps: differentiable in the tensor arguments (PyTorch's NormalBackward1/2/3
     # for a tensor mean, std, or both)

@@ -95,3 +95,17 @@ def test_a_generator_of_its_own_is_a_graph_break_with_eagers_numbers():
     got = [compiled(torch.zeros(3)) for _ in range(2)]
     assert all(torch.equal(a, b) for a, b in zip(eager, got))
     assert "other than the default one" in compiled.graph_breaks[0].reason
+
+
+def test_every_random_factory_compiles_with_eagers_draws():
+    def f(x):
+        return (torch.normal(x, 0.5), torch.randint(0, 10, (3,)), torch.randperm(4),
+                torch.randn_like(x), torch.empty(3).normal_(0, 2).exponential_())
+    compiled = torch.compile(f)
+    x = torch.zeros(3)
+    torch.manual_seed(4)
+    eager = [f(x) for _ in range(2)]
+    torch.manual_seed(4)
+    got = [compiled(x) for _ in range(2)]
+    assert all(torch.equal(a, b) for e, g in zip(eager, got) for a, b in zip(e, g))
+    assert compiled.graph_breaks == []
