@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+import funcgrad.numpy as fnp
 from funcgrad.core import Primitive, Tracer
 from funcgrad.torch._compile_state import GraphBreak
 
@@ -67,6 +68,18 @@ draw_p = Primitive(
     multiple_results=True, differentiable=False,
     doc="(next state, values) of the numpy Generator method ``method(*args, **kwargs)`` "
         "called on a stream standing at ``state`` (the facade's generator layout).")
+
+
+def _batch_draw(operands: tuple, axes: tuple, **params: Any) -> tuple:
+    """vmap of a draw over a batch of states: each example's state draws its own numbers
+    (one draw per example, in order), the next states and values stacked."""
+    (state,), (axis,) = operands, axes
+    states = fnp.moveaxis(state, axis, 0)
+    drawn = [draw_p.bind(states[k], **params) for k in range(states.shape[0])]
+    return (fnp.stack([d[0] for d in drawn]), fnp.stack([d[1] for d in drawn])), (0, 0)
+
+
+draw_p.defbatch(_batch_draw)
 
 
 class NeedsState(Exception):
