@@ -47,6 +47,8 @@ def avals_of(leaves: Sequence) -> tuple:
 def _raws(values: Sequence, avals: Sequence) -> list | None:
     """The host (numpy) arrays of ``values`` (tensors or funcgrad Arrays) if each has
     the (shape, dtype) of ``avals``, in order; else None (the general path decides)."""
+    if len(values) != len(avals):  # (another program of the signature: one that draws)
+        return None
     raws = []
     for v, (shape, dtype) in zip(values, avals):
         a = v._a if isinstance(v, Tensor) else v
@@ -202,7 +204,8 @@ def _call_general(program: Any, static: tuple, tensors: list, wanted: tuple,
     out_tree = program.out_trees[static]
     outs = both[:out_tree.num_leaves]
     key = (*static, wanted, avals_of(arrays))
-    if (static[1], wanted) not in known:
+    if (static[1], wanted) not in known or known[static[1], wanted] is not None and len(
+            known[static[1], wanted].avals) != len(tensors):
         known[static[1], wanted] = Recorded.of(program, key, tensors, outs, out_tree)
     node = CompiledFunctionBackward(tuple([tensors[i]._edge() for i in wanted]), None,
                                     [meta_of(o) for o in outs])

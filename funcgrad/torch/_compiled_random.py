@@ -10,10 +10,10 @@ compiler pass may drop, merge or reorder them, and ``manual_seed(0); compiled(x)
 eager's numbers bit for bit.
 
 While a compiled function is traced, `stream` (the `TracedStream` of that trace) stands
-for the default generator's numpy stream: the factories ask `active` for it. A program that
-draws nothing ignores its state input: its calls pass `UNUSED_STATE` instead of reading
-the generator (which costs half a compiled call), and a trace that meets a draw with that
-placeholder raises `NeedsState`, so the caller traces again with the real state.
+for the default generator's numpy stream: the factories ask `active` for it. A program
+takes the state only if it draws: its first trace runs without it, and a draw there raises
+`NeedsState`, so that the caller traces again with the state (`GENERATOR`, among the
+program's state inputs). A program that draws nothing reads and sets no generator state.
 
 The state's byte layout (``Generator.get_state``) is defined here once: `state_bytes` and
 `stream_of`.
@@ -30,11 +30,11 @@ from funcgrad.core import Primitive, Tracer
 from funcgrad.torch._compile_state import GraphBreak
 
 __all__ = ["STATE_BYTES", "state_bytes", "stream_of", "draw_p", "TracedStream", "stream",
-           "active", "UNUSED_STATE", "NeedsState"]
+           "active", "GENERATOR", "NeedsState"]
 
 _STATE_WORD = 16  # bytes per word (PCG64's state is 128-bit)
 STATE_BYTES = 5 * _STATE_WORD  # the seed, then PCG64's state, inc, has_uint32, uinteger
-UNUSED_STATE = np.zeros(STATE_BYTES, np.uint8)  # (PCG64's inc is odd: never a real state)
+GENERATOR = "<generator state>"  # its name among a compiled program's state inputs
 
 
 def state_bytes(seed: int, rng: np.random.Generator) -> bytes:
@@ -83,8 +83,8 @@ draw_p.defbatch(_batch_draw)
 
 
 class NeedsState(Exception):
-    """A trace run with `UNUSED_STATE` drew random numbers: trace again with the
-    generator's state."""
+    """A trace run without the generator's state drew random numbers: trace again with
+    it."""
 
 
 class TracedStream:
@@ -92,20 +92,17 @@ class TracedStream:
     on it (``random``, ``standard_normal``, ``integers``, ``normal``, ``uniform``,
     ``exponential``, ``permutation``) is a `draw_p` record on the traced ``state``."""
 
-    def __init__(self, state: Any, placeholder: bool):
-        self.state = state
-        self.placeholder = placeholder  # ``state`` stands for `UNUSED_STATE`
-        self.drew = False
+    def __init__(self, state: Any):
+        self.state = state  # (None: the program has no state input)
 
     def __getattr__(self, method: str) -> Any:
         def draw(*args: Any, **kwargs: Any) -> Any:
-            if self.placeholder:
+            if self.state is None:
                 raise NeedsState(method)
             args = tuple(_static(a) for a in args)
             kwargs = tuple(sorted((k, _static(v)) for k, v in kwargs.items()))
             self.state, values = draw_p.bind(self.state, method=method, args=args,
                                              kwargs=kwargs)
-            self.drew = True
             return values
         return draw
 
@@ -134,16 +131,15 @@ def active() -> TracedStream | None:
 
 
 @contextlib.contextmanager
-def stream(state: Any, placeholder: bool = False) -> Iterator[TracedStream | None]:
-    """Within the block, the default generator's draws are records on the traced
-    ``state`` (the stream yielded; its ``state`` after the block is the next one); a
-    draw raises `NeedsState` if ``placeholder`` (``state`` is `UNUSED_STATE`'s). With
-    ``state`` None (a trace that is not torch.compile's) nothing changes and None is
-    yielded."""
-    if state is None:
+def stream(compiling: bool, state: Any) -> Iterator[TracedStream | None]:
+    """Within the block of a compiled trace (``compiling``), the default generator's
+    draws are records on the traced ``state`` (the stream yielded; its ``state`` after
+    the block is the next one), or raise `NeedsState` where ``state`` is None. Otherwise
+    (a trace that is not torch.compile's) nothing changes and None is yielded."""
+    if not compiling:
         yield None
         return
-    traced = TracedStream(state, placeholder)
+    traced = TracedStream(state)
     _active.append(traced)
     try:
         yield traced

@@ -45,7 +45,6 @@ import warnings
 from typing import Any, Callable, Iterator
 
 import funcgrad
-import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.core import Tracer
 from funcgrad.transforms.tape import trace_flat
@@ -58,7 +57,7 @@ from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._factories import get_rng_state, set_rng_state
 from funcgrad.torch import _trace_rules as rules
-from funcgrad.torch._compiled_random import UNUSED_STATE, NeedsState, stream
+from funcgrad.torch._compiled_random import GENERATOR, NeedsState, stream
 from funcgrad.torch._compiled_call import avals_of, call_recorded
 from funcgrad.torch._compiled_shapes import Shapes, run_forward
 from funcgrad.torch._graph_split import SplitFunction, Unsplittable
@@ -77,7 +76,6 @@ __all__ = ["trace", "compile", "TracedModule", "TracedFunction", "Graph", "is_tr
            "annotate", "is_scripting", "FrontendError", "NotSupportedError",
            "UnsupportedNodeError", "save", "load", "freeze"]
 
-_UNUSED_STATE = fnp.asarray(UNUSED_STATE)  # (`_Program._compiled`)
 _tracing = [0]  # depth of traces in progress (torch.jit.is_tracing)
 
 
@@ -116,8 +114,7 @@ class _Program:
         self.eager_keys: set = set()  # signatures that run eagerly (a graph break)
         self.variants: dict = {}  # the constants traced with -> the previous ones
         self.lifted: dict = {}  # name -> a tensor read from the closure, an input
-        self.drawing: dict = {}  # (names, tree, modes) -> whether its programs draw
-        self.placeholder = False  # whether this call's state input is `UNUSED_STATE`
+        self.drawing: set = set()  # the (names, tree, modes) whose programs draw
         self.splits = True  # whether a graph break splits it (not a segment's own)
         self.split: SplitFunction | bool | None = None  # (None: not tried yet)
         self._calls_checked = False
@@ -141,12 +138,14 @@ class _Program:
 
     # static: parameter/buffer names, the inputs' tree, the modules' training flags
     def _pure(self, names: tuple, in_tree: Any, modes: tuple, *leaves: Any) -> list:
-        """The function on the state's and inputs' arrays (then, under torch.compile, the
-        generator's state), returning its outputs' arrays (then the generator's next
-        state: `_compiled_random`)."""
-        state = func.from_array(dict(zip(names, leaves[:len(names)])))
-        inputs = in_tree.unflatten(func.from_array(list(
-            leaves[len(names):len(leaves) - self.compiling])))
+        """The function on the state's and inputs' arrays, returning its outputs' arrays.
+        Under torch.compile, a program that draws random numbers has the generator's
+        state among its state (`GENERATOR`) and returns its next state after its outputs
+        (`_compiled_random`); in one that does not, a draw raises `NeedsState`."""
+        arrays = dict(zip(names, leaves[:len(names)]))
+        generator = arrays.pop(GENERATOR, None)
+        state = func.from_array(arrays)
+        inputs = in_tree.unflatten(func.from_array(list(leaves[len(names):])))
         rng = get_rng_state()
         versions = {n: t._version for n, t in state.items()}
         python = dynamo.PythonState(self._roots(inputs)) if self.compiling else None
@@ -154,7 +153,7 @@ class _Program:
         self.traced += 1
         try:
             with reparametrized(self.modules(), state), rules.lifted(self.lifted, state), \
-                    stream(leaves[-1] if self.compiling else None, self.placeholder) as drawn:
+                    stream(self.compiling, generator) as drawn:
                 out = self.target()(*inputs[0], **inputs[1])
         except (dynamo.GraphBreak, NeedsState):
             rules.undo(python, rng)
@@ -175,11 +174,8 @@ class _Program:
                 rules.undo(python, rng)
                 raise dynamo.GraphBreak(f"a Python side effect: it changes {changed[0]}")
         rules.check_pure(self, rng, state, versions)
-        if drawn is not None:  # (the next state: an output, after the function's)
+        if generator is not None:  # (the next state: an output, after the function's)
             out = (out, func.from_array(drawn.state))
-            self.drawing.setdefault((names, in_tree, modes), False)
-            if drawn.drew:
-                self.drawing[(names, in_tree, modes)] = True
         out_leaves, out_tree = tree_util.tree_flatten(out)
         self.out_trees[(names, in_tree, modes)] = out_tree
         if not all(isinstance(o, Tensor) for o in out_leaves):
@@ -388,14 +384,13 @@ class _Program:
 
     def _compiled(self, names: tuple, in_tree: Any, modes: tuple, state: list,
                   leaves: list, known: dict) -> Any:
-        """The program's result; under torch.compile the generator's state goes in (a
-        placeholder where the program is known not to draw) and its next state is set."""
+        """The program's result; where it draws random numbers (under torch.compile), the
+        generator's state goes in and its next state is set."""
+        draws = (names, in_tree, modes) in self.drawing
+        if draws:  # (an array: no input the node saves)
+            names, state = names + (GENERATOR,), state + [func.to_array(get_rng_state())]
         key = (names, in_tree, modes)
         tensors = state + leaves
-        if self.compiling:  # (read by `_pure` if this call traces)
-            self.placeholder = self.drawing.get(key) is False
-            tensors.append(_UNUSED_STATE if self.placeholder else  # (an array: no input
-                           func.to_array(get_rng_state()))  # the node saves)
         wanted = tuple([i for i, t in enumerate(tensors)
                         if isinstance(t, Tensor) and t.requires_grad]
                        ) if grad_mode.state.enabled else ()
@@ -405,18 +400,17 @@ class _Program:
                 result = call_recorded(self, key, tensors, wanted, known)
             else:
                 outs = func.from_array(run_forward(self, key, func.to_array(tensors), range(
-                    len(state), len(tensors) - self.compiling), leaves))
+                    len(state), len(tensors)), leaves))
                 result = self.out_trees[key].unflatten(outs)
-        except NeedsState:  # (a new trace of a program known not to draw: it draws)
-            self.drawing[key] = True
+        except NeedsState:  # (the first trace that draws: from now on with the state)
+            self.drawing.add((names, in_tree, modes))
             return self._compiled(names, in_tree, modes, state, leaves, known)
         if self.traced != traced:
             dynamo.report(self.options, lambda: self.lowered_quietly(
                 key, func.to_array(tensors)), leaves)
-        if not self.compiling:
+        if not draws:
             return result
-        if self.drawing.get(key):
-            set_rng_state(result[1])
+        set_rng_state(result[1])
         return result[0]
 
     def lowered_quietly(self, key: tuple, arrays: list) -> Any:
@@ -432,8 +426,9 @@ class _Program:
         if self.step is not None:
             return self.step.lowered(args, kwargs)
         names, in_tree, modes, state, leaves, _ = self.signature(args, kwargs)
-        rng = [get_rng_state()] if self.compiling else []
-        return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves + rng))
+        if (names, in_tree, modes) in self.drawing:
+            names, state = names + (GENERATOR,), state + [get_rng_state()]
+        return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves))
 
 
 def _traced(residual: Any) -> bool:
