@@ -386,7 +386,8 @@ class _Program:
                   leaves: list, known: dict) -> Any:
         """The program's result; where it draws random numbers (under torch.compile), the
         generator's state goes in and its next state is set."""
-        draws = (names, in_tree, modes) in self.drawing
+        draws = bool(self.drawing) and (names, in_tree, modes) in self.drawing  # (no hash
+        # of the key per call where nothing draws)
         if draws:  # (an array: no input the node saves)
             names, state = names + (GENERATOR,), state + [func.to_array(get_rng_state())]
         key = (names, in_tree, modes)
