@@ -16,7 +16,8 @@ runs twice, with 0 and with ``--calls`` calls, and the difference is taken inste
 Workloads: the small-op chain's gradient (functional and through the facade), and the
 small MLP training step (functional and facade). They are the paths whose eager speed the
 core must not lose. Named on the command line: the jitted chain gradient, the jitted and the
-``torch.compile``d MLP steps, and the hand-written numpy of each (``JIT_WORKLOADS``).
+``torch.compile``d MLP steps, and the hand-written numpy of each, and a scripted loop beside
+the same loop written with ``funcgrad.lax`` (`script_loop`) (``JIT_WORKLOADS``).
 """
 from __future__ import annotations
 
@@ -29,12 +30,12 @@ import subprocess
 import sys
 import tempfile
 
-from . import chain, mlp
+from . import chain, mlp, script_loop
 
 WORKLOADS = ("chain", "chain_facade", "mlp", "mlp_facade")
 # the compiled paths of issue 17, beside the hand-written numpy they are measured against
 JIT_WORKLOADS = ("chain_numpy", "chain_jit", "mlp_numpy", "mlp_jit", "mlp_compile",
-                 "mlp_compile_loss", "mlp_compile_step")
+                 "mlp_compile_loss", "mlp_compile_step", "loop_script", "loop_lax")
 
 
 def _chain_functional(x, ws, bs):
@@ -105,6 +106,8 @@ def build(name: str):
         fn = make(x, ws, bs) if make else lambda: chain.numpy_grad(x, ws, bs)
     elif name in ("mlp", "mlp_facade"):
         fn = _mlp_step(name == "mlp_facade")
+    elif name in ("loop_script", "loop_lax"):  # issue 40: scripted loop against lax by hand
+        fn = script_loop.scripted() if name == "loop_script" else script_loop.by_hand()
     else:
         fn = _mlp_jitted(name)
     # twice: a compiled training step traces again on its second call (its parameters

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
 
 import benchmarks  # noqa: E402
-from benchmarks import chain, hvp, memory, mlp  # noqa: E402
+from benchmarks import chain, hvp, memory, mlp, script_loop  # noqa: E402
 from benchmarks.__main__ import main, table  # noqa: E402
 from benchmarks.harness import Timing, paired_ratio, peer, time_target  # noqa: E402
 
@@ -127,3 +127,10 @@ def test_facade_ops_table_measures_every_op_on_both_libraries():
             o = o if isinstance(o, (int, float)) else o.numpy()
             t = t if isinstance(t, (int, float)) else t.numpy()
             np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_the_scripted_loop_and_the_lax_loop_compute_the_same():
+    """The two sides of issue 40's speed target (``benchmarks.instructions loop_script
+    loop_lax``) compute one function."""
+    np.testing.assert_allclose(np.asarray(script_loop.scripted()()),
+                               np.asarray(script_loop.by_hand()()), rtol=1e-6)

@@ -16,6 +16,7 @@ from funcgrad.primitives.binary import floored_quotient
 from funcgrad.primitives import registry
 from funcgrad.transforms.linear import linear_call, linear_call_multiple
 from funcgrad.tree_util import tree_leaves
+from funcgrad.torch._compiled_random import draw_p, state_bytes
 
 
 
@@ -307,6 +308,10 @@ UNSAMPLED = {
         (_floats(3),)),
     "io_callback": (lambda x: funcgrad.experimental.io_callback(
         np.cos, funcgrad.ShapeDtypeStruct.like(x), x), (_floats(3),)),
+    "torch_generator_draw": (lambda state: draw_p.bind(state, method="random", args=(3,),
+                                                       kwargs=()),
+                             (np.frombuffer(state_bytes(0, np.random.default_rng(1)),
+                                            np.uint8).copy(),)),
     "switch": (_staged("switch"), (_floats(4),)),
     "while_loop": (_staged("while_loop"), (_floats(4),)),
     "scan": (_staged("scan"), (_floats(4),)),

@@ -8,17 +8,21 @@ of them gives anything else now.
 """
 from __future__ import annotations
 
+import contextlib
 import dis
 import functools
 import types
-from typing import Any
+from itertools import chain
+from typing import Any, Iterator
 
+from funcgrad.torch import func
 from funcgrad.torch._compile_state import is_constant
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.optim.optimizer import Optimizer
 
-__all__ = ["reachable", "captured_modules", "probe_tables", "code_names"]
+__all__ = ["reachable", "captured_modules", "probe_tables", "code_names", "state_of",
+           "named_tensors", "reparametrized"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -269,3 +273,38 @@ def probe_tables(module: Module, probes: Any, names: bool) -> None:
     if empty:  # (that they are still empty is cheaper to check than what they hold)
         probes.equal(f"not ({' or '.join(empty)})")
 
+
+def state_of(modules: dict) -> tuple[dict, tuple]:
+    """(name -> parameter or buffer, training flags) of ``modules`` (name -> Module), the
+    names prefixed by the module's (a tensor shared by two of them listed once)."""
+    state: dict = {}
+    seen: set = set()
+    modes = []
+    for prefix, module in modules.items():
+        dot = prefix + "." if prefix else ""
+        for name, t in named_tensors(module):
+            if id(t) not in seen:
+                seen.add(id(t))
+                state[dot + name] = t
+        modes += [m.training for m in module.modules()]
+    return state, tuple(modes)
+
+
+def named_tensors(module: Module) -> Iterator[tuple[str, Tensor]]:
+    """Every parameter and buffer of ``module`` under every name it has (tied weights
+    under each)."""
+    return chain(module.named_parameters(remove_duplicate=False),
+                 module.named_buffers(remove_duplicate=False))
+
+
+@contextlib.contextmanager
+def reparametrized(modules: dict, state: dict) -> Iterator[None]:
+    """Within the block, the parameters and buffers of ``modules`` are the tensors of
+    ``state`` (named as `_state_of` names them), under all their names."""
+    names = {id(t): n for n, t in state_of(modules)[0].items()}
+    swaps = [(module, {name: state[names[id(t)]] for name, t in named_tensors(module)})
+             for module in modules.values()]  # all read before any is swapped
+    with contextlib.ExitStack() as stack:
+        for module, swap in swaps:
+            stack.enter_context(func.reparametrized(module, swap))
+        yield

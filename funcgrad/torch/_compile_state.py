@@ -6,8 +6,9 @@ computing tensors would happen once instead of on every call: appending to a lis
 setting an attribute, writing into a tensor it closes over, drawing random numbers, printing.
 `PythonState` snapshots what the function can reach before a trace and compares after; a
 change (or a value the trace cannot know, as ``if x.sum() > 0``) is a `GraphBreak`: the
-snapshot is put back, as if the trace had never run, and the call runs eagerly, exactly as
-without ``torch.compile`` (``fullgraph=True`` raises `Unsupported` instead). Python
+snapshot is put back, as if the trace had never run, and the function runs split into
+compiled segments and eager statements (`funcgrad.torch._graph_split`), or eagerly, exactly
+as without ``torch.compile`` (``fullgraph=True`` raises `Unsupported` instead). Python
 values the program was traced with (closure and global numbers, module attributes) are
 guarded by the caller (`funcgrad.torch.jit`): a change retraces, up to
 ``config.recompile_limit`` programs per function.
@@ -19,11 +20,11 @@ import os
 import traceback
 import types
 import weakref
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from funcgrad.torch._tensor import Tensor
 
-__all__ = ["GraphBreak", "Unsupported", "config", "register", "reset", "PythonState",
+__all__ = ["GraphBreak", "Unsupported", "Options", "StaticTree", "Specialization", "report", "config", "register", "reset", "PythonState",
            "is_constant", "where_in_user_code", "SIDE_EFFECT_CALLS"]
 
 # builtins whose call in a compiled function is a side effect a trace cannot replay
@@ -35,11 +36,23 @@ _FUNDAMENTALS = (type, types.ModuleType, types.BuiltinFunctionType, weakref.ref)
 
 class GraphBreak(Exception):
     """A trace met what a compiled program cannot do (the reason, and where in the user's
-    code): the call runs eagerly instead."""
+    code): the function runs split, or eagerly, instead."""
 
     def __init__(self, reason: str, where: str = ""):
         super().__init__(reason + (f" (at {where})" if where else ""))
         self.reason, self.where = reason, where
+
+
+class Options(NamedTuple):
+    """torch.compile's arguments that change how a function is compiled: ``fullgraph``
+    (a graph break raises `Unsupported`), ``dynamic`` (None, True, False:
+    `funcgrad.torch._compiled_shapes`), ``backend`` (a callable one is called with each
+    graph traced and its example inputs, as PyTorch calls it; funcgrad compiles the
+    program itself)."""
+
+    fullgraph: bool = False
+    dynamic: bool | None = None
+    backend: Any = "inductor"
 
 
 class Unsupported(RuntimeError):
@@ -64,6 +77,83 @@ class _Config:
 
 config = _Config()
 _PROGRAMS: weakref.WeakSet = weakref.WeakSet()
+
+
+def report(options: Options, lower: Callable[[], Any], inputs: list) -> None:
+    """Call a callable backend with a graph just traced (``lower()``: its IR) and the
+    call's example inputs, as PyTorch calls its backends once per graph compiled."""
+    if callable(options.backend):
+        options.backend(lower(), inputs)
+
+
+class StaticTree:
+    """A call's input tree with its static leaves (Python ints, bools, strings: the
+    values a program specializes on) in it; `unflatten` takes the other leaves."""
+
+    __slots__ = ("tree", "statics", "_hash")
+
+    def __init__(self, tree: Any, statics: tuple):
+        self.tree, self.statics = tree, statics  # (None at the places of the others)
+        self._hash = hash((tree, statics))
+
+    def unflatten(self, inputs: list) -> Any:
+        given = iter(inputs)
+        return self.tree.unflatten([next(given) if s is None else s[1] for s in self.statics])
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, StaticTree) and self.tree == other.tree and \
+            self.statics == other.statics
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"StaticTree({self.tree}, {[s and s[1] for s in self.statics]})"
+
+
+_STATIC = (int, bool, str)
+
+
+class Specialization:
+    """Which Python int, bool and str arguments of a compiled function its programs
+    specialize on (`StaticTree`), as PyTorch's: every one at first; an int whose value
+    changes becomes an input from then on (automatic dynamic; not with
+    ``dynamic=False``), unless a trace needed it static (it used it as a size: `pin`)."""
+
+    def __init__(self, dynamic: bool | None):
+        self.automatic = dynamic is not False
+        self.first: dict = {}  # input tree -> its static leaves' first values
+        self.inputs: dict = {}  # input tree -> positions of ints that are inputs
+        self.pinned: dict = {}  # input tree -> positions of ints kept static
+
+    def split(self, tree: Any, leaves: list) -> tuple[Any, list]:
+        """(the tree with the static leaves in it, the leaves that are inputs); ``tree``
+        itself if no leaf is static."""
+        found = [(i, (type(x), x)) for i, x in enumerate(leaves) if type(x) in _STATIC]
+        if not found:
+            return tree, leaves
+        first = self.first.setdefault(tree, found)
+        if self.automatic and first != found:
+            changed = {i for (i, a), (_, b) in zip(first, found)
+                       if a != b and a[0] is int and b[0] is int}
+            self.inputs[tree] = (self.inputs.get(tree, frozenset()) | changed) - \
+                self.pinned.get(tree, frozenset())
+        dynamic = self.inputs.get(tree, frozenset())
+        statics = [None] * len(leaves)
+        for i, value in found:
+            if i not in dynamic:
+                statics[i] = value
+        return StaticTree(tree, tuple(statics)), [x for x, s in zip(leaves, statics)
+                                                  if s is None]
+
+    def pin(self, in_tree: Any) -> bool:
+        """After a trace with int inputs broke (one was used as a size): keep them
+        static; whether there were any."""
+        tree = getattr(in_tree, "tree", None)
+        if not self.inputs.get(tree):
+            return False
+        self.pinned[tree] = self.pinned.get(tree, frozenset()) | self.inputs.pop(tree)
+        return True
 
 
 def register(program: Any) -> None:

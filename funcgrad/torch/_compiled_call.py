@@ -38,14 +38,17 @@ DOUBLE_BACKWARD_ERROR = ("torch.compile with aot_autograd does not currently sup
 
 
 def avals_of(leaves: Sequence) -> tuple:
-    """What the jitted programs' signatures say of the leaves (the key of a tape)."""
-    return tuple((tuple(x.shape), x.dtype) if isinstance(x, funcgrad.Array) else type(x)
-                 for x in leaves)
+    """What the jitted programs' signatures say of the leaves (the key of a tape): a
+    Python number's type (also for its tracer, weakly typed), else shape and dtype."""
+    return tuple((getattr(x, "weak_type", None) or (tuple(x.shape), x.dtype))
+                 if isinstance(x, funcgrad.Array) else type(x) for x in leaves)
 
 
 def _raws(values: Sequence, avals: Sequence) -> list | None:
     """The host (numpy) arrays of ``values`` (tensors or funcgrad Arrays) if each has
     the (shape, dtype) of ``avals``, in order; else None (the general path decides)."""
+    if len(values) != len(avals):  # (another program of the signature: one that draws)
+        return None
     raws = []
     for v, (shape, dtype) in zip(values, avals):
         a = v._a if isinstance(v, Tensor) else v
@@ -88,10 +91,10 @@ class Recorded:
     def of(program: Any, key: tuple, tensors: list, outs: list, out_tree: Any
            ) -> "Recorded | None":
         """The record of a call that just ran the general path, or None where later calls
-        cannot take the direct one (an input not a host tensor, a program that could not
-        be compiled)."""
+        cannot take the direct one (an input not a host tensor or array, a program that
+        could not be compiled)."""
         arrays = func.to_array(tensors)
-        if not (all(isinstance(t, Tensor) for t in tensors) and _on_host(arrays)):
+        if not (all(isinstance(t, (Tensor, Array)) for t in tensors) and _on_host(arrays)):
             return None
         forward = program.forward_saving.executable(*key[:-1], *arrays)
         return None if forward is None else Recorded(forward, key, arrays, outs, out_tree)
@@ -201,7 +204,8 @@ def _call_general(program: Any, static: tuple, tensors: list, wanted: tuple,
     out_tree = program.out_trees[static]
     outs = both[:out_tree.num_leaves]
     key = (*static, wanted, avals_of(arrays))
-    if (static[1], wanted) not in known:
+    if (static[1], wanted) not in known or known[static[1], wanted] is not None and len(
+            known[static[1], wanted].avals) != len(tensors):
         known[static[1], wanted] = Recorded.of(program, key, tensors, outs, out_tree)
     node = CompiledFunctionBackward(tuple([tensors[i]._edge() for i in wanted]), None,
                                     [meta_of(o) for o in outs])

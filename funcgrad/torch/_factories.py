@@ -16,7 +16,11 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import new_array
 from funcgrad.meta import ShapeDtypeStruct, to_meta
+from funcgrad.core import Tracer
+from funcgrad.torch import _compiled_random
 from funcgrad.torch import _dtypes as D
+from funcgrad.torch._compile_state import GraphBreak
+from funcgrad.torch._compiled_random import STATE_BYTES, state_bytes, stream_of
 from funcgrad.torch._dispatch import apply, const_like
 from funcgrad.torch._range_values import linspace_values
 from funcgrad.torch._tensor import Tensor, _size_args, make
@@ -53,10 +57,7 @@ class Generator:
     def get_state(self) -> Tensor:
         """The stream's position as a uint8 tensor (seed and PCG64 state, 16 bytes each),
         for `set_state`; the layout is funcgrad's, not PyTorch's mt19937 state."""
-        st = self.rng.bit_generator.state
-        words = (self._seed, st["state"]["state"], st["state"]["inc"], st["has_uint32"],
-                 st["uinteger"])
-        raw = b"".join(int(w).to_bytes(_STATE_WORD, "little") for w in words)
+        raw = state_bytes(self._seed, self.rng)
         return _finish(np.frombuffer(raw, np.uint8), D.uint8, None, False)
 
     def set_state(self, new_state: Tensor) -> "Generator":
@@ -64,22 +65,11 @@ class Generator:
         if not isinstance(new_state, Tensor) or new_state.dtype != D.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = new_state._host().tobytes()
-        if len(raw) != _STATE_BYTES:
-            raise RuntimeError(f"Expected a funcgrad generator state of size {_STATE_BYTES} "
+        if len(raw) != STATE_BYTES:
+            raise RuntimeError(f"Expected a funcgrad generator state of size {STATE_BYTES} "
                                f"but found the input RNG state size to be {len(raw)}")
-        seed, state, inc, has_uint32, uinteger = (
-            int.from_bytes(raw[i:i + _STATE_WORD], "little")
-            for i in range(0, _STATE_BYTES, _STATE_WORD))
-        rng = np.random.default_rng()
-        rng.bit_generator.state = {"bit_generator": "PCG64",
-                                   "state": {"state": state, "inc": inc},
-                                   "has_uint32": has_uint32, "uinteger": uinteger}
-        self._seed, self.rng = seed, rng
+        self._seed, self.rng = stream_of(raw)
         return self
-
-
-_STATE_WORD = 16  # bytes per word of `Generator.get_state` (PCG64's state is 128-bit)
-_STATE_BYTES = 5 * _STATE_WORD
 
 
 default_generator = Generator()
@@ -120,6 +110,11 @@ def _rng(generator: Generator | None) -> np.random.Generator:
                            "(its random stream draws one value per call, not one per "
                            "example): use randomness='same', or draw the batch's random "
                            "numbers outside vmap and map over them with in_dims")
+    traced = _compiled_random.active()
+    if traced is not None:  # a compiled trace: its draws are records on the traced state
+        if generator is not None and generator is not default_generator:
+            raise GraphBreak("it draws from a torch.Generator other than the default one")
+        return traced
     return (generator or default_generator).rng
 
 
@@ -150,6 +145,8 @@ def _finish(raw: np.ndarray, dtype: D.dtype, device: Any, requires_grad: bool) -
     device = D.get_default_device() if device is None else D.device(device)
     if device.type == "meta":  # the shape and dtype alone: no values are made or kept
         data = to_meta(ShapeDtypeStruct(np.shape(raw), dtype.np))
+    elif isinstance(raw, Tracer):  # a compiled program's draw (`_compiled_random`)
+        data = raw.astype(dtype.np)
     else:
         bound = D.SATURATING_BOUND.get(dtype.np)
         if bound is not None:  # (PyTorch's float8 conversion saturates)
@@ -428,15 +425,13 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
            generator: Generator | None = None, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """Normal samples; ``mean``/``std`` may be tensors (then shaped like them)."""
-    m = mean._host() if isinstance(mean, Tensor) else mean
-    s = std._host() if isinstance(std, Tensor) else std
-    shape = tuple(size) if size is not None else np.broadcast(np.asarray(m),
-                                                              np.asarray(s)).shape
+    shape = tuple(size) if size is not None else np.broadcast_shapes(
+        *[tuple(t.shape) if isinstance(t, Tensor) else np.shape(t) for t in (mean, std)])
     dt = (mean.dtype if isinstance(mean, Tensor) else std.dtype if isinstance(std, Tensor)
           else _dt(dtype))
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if not tensors:
-        return _finish(_draws(generator, device).normal(m, s, size=shape), dt, device,
+        return _finish(_draws(generator, device).normal(mean, std, size=shape), dt, device,
                        requires_grad)
     # mean + std * eps: differentiable in the tensor arguments (PyTorch's NormalBackward1/2/3
     # for a tensor mean, std, or both)
@@ -456,8 +451,9 @@ def bernoulli(input: Tensor, p: float | None = None, *,
     """1 with probability ``input`` (or ``p``), elementwise; same dtype as input."""
     if input.is_meta:  # no probabilities to draw with: the shape and dtype are the result
         return zeros_like(input)
-    probs = input._host() if p is None else np.full(tuple(input.shape), p)
-    raw = _rng(generator).random(probs.shape) < probs
+    probs = (np.full(tuple(input.shape), p) if p is not None else input._a
+             if isinstance(input._a, Tracer) else input._host())  # (traced: compiled)
+    raw = _rng(generator).random(tuple(input.shape)) < probs
     if p is not None or not input.requires_grad:
         return _finish(raw, input.dtype, input.device, False)
     # a draw has the gradient 0 (PyTorch records BernoulliBackward0 all the same)

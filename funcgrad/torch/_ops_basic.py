@@ -21,7 +21,7 @@ import numpy as np
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.array import new_array
-from funcgrad.core import is_inexact
+from funcgrad.core import Tracer, is_inexact
 import funcgrad.scipy.special as sps
 from funcgrad.primitives.binary import floored_quotient, power
 from funcgrad.torch import _conventions as conventions, _dtypes as D
@@ -523,6 +523,9 @@ def _fill(self: Tensor, name: str, values: Any, overlap_ok: bool = False) -> Ten
     (``overlap_ok``: one value everywhere, so an expanded tensor may be filled)."""
     if self.is_meta:  # no values to fill: the shape and dtype are the result
         return _inplace(self, name, lambda x: x, overlap_ok=overlap_ok)
+    if isinstance(values, Tracer):  # a compiled program's draw (`_compiled_random`)
+        drawn = fnp.broadcast_to(values.astype(self._a.dtype), tuple(self.shape))
+        return _inplace(self, name, lambda x: drawn, overlap_ok=overlap_ok)
     raw = np.asarray(values, dtype=self._a.dtype)
     const = new_array(np.array(np.broadcast_to(raw, tuple(self.shape)), order="C"))
     if self.device.type != "cpu":

@@ -32,14 +32,16 @@ a BLAS product may round differently in the last bit for the two layouts).
 
 Traced code must not depend on values (Python ``if`` on a tensor raises funcgrad's
 ConcretizationTypeError), draw random numbers (dropout in training mode) or modify its
-buffers in place (BatchNorm's running statistics in training mode): the compiled program
+buffers in place (BatchNorm's running statistics in training mode): the traced program
 would replay the first call's draw or lose the update, so each raises an error saying so.
+Under torch.compile, random draws compile instead (the generator's state is an input of
+the program and its next state an output: `_compiled_random`), and the rest is a graph
+break.
 """
 from __future__ import annotations
 
 import contextlib
 import warnings
-from itertools import chain
 from typing import Any, Callable, Iterator
 
 import funcgrad
@@ -49,11 +51,16 @@ from funcgrad.transforms.tape import trace_flat
 from funcgrad.torch import func
 from funcgrad.core import ConcretizationTypeError
 from funcgrad.torch import _compile_state as dynamo
-from funcgrad.torch._captured import captured_modules, code_names, probe_tables, reachable
+from funcgrad.torch._captured import (captured_modules, code_names, probe_tables, reachable,
+                                      reparametrized, state_of)
 from funcgrad.torch._compiled_step import StepProgram, is_training_step
 from funcgrad.torch._step_replay import Probes
 from funcgrad.torch._factories import get_rng_state, set_rng_state
+from funcgrad.torch import _trace_rules as rules
+from funcgrad.torch._compiled_random import GENERATOR, NeedsState, stream
 from funcgrad.torch._compiled_call import avals_of, call_recorded
+from funcgrad.torch._compiled_shapes import Shapes, run_forward
+from funcgrad.torch._graph_split import SplitFunction, Unsplittable
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn.module import Module
@@ -96,13 +103,20 @@ class _Program:
     them, made from one tape (`trace_flat`, `Tape.residuals`, `Tape.with_residuals`)."""
 
     def __init__(self, fn: Callable, module: Module | None, compiling: bool = False,
-                 fullgraph: bool = False):
+                 options: dynamo.Options = dynamo.Options()):
         self.fn, self.module = fn, module
-        self.compiling, self.fullgraph = compiling, fullgraph  # (torch.compile's rules)
+        self.compiling, self.options = compiling, options  # (torch.compile's arguments)
+        self.fullgraph = options.fullgraph
+        self.shapes = Shapes(options.dynamic if compiling else False)
+        self.traced = 0  # how many traces of the function ran
+        self.ints = dynamo.Specialization(options.dynamic)
         self.breaks: list = []  # the graph breaks met, in order (`explain`)
         self.eager_keys: set = set()  # signatures that run eagerly (a graph break)
         self.variants: dict = {}  # the constants traced with -> the previous ones
         self.lifted: dict = {}  # name -> a tensor read from the closure, an input
+        self.drawing: set = set()  # the (names, tree, modes) whose programs draw
+        self.splits = True  # whether a graph break splits it (not a segment's own)
+        self.split: SplitFunction | bool | None = None  # (None: not tried yet)
         self._calls_checked = False
         self.out_trees: dict = {}
         self.tapes: dict = {}  # (static, wanted, avals) -> the tape the residuals are of
@@ -118,26 +132,36 @@ class _Program:
 
     def reset(self) -> None:
         """Forget every program, guard and graph break (``torch._dynamo.reset()``)."""
-        self.__init__(self.fn, self.module, self.compiling, self.fullgraph)
+        splits = self.splits
+        self.__init__(self.fn, self.module, self.compiling, self.options)
+        self.splits = splits
 
     # static: parameter/buffer names, the inputs' tree, the modules' training flags
     def _pure(self, names: tuple, in_tree: Any, modes: tuple, *leaves: Any) -> list:
-        state = func.from_array(dict(zip(names, leaves[:len(names)])))
+        """The function on the state's and inputs' arrays, returning its outputs' arrays.
+        Under torch.compile, a program that draws random numbers has the generator's
+        state among its state (`GENERATOR`) and returns its next state after its outputs
+        (`_compiled_random`); in one that does not, a draw raises `NeedsState`."""
+        arrays = dict(zip(names, leaves[:len(names)]))
+        generator = arrays.pop(GENERATOR, None)
+        state = func.from_array(arrays)
         inputs = in_tree.unflatten(func.from_array(list(leaves[len(names):])))
         rng = get_rng_state()
         versions = {n: t._version for n, t in state.items()}
         python = dynamo.PythonState(self._roots(inputs)) if self.compiling else None
         _tracing[0] += 1
+        self.traced += 1
         try:
-            with _reparametrized(self.modules(), state), _lifted(self.lifted, state):
+            with reparametrized(self.modules(), state), rules.lifted(self.lifted, state), \
+                    stream(self.compiling, generator) as drawn:
                 out = self.target()(*inputs[0], **inputs[1])
-        except dynamo.GraphBreak:
-            _undo(python, rng)
+        except (dynamo.GraphBreak, NeedsState):
+            rules.undo(python, rng)
             raise
         except (ConcretizationTypeError, TypeError) as e:
-            if python is None or not _untraceable(e):
+            if python is None or not rules.untraceable(e):
                 raise
-            _undo(python, rng)
+            rules.undo(python, rng)
             raise dynamo.GraphBreak("the program depends on a tensor's value (a Python if or "
                                     "loop on it, .item(), bool(), int()): "
                                     f"{str(e).splitlines()[0]}",
@@ -147,12 +171,17 @@ class _Program:
         if python is not None:
             changed = python.changes()
             if changed:
-                _undo(python, rng)
+                rules.undo(python, rng)
                 raise dynamo.GraphBreak(f"a Python side effect: it changes {changed[0]}")
-        _check_pure(self, rng, state, versions)
+        rules.check_pure(self, rng, state, versions)
+        if generator is not None:  # (the next state: an output, after the function's)
+            out = (out, func.from_array(drawn.state))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         self.out_trees[(names, in_tree, modes)] = out_tree
         if not all(isinstance(o, Tensor) for o in out_leaves):
+            if python is not None:  # (torch.compile: what is not a tensor runs eagerly)
+                rules.undo(python, rng)
+                raise dynamo.GraphBreak(f"it returns {out_tree} with non-tensor leaves")
             raise TypeError(f"{self.name()} returned {out_tree} with non-tensor leaves; a "
                             "traced function returns tensors (or tuples, lists, dicts of "
                             "them)")
@@ -258,12 +287,12 @@ class _Program:
         modules = ({"": self.module} if self.module is not None else captured_modules(
             self.fn, probes=probes, constants=constants,
             tensors=lifted if self.compiling else None))
-        state, modes = _state_of(modules)
+        state, modes = state_of(modules)
         for module in modules.values():
             for m in module.modules():
                 probe_tables(m, probes, names=True)
                 if constants is not None:
-                    _probe_attributes(m, probes, constants)
+                    rules.probe_attributes(m, probes, constants)
         self.lifted = {f"<read> {name}": t for name, t in lifted.items()
                        if all(t is not u for u in state.values())}
         state.update(self.lifted)
@@ -272,8 +301,13 @@ class _Program:
         return probes.guard(), tuple(state), modes, list(state.values()), {}
 
     def _tree_of(self, args: tuple, kwargs: dict) -> tuple:
-        """(leaves, tree) of a call's inputs, the tree the first equal one."""
+        """(leaves, tree) of a call's inputs, the tree the first equal one. Under
+        torch.compile, Python ints, bools and strings are part of the tree (a program per
+        value, as PyTorch specializes them: a size or a trip count the trace can use)
+        until an int changes (`_compile_state.Specialization`)."""
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        if self.compiling:
+            in_tree, leaves = self.ints.split(in_tree, leaves)
         return leaves, self._trees.setdefault(in_tree, in_tree)
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
@@ -284,20 +318,44 @@ class _Program:
         if not self.compiling:
             return self._compiled(names, in_tree, modes, state, leaves, known)
         key = (names, in_tree, modes)
-        if key in self.eager_keys or not self._within_limit(modes):
+        if key in self.eager_keys:
+            return self._split_call(args, kwargs)
+        if not self._within_limit(modes):
             return self.target()(*args, **kwargs)
         try:
             if not self._calls_checked:
                 self._check_calls()
                 self._calls_checked = True
+            rules.check_arguments(leaves)
             return self._compiled(names, in_tree, modes, state, leaves, known)
         except dynamo.GraphBreak as brk:
+            if self.ints.pin(in_tree):  # (an int input used as a size: static again)
+                return self(args, kwargs)
             self.breaks.append(brk)
             if self.fullgraph:
                 raise dynamo.Unsupported(f"{self.name()}: graph break with fullgraph=True: "
                                          f"{brk}") from None
             self.eager_keys.add(key)
+            return self._split_call(args, kwargs)
+
+    def _split_call(self, args: tuple, kwargs: dict) -> Any:
+        """A call that cannot be one program: compiled segments with eager Python between
+        them (`_graph_split`), or where the function cannot be split, eagerly."""
+        if self.split is None:
+            self.split = False
+            if self.splits:
+                try:
+                    self.split = SplitFunction(
+                        self.fn if self.module is None else type(self.module).forward,
+                        _segment, self.module)
+                except Unsplittable:
+                    pass
+        if not self.split:
             return self.target()(*args, **kwargs)
+        if self.module is None:
+            return self.split(*args, **kwargs)
+        with _forward_replaced(self.module, self.split.fn):  # (its hooks run as eager's)
+            return self.module(*args, **kwargs)
 
     def _check_calls(self) -> None:
         """A graph break for a call of print, open, input... in the function's own code
@@ -321,152 +379,57 @@ class _Program:
             return True
         if self.variants.get("warned") is None:
             self.variants["warned"] = False
-            warnings.warn(_limit_message(self, modes), UserWarning, stacklevel=4)
+            warnings.warn(rules.limit_message(self, modes), UserWarning, stacklevel=4)
         return False
 
     def _compiled(self, names: tuple, in_tree: Any, modes: tuple, state: list,
                   leaves: list, known: dict) -> Any:
+        """The program's result; where it draws random numbers (under torch.compile), the
+        generator's state goes in and its next state is set."""
+        draws = bool(self.drawing) and (names, in_tree, modes) in self.drawing  # (no hash
+        # of the key per call where nothing draws)
+        if draws:  # (an array: no input the node saves)
+            names, state = names + (GENERATOR,), state + [func.to_array(get_rng_state())]
+        key = (names, in_tree, modes)
         tensors = state + leaves
         wanted = tuple([i for i, t in enumerate(tensors)
                         if isinstance(t, Tensor) and t.requires_grad]
                        ) if grad_mode.state.enabled else ()
-        if wanted:
-            return call_recorded(self, (names, in_tree, modes), tensors, wanted, known)
-        outs = func.from_array(self.forward(names, in_tree, modes, *func.to_array(tensors)))
-        return self.out_trees[(names, in_tree, modes)].unflatten(outs)
+        traced = self.traced
+        try:
+            if wanted:
+                result = call_recorded(self, key, tensors, wanted, known)
+            else:
+                outs = func.from_array(run_forward(self, key, func.to_array(tensors), range(
+                    len(state), len(tensors)), leaves))
+                result = self.out_trees[key].unflatten(outs)
+        except NeedsState:  # (the first trace that draws: from now on with the state)
+            self.drawing.add((names, in_tree, modes))
+            return self._compiled(names, in_tree, modes, state, leaves, known)
+        if self.traced != traced:
+            dynamo.report(self.options, lambda: self.lowered_quietly(
+                key, func.to_array(tensors)), leaves)
+        if not draws:
+            return result
+        set_rng_state(result[1])
+        return result[0]
+
+    def lowered_quietly(self, key: tuple, arrays: list) -> Any:
+        """The forward program of ``key`` lowered for ``arrays`` (meta or not), a trace
+        not counted among the function's (a guard's check, a backend's graph)."""
+        traced = self.traced
+        try:
+            return self.forward.lower(*key, *arrays)
+        finally:
+            self.traced = traced
 
     def lowered(self, args: tuple, kwargs: dict) -> Any:
         if self.step is not None:
             return self.step.lowered(args, kwargs)
         names, in_tree, modes, state, leaves, _ = self.signature(args, kwargs)
+        if (names, in_tree, modes) in self.drawing:
+            names, state = names + (GENERATOR,), state + [get_rng_state()]
         return self.forward.lower(names, in_tree, modes, *func.to_array(state + leaves))
-
-
-def _state_of(modules: dict) -> tuple[dict, tuple]:
-    """(name -> parameter or buffer, training flags) of ``modules`` (name -> Module), the
-    names prefixed by the module's (a tensor shared by two of them listed once)."""
-    state: dict = {}
-    seen: set = set()
-    modes = []
-    for prefix, module in modules.items():
-        dot = prefix + "." if prefix else ""
-        for name, t in _named_tensors(module):
-            if id(t) not in seen:
-                seen.add(id(t))
-                state[dot + name] = t
-        modes += [m.training for m in module.modules()]
-    return state, tuple(modes)
-
-
-def _named_tensors(module: Module) -> Iterator[tuple[str, Tensor]]:
-    """Every parameter and buffer of ``module`` under every name it has (tied weights
-    under each)."""
-    return chain(module.named_parameters(remove_duplicate=False),
-                 module.named_buffers(remove_duplicate=False))
-
-
-@contextlib.contextmanager
-def _reparametrized(modules: dict, state: dict) -> Iterator[None]:
-    """Within the block, the parameters and buffers of ``modules`` are the tensors of
-    ``state`` (named as `_state_of` names them), under all their names."""
-    names = {id(t): n for n, t in _state_of(modules)[0].items()}
-    swaps = [(module, {name: state[names[id(t)]] for name, t in _named_tensors(module)})
-             for module in modules.values()]  # all read before any is swapped
-    with contextlib.ExitStack() as stack:
-        for module, swap in swaps:
-            stack.enter_context(func.reparametrized(module, swap))
-        yield
-
-
-def _check_pure(program: _Program, rng: Tensor, state: dict, versions: dict) -> None:
-    """Refuse what a compiled program cannot replay: random draws, in-place updates of
-    parameters or buffers."""
-    if program.compiling:
-        changed = [n for n, t in state.items() if t._version != versions[n]]
-        if not bool((get_rng_state() == rng).all()) or changed:
-            set_rng_state(rng)
-            raise dynamo.GraphBreak(
-                "it draws random numbers (dropout in training mode, rand, bernoulli...)"
-                if not changed else f"it updates {', '.join(changed)} in place (BatchNorm's "
-                "running statistics in training mode)")
-    if not bool((get_rng_state() == rng).all()):
-        raise RuntimeError(
-            f"{program.name()} draws random numbers (dropout in training mode, rand, "
-            "bernoulli...) while being traced: the compiled program would reuse the first "
-            "call's draw on every call. Trace or compile it in eval mode (module.eval()), "
-            "or call it without torch.compile / torch.jit.trace.")
-    changed = [n for n, t in state.items() if t._version != versions[n]]
-    if changed:
-        raise RuntimeError(
-            f"{program.name()} modifies {', '.join(changed)} in place while being traced "
-            "(BatchNorm updates its running statistics in training mode): a compiled "
-            "program cannot carry that update. Trace or compile it in eval mode, or call "
-            "it without torch.compile / torch.jit.trace.")
-
-
-@contextlib.contextmanager
-def _lifted(lifted: dict, state: dict) -> Iterator[None]:
-    """Within the block, each tensor read from the closure (``lifted``: name -> tensor)
-    holds its traced input (from ``state``), so that the function's own reference to it
-    reads the program's input; after, its memory and version again. A block that writes
-    into one in place is a graph break (a program cannot carry the write back)."""
-    kept = [(t, t._data, t._version) for t in lifted.values()]
-    held = []
-    try:
-        for name, t in lifted.items():
-            a = state[name]._data
-            t._hold(a)
-            held.append((name, t, a, t._version))
-        yield
-        written = [n for n, t, a, v in held if t._data is not a or t._version != v]
-    finally:
-        for t, a, v in kept:
-            t._hold(a, v)
-    if written:
-        raise dynamo.GraphBreak(f"it writes into the tensor {written[0][len('<read> '):]!r} "
-                                "it reads from its closure or globals, in place")
-
-
-def _undo(python: dynamo.PythonState, rng: Tensor) -> None:
-    """Put back what a broken trace changed: the Python state and the random generator."""
-    python.restore()
-    set_rng_state(rng)
-
-
-def _untraceable(e: BaseException) -> bool:
-    """Whether ``e`` says a traced value was asked for a concrete one (a graph break)."""
-    return isinstance(e, ConcretizationTypeError) or str(e).startswith(
-        "Cannot convert a traced Array")
-
-
-def _probe_attributes(module: Module, probes: Probes, constants: list) -> None:
-    """Probe the Python constants among ``module``'s attributes (``self.scale``, a
-    dropout's ``p``): a trace bakes them into the program."""
-    at = probes.obj(module)
-    for k, v in vars(module).items():
-        if not k.startswith("_") and dynamo.is_constant(v):
-            probes.equal(f"{at}.__dict__.get({k!r}, M)")
-            constants.append((f"{type(module).__name__}.{k}", v))
-
-
-def _limit_message(program: "_Program", modes: tuple) -> str:
-    """PyTorch's warning at the recompile limit, naming a constant that changed."""
-    last = next((m for m in reversed(program.variants) if m != "warned"), None)
-    reason = "a new input signature"
-    if last is not None and len(modes) == 2 and len(last) == 2:
-        now, then = dict(modes[1]), dict(last[1])
-        diff = [f"{k} == {then[k]!r} (now {now[k]!r})" for k in now
-                if k in then and now[k] != then[k]]
-        reason = diff[0] if diff else reason
-    target = program.target()
-    code = getattr(program.fn, "__code__", None) or getattr(
-        getattr(type(target), "forward", None), "__code__", None)
-    place = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
-    return (f"torch._dynamo hit config.recompile_limit ({dynamo.config.recompile_limit})\n"
-            f"   function: '{program.name()}'{place}\n   last reason: {reason}\n"
-            'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
-            "To diagnose recompilation issues, see "
-            "https://pytorch.org/docs/main/torch.compiler_troubleshooting.html.")
 
 
 def _traced(residual: Any) -> bool:
@@ -478,16 +441,31 @@ def _traced(residual: Any) -> bool:
 class _Compiled:
     """Shared by the traced and compiled callables: the program, and the IR of a call."""
 
-    def _setup(self, target: Any, compiling: bool = False, fullgraph: bool = False) -> None:
+    def _setup(self, target: Any, compiling: bool = False,
+               options: dynamo.Options = dynamo.Options()) -> None:
         module = target if isinstance(target, Module) else None
         self._program = _Program(target if module is None else None, module, compiling,
-                                 fullgraph)
+                                 options)
         self._example: tuple | None = None
 
     @property
     def graph_breaks(self) -> list:
         """The graph breaks its calls met (`funcgrad.torch._compile_state.GraphBreak`)."""
         return list(self._program.breaks)
+
+    def explained(self, *args: Any, **kwargs: Any) -> tuple[list, list]:
+        """(the IR of each graph, the graph breaks) of the calls so far, the last one's
+        inputs ``args`` (`torch._dynamo.explain`): one graph, or none and its break; for
+        a split function, the graphs of the segments that ran compiled and the breaks
+        its calls reached (eager statements, segments that broke)."""
+        split = self._program.split
+        if not split:
+            breaks = self.graph_breaks
+            return ([] if breaks else [self.graph_for(*args, **kwargs)]), breaks
+        ran = [s for s in split.segments if s._example is not None]
+        breaks = [split.reasons[i] for i in sorted(split.reached)]
+        return ([s.graph for s in ran if not s.graph_breaks],
+                breaks + [b for s in ran for b in s.graph_breaks])
 
     def program_for(self, *args: Any, **kwargs: Any) -> tuple:
         """(the traced program's tape, the names of its state inputs, their tensors) for
@@ -530,10 +508,11 @@ class TracedModule(Module, _Compiled):
     """A module run through compiled programs; its parameters are the original module's
     (``_orig_mod``), so optimizers, ``state_dict`` and ``.grad`` work on them."""
 
-    def __init__(self, module: Module, compiling: bool = False, fullgraph: bool = False):
+    def __init__(self, module: Module, compiling: bool = False,
+                 options: dynamo.Options = dynamo.Options()):
         super().__init__()
         self._orig_mod = module
-        self._setup(module, compiling, fullgraph)
+        self._setup(module, compiling, options)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(args, kwargs)
@@ -542,10 +521,11 @@ class TracedModule(Module, _Compiled):
 class TracedFunction(_Compiled):
     """A function of tensors run through compiled programs."""
 
-    def __init__(self, fn: Callable, compiling: bool = False, fullgraph: bool = False):
+    def __init__(self, fn: Callable, compiling: bool = False,
+                 options: dynamo.Options = dynamo.Options()):
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
-        self._setup(fn, compiling, fullgraph)
+        self._setup(fn, compiling, options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(args, kwargs)
@@ -554,12 +534,30 @@ class TracedFunction(_Compiled):
         return f"<traced function {self.__name__}>"
 
 
-def _wrap(target: Any, compiling: bool = False, fullgraph: bool = False) -> Any:
+@contextlib.contextmanager
+def _forward_replaced(module: Module, forward: Callable) -> Iterator[None]:
+    """Within the block, ``module(...)`` runs ``forward`` (its split forward method)."""
+    vars(module)["forward"] = forward.__get__(module)
+    try:
+        yield
+    finally:
+        del vars(module)["forward"]
+
+
+def _segment(fn: Callable) -> "TracedFunction":
+    """A segment of a split function, compiled (not split again at its own breaks)."""
+    compiled = TracedFunction(fn, compiling=True)
+    compiled._program.splits = False
+    return compiled
+
+
+def _wrap(target: Any, compiling: bool = False,
+          options: dynamo.Options = dynamo.Options()) -> Any:
     if isinstance(target, Module):
-        return TracedModule(target, compiling, fullgraph)
+        return TracedModule(target, compiling, options)
     if not callable(target):
         raise TypeError(f"expected a Module or a callable, got {type(target).__name__}")
-    return TracedFunction(target, compiling, fullgraph)
+    return TracedFunction(target, compiling, options)
 
 
 def trace(func: Any, example_inputs: Any = None, *, example_kwarg_inputs: dict | None = None,
@@ -586,4 +584,6 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None,
                                  mode=mode, options=options, disable=disable)
     if disable:
         return model
-    return _wrap(model, compiling=True, fullgraph=fullgraph)
+    if dynamic not in (None, True, False):
+        raise ValueError(f"dynamic must be None, True or False, got {dynamic!r}")
+    return _wrap(model, compiling=True, options=dynamo.Options(fullgraph, dynamic, backend))

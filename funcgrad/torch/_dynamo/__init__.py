@@ -3,8 +3,10 @@
 ``config.recompile_limit`` (programs per compiled function before new guards run eagerly),
 ``reset()`` (forget every compiled program), ``explain(f)(*args)`` (the graphs and graph
 breaks a call makes), ``exc.Unsupported`` (a graph break under ``fullgraph=True``),
-``is_compiling()``. funcgrad's torch.compile breaks a graph by running the whole call
-eagerly, so a call has one graph or one break.
+``is_compiling()``, ``mark_dynamic(t, dim)`` (`funcgrad.torch._compiled_shapes`),
+``testing.CompileCounter``. A function with graph breaks runs as compiled segments with eager
+Python between them (`funcgrad.torch._graph_split`): its graphs are the segments that ran
+compiled, its breaks the eager statements its call reached.
 """
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from typing import Any, Callable
 
 from funcgrad.torch import jit as _jit
 from funcgrad.torch._compile_state import config, reset
-from funcgrad.torch._dynamo import exc
+from funcgrad.torch._compiled_shapes import mark_dynamic
+from funcgrad.torch._dynamo import exc, testing
 
-__all__ = ["config", "reset", "explain", "exc", "is_compiling", "ExplainOutput"]
+__all__ = ["config", "reset", "explain", "exc", "is_compiling", "ExplainOutput",
+           "mark_dynamic", "testing"]
 
 
 def is_compiling() -> bool:
@@ -67,7 +71,5 @@ def explain(f: Callable, *extra_args: Any, **extra_kwargs: Any) -> Callable[...,
         args, kwargs = extra_args + args, {**extra_kwargs, **kwargs}
         compiled = _jit.compile(f)
         compiled(*args, **kwargs)
-        breaks = compiled.graph_breaks
-        graphs = [] if breaks else [compiled.graph_for(*args, **kwargs)]
-        return ExplainOutput(graphs, breaks)
+        return ExplainOutput(*compiled.explained(*args, **kwargs))
     return inner

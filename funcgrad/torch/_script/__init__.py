@@ -4,7 +4,8 @@ A function, or an ``nn.Module`` with its submodules and the methods they call, i
 from its source (`inspect.getsource`, `ast`), type-checked with TorchScript's rules
 (annotations; unannotated arguments are Tensors) and compiled into a graph of ``aten::``
 and ``prim::`` nodes with structured control flow (`ir`), which ``.graph`` prints and
-which runs through the facade's ops (`interp`): eager autograd sees the path taken, and
+which runs through the facade's ops (`interp`): eager autograd sees the path taken; calls
+that record no autograd run one compiled program per signature (`compiled`); and
 under ``torch.compile`` / ``funcgrad.jit`` the control flow on traced values is staged as
 ``lax.cond`` / ``fori_loop`` / ``while_loop``. Modules of the facade's own ``nn`` are
 called as they are (their forward is the facade's), as TorchScript calls its builtins.
@@ -17,6 +18,7 @@ from typing import Any, Callable, Generic, TypeVar
 
 from funcgrad.torch._script import stypes as T
 from funcgrad.torch._script.code import function_code
+from funcgrad.torch._script.compiled import CompiledRunner
 from funcgrad.torch._script.errors import (FrontendError, NotSupportedError,
                                            ScriptCompileError, UnsupportedNodeError)
 from funcgrad.torch._script.frontend import FunctionCompiler
@@ -169,14 +171,14 @@ class ScriptFunction(_Scripted):
         self.__name__ = fn.__name__
         self._ctx = ctx
         self.graph = ctx.compile(fn, None)
-        self._run = ctx.runners[self.graph.qualname]
+        self._run = CompiledRunner(self.graph, ctx.runners[self.graph.qualname])
 
     @classmethod
     def _from_graph(cls, graph: Graph, ctx: Any) -> "ScriptFunction":
         """A function whose graph was not compiled here (loaded by ``torch.jit.load``)."""
         self = cls.__new__(cls)
         self.__name__, self._ctx, self.graph = graph.name, ctx, graph
-        self._run = ctx.runners[graph.qualname]
+        self._run = CompiledRunner(graph, ctx.runners[graph.qualname])
         return self
 
     def __call__(self, *args: Any) -> Any:

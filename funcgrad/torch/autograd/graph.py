@@ -39,7 +39,9 @@ _hooks = _HookState()
 def _live_nodes() -> list:
     """Every node alive in the process (a report's worth of work: creating a node costs
     nothing extra for it)."""
-    return [o for o in gc.get_objects() if isinstance(o, Node)]
+    # (the type itself: isinstance asks a weakref.proxy for its referent's class, and a
+    # proxy whose referent is gone raises ReferenceError)
+    return [o for o in gc.get_objects() if issubclass(type(o), Node)]
 
 
 open_hooks = Regions()  # the saved_tensors_hooks blocks open in all threads
