@@ -74,14 +74,6 @@ def test_the_gradient_in_log_probs_is_the_true_one(real):
     np.testing.assert_allclose(grads[0] + np.exp(lp_values), grads[1], atol=1e-12)
 
 
-def _error(T, call):
-    try:
-        call(T)
-    except (RuntimeError, ValueError) as e:
-        return f"{type(e).__name__}: {e}"
-    return "no error"
-
-
 ERRORS = {
     "input length too long": ((8, 6, 7), (4, 2, 3), {}),
     "target longer than its row": ((7, 6, 7), (5, 2, 3), {}),
@@ -93,13 +85,13 @@ ERRORS = {
 
 
 @pytest.mark.parametrize("name", list(ERRORS))
-def test_errors_are_pytorchs(real, name):
+def test_errors_are_pytorchs(peer, name):
     lengths, target_lengths, kwargs = ERRORS[name]
 
     def call(T):
         T.nn.functional.ctc_loss(T.from_numpy(LOGITS).log_softmax(-1), T.from_numpy(TARGETS),
                                  lengths, target_lengths, **kwargs)
-    assert _error(torch, call) == _error(real, call)
+    peer.raises(call)
 
 
 def test_a_label_outside_the_classes_is_refused():

@@ -67,14 +67,6 @@ def test_adaptive_max_pool3d_indices_are_pytorchs(real):
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
-def _error(T, call):
-    try:
-        call(T)
-    except (RuntimeError, ValueError) as e:
-        return f"{type(e).__name__}: {e}"
-    return "no error"
-
-
 ERRORS = {
     "index past the plane": lambda T: T.nn.functional.max_unpool2d(
         T.ones(1, 1, 2, 2), T.full((1, 1, 2, 2), 17, dtype=T.int64), 2),
@@ -92,8 +84,8 @@ ERRORS = {
 
 
 @pytest.mark.parametrize("name", list(ERRORS))
-def test_errors_are_pytorchs(real, name):
-    assert _error(torch, ERRORS[name]) == _error(real, ERRORS[name])
+def test_errors_are_pytorchs(peer, name):
+    peer.raises(ERRORS[name])
 
 
 @pytest.mark.parametrize("name,args", [("elu_", (0.7,)), ("celu_", (1.3,)), ("selu_", ()),
