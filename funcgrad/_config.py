@@ -23,8 +23,6 @@ With x64 disabled, as in JAX:
 ``jax_numpy_dtype_promotion`` ("standard" or "strict"; also the block
 ``with funcgrad.numpy_dtype_promotion("strict"):``) chooses JAX's lattice: in strict mode
 operands of different dtypes have no common type (Python numbers still take the array's).
-``jax_explain_cache_misses`` makes a jitted call that traces anew log why
-(`funcgrad.transforms.jit_explain`).
 
 Operations promote by JAX's lattice (`funcgrad._promotion`), in either mode: Python
 numbers are weakly typed (``x32 * 2.0`` is float32), and with x64 disabled a lone Python
@@ -51,8 +49,7 @@ __all__ = ["config", "canonical_dtype", "default_float", "default_int", "default
 _ALIASES = {"jax_enable_x64": "jax_enable_x64", "funcgrad_enable_x64": "jax_enable_x64",
             "jax_debug_nans": "jax_debug_nans", "funcgrad_debug_nans": "jax_debug_nans",
             "jax_debug_infs": "jax_debug_infs", "funcgrad_debug_infs": "jax_debug_infs",
-            "jax_numpy_dtype_promotion": "jax_numpy_dtype_promotion",
-            "jax_explain_cache_misses": "jax_explain_cache_misses"}
+            "jax_numpy_dtype_promotion": "jax_numpy_dtype_promotion"}
 # the options that take one of a few strings (the others are flags)
 _CHOICES = {"jax_numpy_dtype_promotion": ("standard", "strict")}
 
@@ -87,8 +84,7 @@ class Config:
 
     def __init__(self) -> None:
         self._values = {"jax_enable_x64": _env_flag(True), "jax_debug_nans": False,
-                        "jax_debug_infs": False, "jax_numpy_dtype_promotion": "standard",
-                        "jax_explain_cache_misses": False}
+                        "jax_debug_infs": False, "jax_numpy_dtype_promotion": "standard"}
         # read by every promotion that is not the fast path (`funcgrad._promotion`)
         self.strict_promotion = False
 
