@@ -4,7 +4,7 @@ JAX's transforms (grad, vjp, jvp, jacfwd, jacrev, hessian, checkpoint, custom ru
 immutable Arrays, and `funcgrad.torch`, a PyTorch-style facade on the same rules.
 """
 from funcgrad.array import Array
-from funcgrad._config import config, debug_infs, debug_nans
+from funcgrad._config import config, debug_infs, debug_nans, numpy_dtype_promotion
 from funcgrad import tree_util
 from funcgrad import tree
 from funcgrad import flatten_util
@@ -37,7 +37,7 @@ from funcgrad import viz  # installs the notebook reprs (graphviz is imported on
 
 __version__ = "0.1.0"
 
-__all__ = ["Array", "autograph", "config", "debug_nans", "debug_infs", "tree_util", "tree", "device_put",
+__all__ = ["Array", "autograph", "config", "debug_nans", "debug_infs", "numpy_dtype_promotion", "tree_util", "tree", "device_put",
            "device_get", "block_until_ready", "devices", "device_count", "local_devices", "numpy", "primitives",
            "scipy", "random", "nn", "lax", "ad_checkpoint", "debug", "experimental",
            "pure_callback", "stop_gradient", "Tape", "make_tape", "grad",

@@ -20,6 +20,10 @@ With x64 disabled, as in JAX:
 - the defaults funcgrad picks elsewhere (the mean of integers, ``float_power``,
   ``__array_namespace_info__().default_dtypes()``) are 32-bit.
 
+``jax_numpy_dtype_promotion`` ("standard" or "strict"; also the block
+``with funcgrad.numpy_dtype_promotion("strict"):``) chooses JAX's lattice: in strict mode
+operands of different dtypes have no common type (Python numbers still take the array's).
+
 Operations promote by JAX's lattice (`funcgrad._promotion`), in either mode: Python
 numbers are weakly typed (``x32 * 2.0`` is float32), and with x64 disabled a lone Python
 number, a numpy array or a numpy scalar handed to an elementwise operation becomes 32-bit
@@ -40,11 +44,14 @@ from typing import Any, Iterator
 import numpy as np
 
 __all__ = ["config", "canonical_dtype", "default_float", "default_int", "default_complex",
-           "float_checks", "debug_nans", "debug_infs"]
+           "float_checks", "debug_nans", "debug_infs", "numpy_dtype_promotion"]
 
 _ALIASES = {"jax_enable_x64": "jax_enable_x64", "funcgrad_enable_x64": "jax_enable_x64",
             "jax_debug_nans": "jax_debug_nans", "funcgrad_debug_nans": "jax_debug_nans",
-            "jax_debug_infs": "jax_debug_infs", "funcgrad_debug_infs": "jax_debug_infs"}
+            "jax_debug_infs": "jax_debug_infs", "funcgrad_debug_infs": "jax_debug_infs",
+            "jax_numpy_dtype_promotion": "jax_numpy_dtype_promotion"}
+# the options that take one of a few strings (the others are flags)
+_CHOICES = {"jax_numpy_dtype_promotion": ("standard", "strict")}
 
 
 class FloatChecks:
@@ -77,7 +84,9 @@ class Config:
 
     def __init__(self) -> None:
         self._values = {"jax_enable_x64": _env_flag(True), "jax_debug_nans": False,
-                        "jax_debug_infs": False}
+                        "jax_debug_infs": False, "jax_numpy_dtype_promotion": "standard"}
+        # read by every promotion that is not the fast path (`funcgrad._promotion`)
+        self.strict_promotion = False
 
     def _key(self, name: str) -> str:
         key = _ALIASES.get(name)
@@ -88,6 +97,14 @@ class Config:
     def update(self, name: str, value: Any) -> None:
         """Set option ``name`` (e.g. ``config.update("jax_enable_x64", False)``)."""
         key = self._key(name)
+        choices = _CHOICES.get(key)
+        if choices is not None:
+            if value not in choices:
+                raise ValueError(f"{value!r} is not a valid value of {name}: one of "
+                                 f"{', '.join(map(repr, choices))}")
+            self._values[key] = value
+            self.strict_promotion = self._values["jax_numpy_dtype_promotion"] == "strict"
+            return
         if not isinstance(value, (bool, np.bool_, int)):
             raise TypeError(f"config option {name} takes a bool, got {value!r}")
         self._values[key] = bool(value)
@@ -126,7 +143,7 @@ config = Config()
 
 
 @contextlib.contextmanager
-def _option(name: str, value: bool) -> Iterator[None]:
+def _option(name: str, value: Any) -> Iterator[None]:
     old = config.read(name)
     config.update(name, value)
     try:
@@ -143,6 +160,13 @@ def debug_nans(value: bool = True) -> contextlib.AbstractContextManager:
 def debug_infs(value: bool = True) -> contextlib.AbstractContextManager:
     """``with debug_infs(True): ...``: ``jax_debug_infs`` for the block only."""
     return _option("jax_debug_infs", value)
+
+
+def numpy_dtype_promotion(value: str) -> contextlib.AbstractContextManager:
+    """``with numpy_dtype_promotion("strict"): ...``: ``jax_numpy_dtype_promotion`` for the
+    block only (JAX's context manager): in strict mode operands of different dtypes do not
+    promote (Python numbers still do), so a silent widening becomes an error."""
+    return _option("jax_numpy_dtype_promotion", value)
 
 
 def canonical_dtype(dtype: Any) -> np.dtype | None:

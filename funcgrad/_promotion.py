@@ -27,15 +27,11 @@ import numpy as np
 
 from funcgrad._config import canonical_dtype, config, default_complex, default_float, \
     default_int
-from funcgrad.dtypes import EXTENDED_FLOATS, FLOAT8 as _FLOAT8
+from funcgrad.dtypes import EXTENDED_FLOATS, FLOAT8 as _FLOAT8, TypePromotionError
 
 __all__ = ["TypePromotionError", "WEAK_INT", "WEAK_FLOAT", "WEAK_COMPLEX", "Node", "node_of",
            "join", "dtype_of", "promote_types", "result_type", "INEXACT", "NUMERIC",
            "SCALAR_NODES"]
-
-
-class TypePromotionError(ValueError):
-    """Operands whose dtypes have no common type on the lattice (JAX's exception)."""
 
 
 class _Weak(str):
@@ -58,8 +54,16 @@ _BF16 = [d for d in EXTENDED_FLOATS if d.name == "bfloat16"]
 
 
 
-def _edges(x64: bool) -> dict:
-    """Each node's immediate upper neighbours."""
+def _edges(x64: bool, strict: bool) -> dict:
+    """Each node's immediate upper neighbours; in strict mode
+    (``jax_numpy_dtype_promotion=strict``) only the weak types lead anywhere: i* to every
+    integer and f*, f* to every float and c*, c* to every complex type."""
+    if strict:
+        ints, floats = [_U8, _U16, _U32, _U64, _I8, _I16, _I32, _I64], [
+            *_FLOAT8, *_BF16, _F16, _F32, _F64]
+        return {WEAK_INT: [WEAK_FLOAT, *ints], WEAK_FLOAT: [WEAK_COMPLEX, *floats],
+                WEAK_COMPLEX: [_C64, _C128],
+                **{d: [] for d in [_B, *ints, *floats, _C64, _C128]}}
     return {
         _B: [WEAK_INT], WEAK_INT: [_U8, _I8], _U8: [_I16, _U16], _U16: [_I32, _U32],
         # with x64 disabled, two 32-bit inputs never make a 64-bit type
@@ -72,10 +76,10 @@ def _edges(x64: bool) -> dict:
     }
 
 
-@functools.lru_cache(maxsize=2)
-def _upper_bounds(x64: bool) -> dict:
+@functools.lru_cache(maxsize=4)
+def _upper_bounds(x64: bool, strict: bool) -> dict:
     """node -> every node at or above it (the transitive closure of `_edges`)."""
-    edges = _edges(x64)
+    edges = _edges(x64, strict)
     bounds: dict = {}
     for node in edges:
         seen, todo = {node}, [node]
@@ -89,20 +93,23 @@ def _upper_bounds(x64: bool) -> dict:
 
 
 @functools.lru_cache(maxsize=4096)
-def _join(nodes: tuple, x64: bool) -> Node:
+def _join(nodes: tuple, x64: bool, strict: bool) -> Node:
     """The least upper bound of the nodes (a tuple: the error names them in order)."""
-    ub = _upper_bounds(x64)
+    ub = _upper_bounds(x64, strict)
     common = frozenset.intersection(*(ub[n] for n in nodes))
     least = [c for c in common if common <= ub[c]]
     if len(least) != 1:
         names = tuple(str(n) for n in nodes)
-        reason = (" To avoid unintended promotion, 8-bit floats do not support implicit "
+        reason = (" when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to "
+                  "the desired output type, or set jax_numpy_dtype_promotion=standard."
+                  if strict else
+                  ". To avoid unintended promotion, 8-bit floats do not support implicit "
                   "promotion. If you'd like your inputs to be promoted to another type, you "
                   "can do so explicitly using e.g. x.astype('float32')"
                   if _FLOAT8.intersection(nodes) else
-                  " Try explicitly casting inputs to the desired output type.")
+                  ". Try explicitly casting inputs to the desired output type.")
         raise TypePromotionError(f"Input dtypes {names} have no available implicit dtype "
-                                 f"promotion path.{reason}")
+                                 f"promotion path{reason}")
     return least[0]
 
 
@@ -110,11 +117,12 @@ def join(*nodes: Node) -> Node:
     """The promoted node of ``nodes`` (dtypes and weak types): their least upper bound.
     TypePromotionError (JAX's text) where there is none; ValueError for a dtype that is not
     on the lattice (strings, objects, datetimes)."""
-    ub = _upper_bounds(config.x64_enabled)
+    x64, strict = config.x64_enabled, config.strict_promotion
+    ub = _upper_bounds(x64, strict)
     for n in nodes:
         if n not in ub:
             raise ValueError(f"dtype={n!r} is not a valid dtype for JAX type promotion.")
-    return _join(nodes, config.x64_enabled)
+    return _join(nodes, x64, strict)
 
 
 def dtype_of(node: Node) -> np.dtype:

@@ -24,7 +24,12 @@ from funcgrad._config import default_int
 
 __all__ = ["EXTENDED_FLOATS", "FLOAT8", "LOW_FLOATS", "FLOAT8_NAMES", "is_inexact",
            "is_floating", "issubdtype", "bfloat16_available", "require_bfloat16",
-           "require_ml_dtype", "canonical_dtype", "finfo"]
+           "require_ml_dtype", "canonical_dtype", "finfo", "TypePromotionError"]
+
+
+class TypePromotionError(ValueError):
+    """Operands whose dtypes have no common type on JAX's lattice (JAX's
+    ``jax.dtypes.TypePromotionError``; raised by `funcgrad._promotion`)."""
 
 try:
     import ml_dtypes as _ml_dtypes  # optional: the `lowp` extra

@@ -23,8 +23,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from funcgrad._config import canonical_dtype
-from funcgrad._promotion import INEXACT, NUMERIC, SCALAR_NODES, dtype_of, join
+from funcgrad._config import canonical_dtype, config
+from funcgrad._promotion import INEXACT, NUMERIC, SCALAR_NODES, TypePromotionError, \
+    dtype_of, join
 from funcgrad.array import Array
 from funcgrad.core import Tracer
 from .control import convert_element_type
@@ -77,9 +78,9 @@ class Promotion:
                 dtype = a.dtype
             elif a.dtype is not dtype and a.dtype != dtype:
                 return self._promote(args)
-        if dtype is None or dtype in self.compute or (
-                rank >= 0 and dtype.kind not in _ABSORBS[rank]):
-            return self._promote(args)
+        if dtype is None or dtype in self.compute or (rank >= 0 and (
+                dtype.kind not in _ABSORBS[rank] or rank == 0 and config.strict_promotion)):
+            return self._promote(args)  # (a Python bool is a strong bool: strict refuses it)
         return args
 
     def _promote(self, args: Sequence) -> Sequence:
@@ -99,6 +100,8 @@ class Promotion:
                 nodes.append(canonical_dtype(raw.dtype))
         try:
             node = join(*nodes)
+        except TypePromotionError:  # (a ValueError too: no common type is JAX's error)
+            raise
         except ValueError:  # not a numeric dtype (strings, objects...): the kernel decides
             return args
         dtype = dtype_of(node)

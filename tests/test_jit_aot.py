@@ -73,3 +73,43 @@ def test_cost_analysis_counts_as_jax_does():
     assert ours["flops"] == theirs["flops"] == 203.0  # 2*4*8*3 for the product, 11 adds
     assert ours["transcendentals"] == theirs["transcendentals"] == 12.0
     assert ours["bytes accessed"] > 0 and lowered.compile().cost_analysis() == ours
+
+
+def test_trace_gives_jaxs_traced_stage():
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+
+    def f(x, d, scale):
+        return {"a": x * scale, "b": (x.sum(), d["k"] * x)}
+    x = np.arange(3, dtype=np.float32)
+    theirs = jax.jit(f, static_argnums=2).trace(jnp.asarray(x), {"k": 1.0}, 2.0)
+    jitted = funcgrad.jit(f, static_argnums=2)
+    ours = jitted.trace(fnp.asarray(x), {"k": 1.0}, 2.0)
+    assert ours.fun_name == theirs.fun_name == "f"
+    assert str(ours.jaxpr) == str(funcgrad.make_jaxpr(f, static_argnums=2)(
+        fnp.asarray(x), {"k": 1.0}, 2.0))
+    assert "reduce_sum" in {e.primitive.name for e in ours.jaxpr.eqns} & {
+        e.primitive.name for e in theirs.jaxpr.eqns}
+    got = funcgrad.tree_util.tree_map(lambda s: (s.shape, np.dtype(s.dtype).name),
+                                      ours.out_info)
+    want = jax.tree_util.tree_map(lambda s: (s.shape, np.dtype(s.dtype).name),
+                                  theirs.out_info)
+    assert got == want
+    def avals(tree_map, avals):  # (a weak Python float's width is each library's default)
+        return tree_map(lambda a: (a.shape, a.weak_type, a.weak_type or a.dtype.name), avals)
+    assert avals(funcgrad.tree_util.tree_map, ours.in_avals) == avals(
+        jax.tree_util.tree_map, theirs.in_avals)
+    lowered = ours.lower()
+    assert lowered.as_text() == jitted.lower(fnp.asarray(x), {"k": 1.0}, 2.0).as_text()
+    out = lowered.compile()(fnp.asarray(x), {"k": 3.0}, 2.0)
+    np.testing.assert_allclose(np.asarray(out["b"][1]), 3.0 * x)
+
+
+def test_trace_accepts_shape_dtype_structs():
+    jax = pytest.importorskip("jax")
+    spec = funcgrad.ShapeDtypeStruct((2, 5), fnp.int32)
+    ours = funcgrad.jit(lambda a: (a.T @ a, a.astype(fnp.float32))).trace(spec)
+    theirs = jax.jit(lambda a: (a.T @ a, a.astype("float32"))).trace(
+        jax.ShapeDtypeStruct((2, 5), "int32"))
+    assert [(s.shape, np.dtype(s.dtype)) for s in ours.out_info] == [
+        (s.shape, np.dtype(s.dtype)) for s in theirs.out_info]

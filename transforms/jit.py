@@ -34,14 +34,14 @@ from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.primitives import sampling
 from . import argspec
 from . import compile as compiler
-from . import cost
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
     SCALAR_TYPES, ClosedOverTracer, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
 from .jit_call import JitCall, _raw, jit_call_p
 from .tape import Tape
-from .tape_text import tape_text
+from .jit_aot import Compiled, Lowered, Traced  # noqa: F401 (Compiled: re-exported)
 
-__all__ = ["jit", "JitTrace", "JitTracer", "Jitted", "Lowered", "Compiled", "make_jaxpr",
+__all__ = ["jit", "JitTrace", "JitTracer", "Jitted", "Lowered", "Compiled", "Traced",
+           "make_jaxpr",
            "trace_to_tape", "StagedClosureError"]
 
 # ---------------------------------------------------------------------------------------
@@ -401,8 +401,10 @@ class Jitted:
         return Lowered(tape, trace.weak_vars, donated, _on_cpu(leaves),
                        calling=(self._split, static, tree, out_tree))
 
-    def trace(self, *args: Any, **kwargs: Any) -> "Lowered":
-        return self.lower(*args, **kwargs)
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        """JAX's first ahead-of-time stage: the traced program (``.jaxpr``), its outputs'
+        shapes and dtypes (``.out_info``), and ``.lower()``."""
+        return Traced(self.lower(*args, **kwargs), self.__name__)
 
     def __repr__(self) -> str:
         return f"<jitted function {self.__name__}>"
@@ -472,91 +474,6 @@ def _on_cpu(leaves: list) -> bool:
 def _delete(leaves: list, donated: tuple) -> None:
     for k in donated:
         leaves[k]._value = _DELETED
-
-
-class Lowered:
-    """A traced program: ``as_text()`` prints it (jaxpr style); ``compile()`` compiles it;
-    ``compile().as_text()`` prints the generated source."""
-
-    def __init__(self, tape: Tape, weak_vars: set, donated: tuple, blocks: bool = True,
-                 calling: tuple | None = None):
-        self.tape = tape
-        self.weak_vars = weak_vars
-        self.donated = donated
-        self.blocks = blocks
-        self.calling = calling  # (split, static, in tree, out tree): how calls flatten
-
-    def as_text(self) -> str:
-        return tape_text(self.tape)
-
-    @property
-    def jaxpr(self) -> Tape:
-        """The traced program (JAX's ``jit(f).trace(x).jaxpr``; its ``eqns``, ``in_avals``
-        ...)."""
-        return self.tape
-
-    def cost_analysis(self) -> dict:
-        """JAX's estimate of the program's flops, transcendentals and bytes accessed
-        (`funcgrad.transforms.cost`)."""
-        return cost.cost_analysis(self.tape)
-
-    def compile(self) -> "Compiled":
-        """The compiled program, called as the jitted function is (its arguments' tree,
-        its results' tree)."""
-        compiled = Compiled(compiler.compile_tape(self.tape, self.weak_vars, self.donated,
-                                                  blocks=self.blocks), self.calling,
-                            [self.tape.var_avals[v] for v in self.tape.in_vars])
-        compiled.cost_analysis = self.cost_analysis  # (the compiled program's is the same)
-        return compiled
-
-    def __str__(self) -> str:
-        return self.as_text()
-
-
-class Compiled:
-    """JAX's ``jit(f).lower(*args).compile()``: a call takes what the jitted function takes
-    (the same static arguments, the arguments' tree) and returns what it returns;
-    ``as_text()`` is the generated source."""
-
-    def __init__(self, program: "compiler.Program", calling: tuple | None,
-                 avals: list | None = None):
-        self.program = program
-        self.calling = calling
-        self.avals = avals  # (shape, dtype) of each flat input it was compiled for
-
-    @property
-    def fn(self) -> Callable:
-        """The generated function of the flat arrays."""
-        return self.program.fn
-
-    @property
-    def source(self) -> str:
-        return self.program.source
-
-    def as_text(self) -> str:
-        return self.program.as_text()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.calling is None:  # (a program of flat arrays)
-            return self.program(*args)
-        split, static, tree, out_tree = self.calling
-        got_static, leaves, got_tree, _ = split(args, kwargs)
-        if got_static != static or got_tree != tree:
-            raise TypeError("a compiled program was called with arguments of another "
-                            f"structure than it was lowered for: expected {tree}, got "
-                            f"{got_tree}")
-        wrong = [f"argument {i}: compiled for {_aval_str(aval)}, called with "
-                 f"{_aval_str((np.shape(x), x.dtype))}" for i, (x, aval) in
-                 enumerate(zip(leaves, self.avals or ())) if hasattr(x, "dtype") and
-                 (tuple(np.shape(x)), np.dtype(x.dtype)) != (tuple(aval[0]), np.dtype(aval[1]))]
-        if wrong:
-            raise TypeError("Argument types differ from the types for which this computation "
-                            "was compiled. The mismatches are:\n" + "\n".join(wrong))
-        return out_tree.unflatten(list(self.program(*leaves)))
-
-
-def _aval_str(aval: tuple) -> str:
-    return f"{np.dtype(aval[1]).name}{list(aval[0])}"
 
 
 def jit(fun: Callable | None = None, *, static_argnums: Any = (), static_argnames: Any = (),
