@@ -12,7 +12,7 @@ import types
 
 from funcgrad.torch import nn as _nn
 
-__all__ = list(("activation batchnorm channelshuffle container conv distance dropout flatten "
+__all__ = list(("activation adaptive batchnorm channelshuffle container conv distance dropout flatten "
                 "fold instancenorm linear loss module normalization padding pixelshuffle "
                 "pooling rnn sparse transformer upsampling").split())
 
@@ -21,6 +21,7 @@ _FILES = {
                   "LogSigmoid LogSoftmax Mish MultiheadAttention PReLU RReLU ReLU ReLU6 SELU "
                   "SiLU Sigmoid Softmax Softmax2d Softmin Softplus Softshrink Softsign Tanh "
                   "Tanhshrink Threshold",
+    "adaptive": "AdaptiveLogSoftmaxWithLoss",
     "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d "
                  "LazyBatchNorm3d",
     "channelshuffle": "ChannelShuffle",
