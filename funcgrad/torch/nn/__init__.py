@@ -14,6 +14,8 @@ from funcgrad.torch.nn._rnn import *  # noqa: F401,F403
 from funcgrad.torch.nn._more_layers import *  # noqa: F401,F403
 from funcgrad.torch.nn._lazy import *  # noqa: F401,F403
 from funcgrad.torch.nn._adaptive import *  # noqa: F401,F403
+from funcgrad.torch.nn._fractional_pool import FractionalMaxPool2d, FractionalMaxPool3d
+from funcgrad.torch.nn import _fractional_pool
 from funcgrad.torch.nn import functional, init, utils, parallel
 from funcgrad.torch.nn.parallel import DataParallel
 
@@ -21,5 +23,6 @@ __all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils", "para
            "DataParallel",
            *layers.__all__, *_containers.__all__, *_conv_modules.__all__,
            *_loss_modules.__all__, *_norm_modules.__all__, *_transformer.__all__,
-           *_rnn.__all__, *_more_layers.__all__, *_lazy.__all__, *_adaptive.__all__]
+           *_rnn.__all__, *_more_layers.__all__, *_lazy.__all__, *_adaptive.__all__,
+           *_fractional_pool.MODULES]
 from funcgrad.torch.nn import modules  # noqa: E402,F401  (torch.nn.modules.<file> paths)

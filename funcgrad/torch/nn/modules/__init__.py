@@ -48,8 +48,8 @@ _FILES = {
                "ZeroPad3d",
     "pixelshuffle": "PixelShuffle PixelUnshuffle",
     "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d "
-               "AdaptiveMaxPool2d AvgPool1d AvgPool2d AvgPool3d LPPool1d LPPool2d MaxPool1d "
-               "MaxPool2d MaxPool3d",
+               "AdaptiveMaxPool2d AvgPool1d AvgPool2d AvgPool3d FractionalMaxPool2d "
+               "FractionalMaxPool3d LPPool1d LPPool2d MaxPool1d MaxPool2d MaxPool3d",
     "rnn": "GRU GRUCell LSTM LSTMCell RNN RNNBase RNNCell RNNCellBase",
     "sparse": "Embedding EmbeddingBag",
     "transformer": "Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder "
