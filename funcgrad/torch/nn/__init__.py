@@ -16,7 +16,7 @@ from funcgrad.torch.nn._lazy import *  # noqa: F401,F403
 from funcgrad.torch.nn._adaptive import *  # noqa: F401,F403
 from funcgrad.torch.nn._fractional_pool import FractionalMaxPool2d, FractionalMaxPool3d
 from funcgrad.torch.nn import _fractional_pool
-from funcgrad.torch.nn import functional, init, utils, parallel
+from funcgrad.torch.nn import functional, grad, init, utils, parallel
 from funcgrad.torch.nn.parallel import DataParallel
 
 __all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils", "parallel",

@@ -31,6 +31,7 @@ from funcgrad.torch.nn._ctc import *  # noqa: F401,F403
 from funcgrad.torch.nn._dropout import *  # noqa: F401,F403
 from funcgrad.torch.nn._fractional_pool import *  # noqa: F401,F403
 from funcgrad.torch.nn._interpolate import *  # noqa: F401,F403
+from funcgrad.torch.nn import grad  # noqa: F401  (F.grad is torch.nn.grad, as in PyTorch)
 from funcgrad.torch.nn._linear import linear
 from funcgrad.torch.nn._losses import *  # noqa: F401,F403
 from funcgrad.torch.nn._margin_losses import *  # noqa: F401,F403
