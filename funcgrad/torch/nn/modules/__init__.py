@@ -23,7 +23,7 @@ _FILES = {
                   "Tanhshrink Threshold",
     "adaptive": "AdaptiveLogSoftmaxWithLoss",
     "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d "
-                 "LazyBatchNorm3d",
+                 "LazyBatchNorm3d SyncBatchNorm",
     "channelshuffle": "ChannelShuffle",
     "container": "ModuleDict ModuleList ParameterDict ParameterList Sequential",
     "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d "
