@@ -1,6 +1,7 @@
 """torch.nn for funcgrad.torch: Module, Parameter, layers, functional, init, utils,
 parallel."""
-from funcgrad.torch.nn.parameter import Parameter, Buffer
+from funcgrad.torch.nn.parameter import (Parameter, Buffer, UninitializedBuffer,
+                                         UninitializedParameter)
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn import _containers, _conv_modules, _loss_modules, _norm_modules
 from funcgrad.torch.nn import _adaptive, _lazy, _more_layers, _rnn, _transformer, layers
@@ -25,5 +26,6 @@ __all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils", "para
            *layers.__all__, *_containers.__all__, *_conv_modules.__all__,
            *_loss_modules.__all__, *_norm_modules.__all__, *_transformer.__all__,
            *_rnn.__all__, *_more_layers.__all__, *_lazy.__all__, *_adaptive.__all__,
-           *_fractional_pool.MODULES, *_sync_batchnorm.__all__]
+           *_fractional_pool.MODULES, *_sync_batchnorm.__all__,
+           "UninitializedParameter", "UninitializedBuffer"]
 from funcgrad.torch.nn import modules  # noqa: E402,F401  (torch.nn.modules.<file> paths)
