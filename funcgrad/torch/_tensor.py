@@ -160,7 +160,9 @@ class Tensor(TensorData):
                  "_post_hooks", "_acc", "_inference", "__weakref__", "__dict__")
     __hash__ = object.__hash__
     __array_priority__ = 1000
-    _refuses = False  # True for placeholders every op refuses (nn.UninitializedParameter)
+    # True for placeholders every op refuses (nn.UninitializedParameter); such a class's
+    # ``_refusal(op)`` is the error to raise
+    _refuses = False
 
     def __init__(self, *args: Any) -> None:
         """Legacy constructor: ``Tensor(2, 3)`` (zeros of that size) or ``Tensor(data)``."""
@@ -175,10 +177,6 @@ class Tensor(TensorData):
 
     def __reduce_ex__(self, protocol: int) -> tuple:
         return (_rebuild, (type(self), self.detach().numpy(force=True), self._rg))
-
-    def _refusal(self, op: str) -> Exception:
-        """The error an op refusing this tensor raises (where ``_refuses``)."""
-        return RuntimeError(f"{op}: this tensor cannot be used")
 
     def as_subclass(self, cls: type) -> "Tensor":
         """A ``cls`` instance on this tensor's memory, version counter and graph
