@@ -77,6 +77,8 @@ def apply(name: str, f: Callable, inputs: Sequence, multi: bool = False,
     i = 0
     for x in inputs:  # the arrays, and which inputs require grad, in one pass
         if isinstance(x, Tensor):
+            if x._refuses:
+                raise x._refusal(name)
             view = x._view
             if view is not None and view.version != x._vc.v:
                 x._refresh_view()

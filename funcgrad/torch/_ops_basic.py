@@ -28,7 +28,7 @@ from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._inplace import inplace as _inplace
 from funcgrad.torch._out import accepting_out
-from funcgrad.torch._tensor import Tensor, _type_word
+from funcgrad.torch._tensor import Tensor, _type_word, refuse_placeholders
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._factories import tensor
 
@@ -58,6 +58,7 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
     build on one another."""
     def deco(spec: Callable) -> Callable:
         def fn(*args: Any, **kwargs: Any) -> Any:
+            refuse_placeholders(args, fn.__name__)  # (before the spec reads their shapes)
             s = spec(*args, **kwargs)
             try:
                 return apply(*s)  # (its fields are apply's positional parameters)

@@ -506,6 +506,8 @@ def _gather(input: Tensor, dim: int, index: Tensor) -> Spec:
 @op("index_select")
 def _index_select(input: Tensor, dim: int, index: Tensor) -> Spec:
     axis, idx = _dim(dim, input.ndim), index._a
+    if input.ndim and not index.ndim:  # PyTorch reads a 0-d index as one entry: dim kept
+        idx = idx.reshape(1)
     return Spec("IndexSelectBackward0", lambda x: fnp.take(x, idx, axis=axis), [input])
 
 

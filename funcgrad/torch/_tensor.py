@@ -78,6 +78,13 @@ class ViewOf:
         self.version = base._vc.v
 
 
+def refuse_placeholders(values: Any, op: str) -> None:
+    """Raise the error of the first of ``values`` that refuses ops (``Tensor._refuses``)."""
+    for v in values:
+        if isinstance(v, Tensor) and v._refuses:
+            raise v._refusal(op)
+
+
 def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr: int = 0,
          cls: type | None = None, vc: _Version | None = None, view: ViewOf | None = None
          ) -> "Tensor":
@@ -153,6 +160,9 @@ class Tensor(TensorData):
                  "_post_hooks", "_acc", "_inference", "__weakref__", "__dict__")
     __hash__ = object.__hash__
     __array_priority__ = 1000
+    # True for placeholders every op refuses (nn.UninitializedParameter); such a class's
+    # ``_refusal(op)`` is the error to raise
+    _refuses = False
 
     def __init__(self, *args: Any) -> None:
         """Legacy constructor: ``Tensor(2, 3)`` (zeros of that size) or ``Tensor(data)``."""

@@ -393,6 +393,10 @@ NOT_COMPARED: dict = {
                   "against PyTorch in tests/torch/test_ctc_loss.py",
     "F.grid_sample": "every mode, padding mode and align_corners, values and both gradients, "
                      "in tests/torch/test_torch_grid_sample.py",
+    **{f"F.fractional_max_pool{n}d{s}": "random windows unless _random_samples is given: with "
+                                        "them values, indices, gradients and errors against "
+                                        "PyTorch in tests/torch/test_fractional_max_pool.py"
+       for n in (2, 3) for s in ("", "_with_indices")},
     "F.gumbel_softmax": "random draws differ by design: its distribution and straight-through "
                         "gradient are checked in tests/torch/test_torch_nn_more.py",
 }

@@ -85,6 +85,11 @@ class _NormBase(Module):
 class _BatchNorm(_NormBase):
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
+        return self._normalize(input, self._count_batch())
+
+    def _count_batch(self) -> float:
+        """Count a training batch; the running statistics' update factor (PyTorch's
+        ``exponential_average_factor``)."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and \
                 self.num_batches_tracked is not None:
@@ -92,6 +97,9 @@ class _BatchNorm(_NormBase):
                 self.num_batches_tracked.add_(1)
             factor = (1.0 / float(self.num_batches_tracked) if self.momentum is None
                       else self.momentum)
+        return factor
+
+    def _normalize(self, input: Tensor, factor: float) -> Tensor:
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if keep else None,

@@ -20,7 +20,8 @@ from funcgrad.torch._dispatch import apply
 from funcgrad.torch._inplace import inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, sp_fn
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.nn import (_activations, _attention, _conv, _ctc, _dropout, _interpolate,
+from funcgrad.torch.nn import (_activations, _attention, _conv, _ctc, _dropout,
+                               _fractional_pool, _interpolate,
                                _losses, _margin_losses, _misc, _normalization, _pooling,
                                _sparse, _unpooling)
 from funcgrad.torch.nn._activations import *  # noqa: F401,F403
@@ -28,7 +29,9 @@ from funcgrad.torch.nn._attention import *  # noqa: F401,F403
 from funcgrad.torch.nn._conv import *  # noqa: F401,F403
 from funcgrad.torch.nn._ctc import *  # noqa: F401,F403
 from funcgrad.torch.nn._dropout import *  # noqa: F401,F403
+from funcgrad.torch.nn._fractional_pool import *  # noqa: F401,F403
 from funcgrad.torch.nn._interpolate import *  # noqa: F401,F403
+from funcgrad.torch.nn import grad  # noqa: F401  (F.grad is torch.nn.grad, as in PyTorch)
 from funcgrad.torch.nn._linear import linear
 from funcgrad.torch.nn._losses import *  # noqa: F401,F403
 from funcgrad.torch.nn._margin_losses import *  # noqa: F401,F403
@@ -46,7 +49,8 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "gelu", "silu
            "logsigmoid", "hardtanh", "relu6", "softsign", *_activations.__all__, *_attention.__all__,
            *_conv.__all__, *_dropout.__all__, *_interpolate.__all__, *_losses.__all__,
            *_normalization.__all__, *_pooling.__all__, *_sparse.__all__,
-           *_margin_losses.__all__, *_misc.__all__, *_unpooling.__all__, *_ctc.__all__]
+           *_margin_losses.__all__, *_misc.__all__, *_unpooling.__all__, *_ctc.__all__,
+           *_fractional_pool.__all__]
 
 
 def _unary(node: str, fn: Any, input: Tensor, inplace_: bool = False,

@@ -12,7 +12,7 @@ import types
 
 from funcgrad.torch import nn as _nn
 
-__all__ = list(("activation batchnorm channelshuffle container conv distance dropout flatten "
+__all__ = list(("activation adaptive batchnorm channelshuffle container conv distance dropout flatten "
                 "fold instancenorm linear loss module normalization padding pixelshuffle "
                 "pooling rnn sparse transformer upsampling").split())
 
@@ -21,8 +21,9 @@ _FILES = {
                   "LogSigmoid LogSoftmax Mish MultiheadAttention PReLU RReLU ReLU ReLU6 SELU "
                   "SiLU Sigmoid Softmax Softmax2d Softmin Softplus Softshrink Softsign Tanh "
                   "Tanhshrink Threshold",
+    "adaptive": "AdaptiveLogSoftmaxWithLoss",
     "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d "
-                 "LazyBatchNorm3d",
+                 "LazyBatchNorm3d SyncBatchNorm",
     "channelshuffle": "ChannelShuffle",
     "container": "ModuleDict ModuleList ParameterDict ParameterList Sequential",
     "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d "
@@ -47,8 +48,8 @@ _FILES = {
                "ZeroPad3d",
     "pixelshuffle": "PixelShuffle PixelUnshuffle",
     "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d "
-               "AdaptiveMaxPool2d AvgPool1d AvgPool2d AvgPool3d LPPool1d LPPool2d MaxPool1d "
-               "MaxPool2d MaxPool3d",
+               "AdaptiveMaxPool2d AvgPool1d AvgPool2d AvgPool3d FractionalMaxPool2d "
+               "FractionalMaxPool3d LPPool1d LPPool2d MaxPool1d MaxPool2d MaxPool3d",
     "rnn": "GRU GRUCell LSTM LSTMCell RNN RNNBase RNNCell RNNCellBase",
     "sparse": "Embedding EmbeddingBag",
     "transformer": "Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder "
