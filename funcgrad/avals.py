@@ -11,18 +11,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["ShapedArray", "shaped_array_of"]
+__all__ = ["Shaped", "ShapedArray", "shaped_array_of"]
 
 
-class ShapedArray:
-    """An array known by its shape and dtype only (JAX's name and text)."""
+class Shaped:
+    """What every stand-in for an array derives from its ``shape``: ``ndim`` and ``size``
+    (ShapedArray here, ShapeDtypeStruct in `funcgrad.meta`)."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
-
-    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False):
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
-        self.weak_type = bool(weak_type)
+    __slots__ = ()
+    shape: tuple
 
     @property
     def ndim(self) -> int:
@@ -31,6 +28,17 @@ class ShapedArray:
     @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
+
+
+class ShapedArray(Shaped):
+    """An array known by its shape and dtype only (JAX's name and text)."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
 
     def update(self, shape: Sequence[int] | None = None, dtype: Any = None,
                weak_type: bool | None = None) -> "ShapedArray":

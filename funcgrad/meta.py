@@ -26,6 +26,7 @@ import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
+from funcgrad.avals import Shaped
 from funcgrad.core import Primitive, Trace, Tracer, bind
 
 __all__ = ["META", "MetaTrace", "MetaTracer", "to_meta", "is_meta", "ShapeDtypeStruct",
@@ -222,7 +223,7 @@ def is_meta(x: Any) -> bool:
     return False
 
 
-class ShapeDtypeStruct:
+class ShapeDtypeStruct(Shaped):
     """A shape and a dtype standing for an array (JAX's name): what `eval_shape` returns,
     and what it accepts in place of an argument."""
 
@@ -236,14 +237,6 @@ class ShapeDtypeStruct:
             if not hasattr(dtype, "name"):
                 raise
             self.dtype = dtype
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
 
     def __eq__(self, other: Any) -> bool:
         return (isinstance(other, ShapeDtypeStruct) and
