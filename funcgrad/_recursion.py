@@ -37,7 +37,7 @@ def room() -> contextlib.AbstractContextManager:
     """A context in which the stack has ``HEADROOM`` frames left before the limit."""
     limit = sys.getrecursionlimit()
     try:
-        sys._getframe(limit - HEADROOM)  # (deep already: ValueError otherwise, quickly)
+        sys._getframe(max(limit - HEADROOM, 0))  # (deep already: else ValueError, quickly)
     except ValueError:
         return contextlib.nullcontext()
     return _raised(limit, _depth() + HEADROOM)

@@ -346,16 +346,18 @@ _new = object.__new__
 NO_PARAMS: dict = {}  # shared by every call without params; never written to
 
 
-def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
+def bind(prim: Primitive, args: Sequence, params: dict, promoted: bool = False) -> Any:
     """The one path of every primitive call: to the trace of the highest level among the
     tracers in ``args`` (`find_top_trace`), or, with no tracer, to the backend
     implementation, its result wrapped in an Array. One pass over ``args`` does both the
     search and the unwrapping of Arrays (this runs for every operation). An elementwise
-    primitive's operands are first cast to one dtype (``prim.promote``)."""
-    if prim.promote is not None:
-        args = prim.promote(args)
+    primitive's operands are first cast to one dtype (``prim.promote``; ``promoted``: they
+    are)."""
+    promote = None if promoted else prim.promote
     top = None
     raws = []
+    dtype = None
+    mixed = False  # (operands of several dtypes, or numbers: maybe promoted, see below)
     for a in args:
         if type(a) is Array:
             raws.append(a._value)
@@ -365,6 +367,17 @@ def bind(prim: Primitive, args: Sequence, params: dict) -> Any:
                 top = t
         else:  # a number or a numpy array as it is, or a nested list, a cupy array...
             raws.append(a if type(a) in RAW_TYPES else to_raw(a))
+            mixed = True
+            continue
+        if dtype is None:
+            dtype = a.dtype
+        elif a.dtype is not dtype and a.dtype != dtype:
+            mixed = True
+    if promote is not None and (mixed or dtype in promote.compute or promote.first
+                                or promote.stop is not None):
+        cast = promote(args)
+        if cast is not args:  # (bind the operands of one dtype, once)
+            return bind(prim, cast, params, True)
     if top is not None:
         if not top.alive:
             raise escaped_error(top, prim)

@@ -65,18 +65,21 @@ class Promotion:
     def __call__(self, args: Sequence) -> Sequence:
         """``args`` with the promoted operands cast; ``args`` itself where nothing needs
         a cast (the fast path: Arrays or tracers of one dtype the function computes in,
-        beside Python numbers that take that dtype, as in ``x * 2.0``)."""
+        beside Python numbers that take that dtype, as in ``x * 2.0``). A tracer standing
+        for a Python number is weak only where its dtype differs from the others', which
+        sends the call to `_promote` anyway."""
         dtype = None
         rank = -1  # of the highest Python number type among the operands
         for a in args[self.first:self.stop] if self.first or self.stop else args:
             t = type(a)
-            if t is not Array and (not isinstance(a, Tracer) or _scalar_behind(a)):
-                if t not in _RANK:
+            if t is Array or (t not in _RANK and isinstance(a, Array)):  # (tracers too)
+                if dtype is None:
+                    dtype = a.dtype
+                elif a.dtype is not dtype and a.dtype != dtype:
                     return self._promote(args)
+            elif t in _RANK:
                 rank = max(rank, _RANK[t])
-            elif dtype is None:
-                dtype = a.dtype
-            elif a.dtype is not dtype and a.dtype != dtype:
+            else:
                 return self._promote(args)
         if dtype is None or dtype in self.compute or (rank >= 0 and (
                 dtype.kind not in _ABSORBS[rank] or rank == 0 and config.strict_promotion)):

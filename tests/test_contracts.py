@@ -186,8 +186,9 @@ def test_a_hundred_nested_conds_stage_and_compile():
 
 
 def test_differentiating_nested_conds_makes_room_on_the_stack():
-    """The backward pass recurses per level too. (A low limit stands in for a deep program:
-    differentiating 100 levels takes minutes, the cost growing as the cube of the depth.)"""
+    """Differentiating stages and compiles the nested programs again, at every level. (A
+    low limit stands in for a deep program: differentiating 100 levels takes minutes, the
+    cost growing as the cube of the depth.)"""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(250)
     try:

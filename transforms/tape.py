@@ -30,7 +30,6 @@ import numpy as np
 from funcgrad import tree_util
 from funcgrad.array import as_array
 from funcgrad.core import Primitive, Trace, TraceCall, Tracer, bind, layout_of, new_trace
-from funcgrad._recursion import room
 from funcgrad.dtypes import EXTENDED_FLOATS
 from funcgrad.meta import ShapeDtypeStruct
 from .backward import (PhaseCell, accumulate_input_cotangents, aval_of, backward_pass,
@@ -415,8 +414,7 @@ class Tape:
         as the pass goes (the tape cannot run again)."""
         seeds = [(v, as_array(c)) for v, c in zip(self.out_vars, cotangents)
                  if v >= 0 and c is not None]
-        with room():  # (a nested program's backward is a step of a recursion)
-            cts = backward_pass(self.records, self.var_avals, seeds, consume)
+        cts = backward_pass(self.records, self.var_avals, seeds, consume)
         return [cts[v] for v in self.in_vars]
 
     # -- residuals -------------------------------------------------------------------
