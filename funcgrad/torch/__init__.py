@@ -25,6 +25,8 @@ from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_
                                     uint32, uint64, float8_e4m3fn, float8_e5m2,
                                     float8_e4m3fnuz, float8_e5m2fnuz)
 from funcgrad.torch._tensor import Tensor, is_tensor
+from funcgrad.torch._layouts import (layout, strided, sparse_coo, sparse_csr, sparse_csc,
+                                     sparse_bsr, sparse_bsc, jagged)
 from funcgrad.torch._tensor_str import set_printoptions
 from funcgrad.torch.autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,
                                                inference_mode, is_grad_enabled,
@@ -61,6 +63,8 @@ from funcgrad.torch import _dynamo
 _methods.install()
 globals().update(_ops_basic.FUNCTIONS)
 _out.install(globals())
+from funcgrad.torch import sparse  # noqa: E402  (its ops are made of the functions above)
+sparse.install(globals())
 from funcgrad.torch import functional  # noqa: E402  (names the functions just made)
 from funcgrad.torch import __future__  # noqa: E402,F401  (torch.__future__'s switches)
 

@@ -28,7 +28,7 @@ from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._inplace import inplace as _inplace
 from funcgrad.torch._out import accepting_out
-from funcgrad.torch._tensor import Tensor, _type_word, refuse_placeholders
+from funcgrad.torch._tensor import Tensor, _type_word, of_other_kind
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._factories import tensor
 
@@ -58,7 +58,9 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
     build on one another."""
     def deco(spec: Callable) -> Callable:
         def fn(*args: Any, **kwargs: Any) -> Any:
-            refuse_placeholders(args, fn.__name__)  # (before the spec reads their shapes)
+            other = of_other_kind(args)  # (before the spec reads their shapes)
+            if other is not None:
+                return other._kind_op(fn.__name__, args, kwargs)
             s = spec(*args, **kwargs)
             try:
                 return apply(*s)  # (its fields are apply's positional parameters)
@@ -77,6 +79,9 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
                 METHODS[name] = fn
             if inplace:
                 def fn_(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+                    other = of_other_kind((self, *args))
+                    if other is not None:
+                        return other._kind_op(fn_.__name__, (self, *args), kwargs)
                     s = spec(self, *args, **kwargs)
                     if broadcasts:
                         _check_inplace_shape(self, s.slots[1:])

@@ -97,7 +97,12 @@ def _fast_unary(name: str, generic: Callable) -> Callable:
     def fast(input: Any, *args: Any, **kwargs: Any) -> Any:
         if not args and not kwargs and isinstance(input, Tensor) and (
                 not floating or input._a.dtype.kind in "fc"):
-            return apply(node, fn, [input])
+            try:
+                return apply(node, fn, [input])
+            except NotImplementedError:
+                if input._refuses:  # a sparse tensor: the op's layouts decide (`op`)
+                    return generic(input)
+                raise
         return generic(input, *args, **kwargs)
     fast.__name__, fast.__qualname__, fast.__doc__ = name, name, generic.__doc__
     fast.takes_out = getattr(generic, "takes_out", False)

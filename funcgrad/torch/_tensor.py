@@ -34,7 +34,7 @@ import funcgrad.numpy as fnp
 from funcgrad.torch._tensor_data import TensorData
 
 __all__ = ["Tensor", "ViewOf", "make", "borrowing", "array_of", "as_array", "grad_of",
-           "is_tensor", "tensors_in"]
+           "is_tensor", "tensors_in", "of_other_kind"]
 
 
 class _Version:
@@ -78,11 +78,14 @@ class ViewOf:
         self.version = base._vc.v
 
 
-def refuse_placeholders(values: Any, op: str) -> None:
-    """Raise the error of the first of ``values`` that refuses ops (``Tensor._refuses``)."""
+def of_other_kind(values: Any) -> "Tensor | None":
+    """The first of ``values`` that is a tensor of another kind than a dense one
+    (``Tensor._refuses``: a placeholder, a sparse tensor), or None. Such a tensor's
+    ``_kind_op(op, args, kwargs)`` runs op ``op`` for it, or raises its refusal."""
     for v in values:
         if isinstance(v, Tensor) and v._refuses:
-            raise v._refusal(op)
+            return v
+    return None
 
 
 def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr: int = 0,
@@ -160,8 +163,9 @@ class Tensor(TensorData):
                  "_post_hooks", "_acc", "_inference", "__weakref__", "__dict__")
     __hash__ = object.__hash__
     __array_priority__ = 1000
-    # True for placeholders every op refuses (nn.UninitializedParameter); such a class's
-    # ``_refusal(op)`` is the error to raise
+    # True for tensors the dense ops refuse: placeholders (nn.UninitializedParameter) and
+    # sparse tensors; such a class's ``_refusal(op)`` is the error to raise, and its
+    # ``_kind_op`` runs the ops it has (`of_other_kind`)
     _refuses = False
 
     def __init__(self, *args: Any) -> None:
@@ -488,6 +492,11 @@ class Tensor(TensorData):
             self._grad = make(g._a if isinstance(g, Tensor) else g, vc=_Borrowed())
         else:
             self._grad._assign_array(self._grad._a + as_array(g))
+
+    def _accumulate_graph_grad(self, g: "Tensor") -> None:
+        """Add gradient tensor ``g`` into ``.grad`` as a new tensor (``create_graph``: the
+        gradient's graph is kept, so nothing is written in place)."""
+        self._grad = g.clone() if self._grad is None else self._grad + g
 
     def _assign_array(self, a: Any) -> None:
         """Write funcgrad array ``a`` (cast to this tensor's dtype) into this tensor's

@@ -16,6 +16,7 @@ from funcgrad.array import Array, buffer_of, new_array
 from funcgrad.core import Tracer
 from funcgrad.meta import is_meta
 from funcgrad.torch import _dtypes as D, _storage
+from funcgrad.torch._layouts import strided
 from funcgrad.torch._tensor_str import tensor_repr
 from funcgrad.viz.html import tensor_html
 
@@ -56,6 +57,8 @@ class TensorData:
     def is_meta(self) -> bool:
         """Whether this tensor is on the 'meta' device: a shape and a dtype, no values."""
         return is_meta(self._a)
+
+    layout = strided  # (the sparse tensors' classes have theirs)
 
     # PyTorch's flags of devices, layouts and kinds of tensor the facade does not have
     is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = is_mkldnn = \

@@ -17,7 +17,7 @@ from funcgrad.torch import _dtypes as D
 from funcgrad.torch.autograd import forward_ad
 from funcgrad.core import Tracer
 
-__all__ = ["tensor_repr", "set_printoptions", "PRINT_OPTS"]
+__all__ = ["tensor_repr", "tensor_str", "add_suffixes", "set_printoptions", "PRINT_OPTS"]
 
 
 class _PrinterOptions:
@@ -164,13 +164,17 @@ def tensor_str(values: np.ndarray, dtype: D.dtype, indent: int) -> str:
     return _nested(values, indent, summarize, f1, None)
 
 
-def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
+def add_suffixes(text: str, suffixes: list, indent: int, force_newline: bool = False
+                 ) -> str:
+    """``text`` and its suffixes (``dtype=...``), wrapped at the line width; the first on
+    a new line with ``force_newline`` (a COO tensor's, as PyTorch prints them)."""
     parts = [text]
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2
@@ -217,7 +221,7 @@ def tensor_repr(t: Any) -> str:
         suffixes.append("requires_grad=True")
     if tangent is not None:
         suffixes.append(f"tangent={tensor_repr(tangent)}")
-    out = _add_suffixes(prefix + body, suffixes, indent)
+    out = add_suffixes(prefix + body, suffixes, indent)
     if isinstance(t, Parameter):
         out = "Parameter containing:\n" + out
     return out

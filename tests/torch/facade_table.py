@@ -656,6 +656,10 @@ NOT_COMPARED = {
     "Tensor.detach_": "autograd machinery (test_torch_tensor.py)",
     "Tensor.data_ptr": "a memory address: no value to compare",
     "Tensor.as_subclass": "a tensor's class (rebuilt subclasses: test_serialization.py)",
+    **{name: "sparse layouts, compared with PyTorch in test_sparse.py"
+       for name in ("Tensor.sparse_mask", "Tensor.to_dense", "Tensor.to_sparse",
+                    "Tensor.to_sparse_coo", "Tensor.to_sparse_csr", "sparse_coo_tensor",
+                    "sparse_csr_tensor", "spmm")},
     "Tensor.resize_": "memory layout, compared with PyTorch in test_resize.py",
     "Tensor.resize_as_": "memory layout, compared with PyTorch in test_resize.py",
     **{f"Tensor.{name}": "a flag, compared with PyTorch's in test_torch_tensor.py"

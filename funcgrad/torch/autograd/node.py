@@ -250,7 +250,7 @@ class AccumulateGrad(Node):
             return self.apply_arrays(grads)
         var = self.variable
         with _ACCUMULATE_LOCK:  # threads running backward into one leaf add up exactly
-            var._grad = g.clone() if var._grad is None else var._grad + g
+            var._accumulate_graph_grad(g)
         self._post_accumulate()
         return []
 

@@ -6,6 +6,8 @@ indices accumulating). ``padding_idx`` rows get no gradient and ``scale_grad_by_
 divides each row's gradient by how often it occurs, both through `stop_gradient`
 (``v = sg(v) + (v - sg(v)) * c`` has the value v and the derivative c). ``max_norm``
 renormalises the looked-up rows of the weight in place first, under no_grad, as PyTorch.
+With ``sparse=True`` the node's input is the looked-up rows (`gathered_rows`), whose
+gradient becomes a sparse ``weight.grad`` of those rows.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.nn._common import array_of, const_on, host
+from funcgrad.torch.sparse._tensor import gathered_rows
 
 __all__ = ["embedding", "embedding_bag"]
 
@@ -55,9 +58,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """``weight[input]``: one row of ``weight`` per index in ``input`` (any shape)."""
     pad = _check(input, weight, padding_idx)
-    if sparse:
-        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not "
-                                  "supported by funcgrad.torch; use sparse=False")
     if input.is_meta:  # no indices to check or to mask with: the shapes are the result
         return apply("EmbeddingBackward0", lambda w: fnp.take(w, array_of(input), axis=0),
                      [weight])
@@ -72,8 +72,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     counts = np.bincount(raw.ravel(), minlength=weight.shape[0]) if scale_grad_by_freq \
         else None
 
+    # with ``sparse``, the looked-up rows are a leaf of their own: weight.grad is sparse
+    gathered = sparse and weight.requires_grad and grad_mode.is_grad_enabled()
+    source = gathered_rows(weight, raw.ravel(), pad) if gathered else weight
+
     def f(w: Any) -> Any:
-        rows = fnp.take(w, idx, axis=0)
+        rows = w.reshape(raw.shape + w.shape[1:]) if gathered else fnp.take(w, idx, axis=0)
         if pad < 0 and counts is None:
             return rows
         coeff = np.ones(raw.shape, w.dtype) if counts is None else \
@@ -83,7 +87,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         fixed = funcgrad.stop_gradient(rows)
         return fnp.add(fixed, fnp.multiply(fnp.subtract(rows, fixed),
                                            const_on(coeff[..., None], w)))
-    return apply("EmbeddingBackward0", f, [weight])
+    return apply("EmbeddingBackward0", f, [source])
 
 
 def _traced_embedding(idx: Any, weight: Tensor, pad: int) -> Tensor:

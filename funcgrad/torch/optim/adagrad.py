@@ -21,6 +21,7 @@ __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
+    sparse_refusal = None  # (a sparse gradient updates the elements it holds: `_update`)
     _load_defaults = {"foreach": None, "maximize": False, "differentiable": False,
                       "fused": None}
 
@@ -49,8 +50,18 @@ class Adagrad(Optimizer):
         state["step"].add_(1)
         step = state["step"].item()
         if group["weight_decay"] != 0:
+            if grad.is_sparse:
+                raise RuntimeError("weight_decay option is not compatible with sparse "
+                                   "gradients")
             grad = grad.add(p, alpha=group["weight_decay"])
         clr = to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        if grad.is_sparse:  # PyTorch's masked update, in its order of operations
+            grad = grad.coalesce()
+            at, values = tuple(grad._indices()), grad._values()
+            state["sum"].index_put_(at, values.pow(2), accumulate=True)
+            std = state["sum"][at].sqrt_().add_(group["eps"])
+            p.index_put_(at, values / std * -clr, accumulate=True)
+            return
         state["sum"].addcmul_(grad, grad, value=1)
         std = state["sum"].sqrt() + group["eps"]  # not in place: see RMSprop
         p.addcdiv_(grad, std, value=-clr)

@@ -40,6 +40,8 @@ def adam_moments(p: Tensor, grad: Tensor, state: dict, group: dict, lr: float) -
 
 
 class Adam(Optimizer):
+    sparse_refusal = ("Adam does not support sparse gradients, please consider SparseAdam "
+                      "instead")
     _load_defaults = {"amsgrad": False, "maximize": False, "foreach": None,
                       "capturable": False, "differentiable": False,
                       "decoupled_weight_decay": False, "fused": None}

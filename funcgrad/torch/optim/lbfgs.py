@@ -166,7 +166,7 @@ class LBFGS(Optimizer):
 
     def _gather_flat_grad(self) -> Tensor:
         views = [_factories.zeros(p.numel(), dtype=p.dtype, device=p.device)
-                 if p.grad is None else p.grad.reshape(-1) for p in self._params]
+                 if p.grad is None else p.grad.to_dense().reshape(-1) for p in self._params]
         return FUNCTIONS["cat"](views, 0)
 
     def _add_grad(self, step_size: Any, update: Tensor) -> None:

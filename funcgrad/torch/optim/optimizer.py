@@ -22,14 +22,14 @@ from itertools import chain
 from typing import Any, Callable, Iterable
 
 from funcgrad.torch import _dtypes as D
-from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor, grad_of
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import RemovableHandle
 from funcgrad.torch.nn.module import zero_grads
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
-           "register_optimizer_step_post_hook", "scalar_dtype", "new_step", "to_scalar",
-           "check_lr", "check_non_negative", "check_betas", "check_adam_options",
+           "register_optimizer_step_post_hook", "scalar_dtype", "has_sparse_grad",
+           "new_step", "to_scalar", "check_lr", "check_non_negative", "check_betas", "check_adam_options",
            "check_fused"]
 
 
@@ -95,6 +95,15 @@ def _with_step_hooks(step: Callable) -> Callable:
         return out
     hooked_step.hooked = True
     return hooked_step
+
+
+def has_sparse_grad(params: Iterable[Tensor]) -> bool:
+    """Whether some parameter's gradient is sparse (``nn.Embedding(sparse=True)``'s)."""
+    for p in params:
+        grad = grad_of(p)
+        if grad is not None and grad._refuses:  # (a dense tensor's is False)
+            return True
+    return False
 
 
 def scalar_dtype(fused: Any = None) -> D.dtype:
@@ -247,6 +256,8 @@ class Optimizer:
         if closure is not None:
             with grad_mode.enable_grad():
                 loss = closure()
+        if self.sparse_refusal is not None:
+            self._refuse_sparse_grads()
         prev = grad_mode.state.enabled  # (set_grad_enabled's, without its object)
         grad_mode.set_enabled(bool(self.defaults.get("differentiable", False)))
         try:
@@ -255,6 +266,15 @@ class Optimizer:
         finally:
             grad_mode.set_enabled(prev)
         return loss
+
+    # PyTorch's error for a sparse gradient (``nn.Embedding(sparse=True)``'s), None where
+    # the optimizer takes them
+    sparse_refusal: str | None = "{name} does not support sparse gradients"
+
+    def _refuse_sparse_grads(self) -> None:
+        for group in self.param_groups:
+            if has_sparse_grad(group["params"]):
+                raise RuntimeError(self.sparse_refusal.format(name=type(self).__name__))
 
     def _step_group(self, group: dict) -> None:
         for p in group["params"]:

@@ -17,8 +17,10 @@ from typing import Any, Callable, Iterable
 from funcgrad.array import new_array
 from funcgrad.torch import _storage
 from funcgrad.torch.optim import _foreach
+from funcgrad.torch._layouts import strided
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.optim.optimizer import Optimizer, check_fused, check_lr, to_scalar
+from funcgrad.torch.optim.optimizer import (Optimizer, check_fused, check_lr,
+                                            has_sparse_grad, to_scalar)
 
 __all__ = ["SGD"]
 
@@ -66,8 +68,10 @@ class SGD(Optimizer):
                                       differentiable=differentiable, fused=fused))
         check_fused(fused, foreach, differentiable)
 
+    sparse_refusal = None  # a sparse gradient takes `_step_tensors`' formula on tensors
+
     def _step_group(self, group: dict) -> None:
-        if group["differentiable"]:
+        if group["differentiable"] or has_sparse_grad(group["params"]):
             self._step_tensors(group)
             return
         lr = to_scalar(group["lr"])
@@ -112,7 +116,8 @@ class SGD(Optimizer):
         return True
 
     def _step_tensors(self, group: dict) -> None:
-        """The update recorded by autograd (``differentiable=True``: grad mode is on)."""
+        """The update recorded by autograd (``differentiable=True``: grad mode is on), and
+        the update of a group with sparse gradients (their ops keep them sparse)."""
         lr = to_scalar(group["lr"])
         for p in group["params"]:
             if p.grad is None:
@@ -121,7 +126,7 @@ class SGD(Optimizer):
             old = state.get("momentum_buffer") if state is not None else None
             direction, buf = _direction(p, p.grad, old, group, _detached_copy)
             if buf is not None:
-                if old is None:
+                if old is None or buf.layout is not strided:  # (a sparse one: a new one)
                     state["momentum_buffer"] = buf
                 else:
                     old.copy_(buf)
