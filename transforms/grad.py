@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import types
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -18,9 +19,11 @@ from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.core import Tracer, is_inexact
 from funcgrad.dtypes import is_floating
+from funcgrad.ref import Ref, addupdate
 from .tape import Aux, Tape, trace_flat
 
-__all__ = ["vjp", "grad", "value_and_grad", "float0", "VJPFunction", "NotNeeded"]
+__all__ = ["vjp", "grad", "value_and_grad", "float0", "VJPFunction", "NotNeeded", "GradValue", "GradRef",
+           "DontWant", "DidntWant", "ad"]
 
 float0 = np.dtype([("float0", np.void, 0)])
 """The dtype of the cotangent of an integer or boolean input (as in JAX)."""
@@ -36,7 +39,33 @@ class NotNeeded:
     keep (an empty pytree, so it crosses `jit` like the residuals beside it)."""
 
 
-tree_util.register_pytree_node(NotNeeded, lambda n: ((), None), lambda aux, children: NotNeeded())
+@dataclasses.dataclass(frozen=True)
+class GradValue:
+    """A `VJPFunction.with_refs` entry: return this input's cotangent (the default)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GradRef:
+    """What `VJPFunction.with_refs` returns for an input whose cotangent went into a ref."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DontWant:
+    """A `VJPFunction.with_refs` entry: this input's cotangent is not wanted."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DidntWant:
+    """What `VJPFunction.with_refs` returns for an input given `DontWant`."""
+
+
+for _empty in (NotNeeded, GradRef, DidntWant):  # (empty pytrees, as JAX's dataclasses)
+    tree_util.register_pytree_node(_empty, lambda n: ((), None),
+                                   lambda aux, children, cls=_empty: cls())
+
+ad = types.SimpleNamespace(DontWant=DontWant, DidntWant=DidntWant, GradRef=GradRef,
+                           GradValue=GradValue)
+"""JAX's ``jax.ad`` namespace: the entries and placeholders of `VJPFunction.with_refs`."""
 
 
 class VJPFunction:
@@ -96,6 +125,25 @@ class VJPFunction:
             else:
                 out.append(g)
         return self.tape.in_tree.unflatten(out)
+
+    def with_refs(self, *maybe_ct_refs: Any) -> Callable:
+        """JAX's ``f_vjp.with_refs(...)``: one entry per primal, a `Ref` (its cotangent is
+        added into the ref, `GradRef()` returned in its place), `GradValue()` (returned)
+        or `DontWant()` (`DidntWant()` returned). The cotangents are computed densely."""
+        if len(maybe_ct_refs) != len(self.tape.in_tree.children()):
+            raise TypeError(f"with_refs takes one entry per argument of the differentiated "
+                            f"function ({len(self.tape.in_tree.children())}), got "
+                            f"{len(maybe_ct_refs)}")
+
+        def apply(cotangent: Any) -> tuple:
+            out = []
+            for g, want in zip(self(cotangent), maybe_ct_refs):
+                if isinstance(want, Ref):
+                    addupdate(want, ..., g)
+                out.append(GradRef() if isinstance(want, Ref) else
+                           DidntWant() if isinstance(want, DontWant) else g)
+            return tuple(out)
+        return apply
 
     def arg_positions(self) -> list:
         """For each input leaf, where the tape holds it among `Tape.held_values` (None where
