@@ -38,6 +38,7 @@ from . import compile as compiler
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
     SCALAR_TYPES, ClosedOverTracer, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
 from .jit_call import JitCall, _raw, jit_call_p
+from .jit_explain import explain_cache_miss
 from .tape import Tape
 from .jit_aot import Compiled, Lowered, Traced  # noqa: F401 (Compiled: re-exported)
 
@@ -345,6 +346,7 @@ class Jitted:
 
     def _first_call(self, key: tuple, static: tuple, leaves: list, tree: Any,
                     donated: tuple) -> Any:
+        explain_cache_miss(self, key, self._params)
         tape, values, trace, out_tree = self._trace(static, leaves, tree)
         if not trace.closures:
             program = compiler.compile_tape(tape, trace.weak_vars, donated,
