@@ -27,11 +27,15 @@ from funcgrad.transforms import (Tape, make_tape, grad, value_and_grad, vjp, flo
                                  linearize, jacrev, jacobian, jacfwd, hessian, custom_vjp,
                                  custom_jvp, checkpoint, remat, checkpoint_policies,
                                  checkpoint_name, checkpoint_sequential, saved_residuals,
-                                 print_saved_residuals, jit, make_jaxpr, vmap)
+                                 print_saved_residuals, jit, make_jaxpr, vmap,
+                                 fwd_and_bwd)
 from funcgrad.core import EscapedTracerError
+from funcgrad.transforms.grad import NotNeeded, ad
 from funcgrad.meta import ShapeDtypeStruct, eval_shape, typeof
 from funcgrad import test_util
 from funcgrad.autograph import autograph
+from funcgrad import ref
+from funcgrad.ref import Ref, new_ref, freeze
 from funcgrad import extend, interpreters  # Primitive(name), JAX's rule tables
 from funcgrad import viz  # installs the notebook reprs (graphviz is imported only to draw)
 
@@ -45,5 +49,5 @@ __all__ = ["Array", "autograph", "config", "debug_nans", "debug_infs", "numpy_dt
            "jvp", "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "jit",
-           "make_jaxpr", "vmap",
-           "EscapedTracerError", "ShapeDtypeStruct", "eval_shape", "typeof"]
+           "make_jaxpr", "vmap", "fwd_and_bwd",
+           "EscapedTracerError", "NotNeeded", "ad", "ref", "Ref", "new_ref", "freeze", "ShapeDtypeStruct", "eval_shape", "typeof"]

@@ -49,7 +49,8 @@ __all__ = ["config", "canonical_dtype", "default_float", "default_int", "default
 _ALIASES = {"jax_enable_x64": "jax_enable_x64", "funcgrad_enable_x64": "jax_enable_x64",
             "jax_debug_nans": "jax_debug_nans", "funcgrad_debug_nans": "jax_debug_nans",
             "jax_debug_infs": "jax_debug_infs", "funcgrad_debug_infs": "jax_debug_infs",
-            "jax_numpy_dtype_promotion": "jax_numpy_dtype_promotion"}
+            "jax_numpy_dtype_promotion": "jax_numpy_dtype_promotion",
+            "jax_explain_cache_misses": "jax_explain_cache_misses"}
 # the options that take one of a few strings (the others are flags)
 _CHOICES = {"jax_numpy_dtype_promotion": ("standard", "strict")}
 
@@ -84,7 +85,8 @@ class Config:
 
     def __init__(self) -> None:
         self._values = {"jax_enable_x64": _env_flag(True), "jax_debug_nans": False,
-                        "jax_debug_infs": False, "jax_numpy_dtype_promotion": "standard"}
+                        "jax_debug_infs": False, "jax_numpy_dtype_promotion": "standard",
+                        "jax_explain_cache_misses": False}
         # read by every promotion that is not the fast path (`funcgrad._promotion`)
         self.strict_promotion = False
 

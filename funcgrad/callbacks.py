@@ -12,11 +12,11 @@ import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array
-from funcgrad.core import bind
+from funcgrad.core import bind, find_top_trace
 from funcgrad.primitives import callbacks as P
 import funcgrad.numpy as fnp
 
-__all__ = ["pure_callback", "io_callback"]
+__all__ = ["pure_callback", "io_callback", "staged_io_callback"]
 
 
 class _FlatCallback:
@@ -39,14 +39,18 @@ class _FlatCallback:
 
 
 def _call(prim: Any, name: str, callback: Callable, result_shape_dtypes: Any,
-          args: tuple, kwargs: dict, params: dict) -> Any:
+          args: tuple, kwargs: dict, params: dict, into: Any = None) -> Any:
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     arrays = [x if isinstance(x, Array) else fnp.asarray(x) for x in leaves]
     P.refuse_derivatives("Pure" if prim is P.pure_callback else "IO", arrays)
     declared, out_tree = tree_util.tree_flatten(result_shape_dtypes)
     avals = tuple((tuple(d.shape), np.dtype(d.dtype)) for d in declared)
     flat = _FlatCallback(name, callback, in_tree, out_tree)
-    outs = bind(prim, arrays, {"callback": flat, "result_avals": avals, **params})
+    params = {"callback": flat, "result_avals": avals, **params}
+    if into is not None and find_top_trace(arrays) is None:  # (constants alone: bind would
+        outs = into.process(prim, arrays, params)             # run it now, not in `into`)
+    else:
+        outs = bind(prim, arrays, params)
     return out_tree.unflatten(list(outs))
 
 
@@ -75,3 +79,11 @@ def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: A
     del sharding
     return _call(P.io_callback, "io_callback", callback, result_shape_dtypes, args, kwargs,
                  {"ordered": bool(ordered)})
+
+
+def staged_io_callback(trace: Any, callback: Callable[..., Any], result_shape_dtypes: Any,
+                       *args: Any) -> Any:
+    """`io_callback` recorded in the program ``trace`` is tracing even when no argument is
+    one of its tracers (an effect on state outside the program: `funcgrad.ref`'s)."""
+    return _call(P.io_callback, "io_callback", callback, result_shape_dtypes, args, {},
+                 {"ordered": True}, into=trace)

@@ -10,9 +10,11 @@ random-numbers, stateful-computations, pytrees, thinking_in_jax, external-callba
 vmapped_log_probs. What still differs:
 - an index out of bounds raises numpy's IndexError unless a mode is given (JAX clamps);
 - x.at[idx].multiply/min/max with repeated indices are refused (JAX applies each);
-- APIs funcgrad does not have: sharding (``Array.sharding``, meshes), mutable refs
-  (``new_ref``), and the newest remat and vjp-object APIs
-  (``custom_remat``, ``SaveOnlyTheseNames``, ``fwd_and_bwd``, ``saveable_args``)."""
+- APIs funcgrad does not have: sharding (``Array.sharding``, meshes) and the newest remat
+  and vjp-object APIs (``custom_remat``, ``SaveOnlyTheseNames``, ``saveable_args``);
+- array_refs: 26 of its 31 cells run (JAX 0.10.2: 28); not run: vmap over ref arguments,
+  differentiating with respect to a ref (which JAX 0.10.2 refuses too) and
+  ``Ref.unsafe_buffer_pointer``. See test_refs.py."""
 import numpy as np
 import pytest
 

@@ -7,6 +7,7 @@
 - `custom`: `custom_vjp`, `custom_jvp`
 - `checkpoint`: `checkpoint`/`remat`, policies, `checkpoint_sequential`, `saved_residuals`
 - `vmap`: `vmap` (batching rules live beside each primitive's other rules)
+- `fwd_bwd`: `fwd_and_bwd` (vjp's halves, each jitted)
 - `jit` (with `compile`, which turns a tape into a Python function): `jit`, `make_jaxpr`
 """
 from .tape import Tape, make_tape
@@ -18,10 +19,11 @@ from .checkpoint import (checkpoint, remat, checkpoint_policies, checkpoint_name
                          checkpoint_sequential, saved_residuals, print_saved_residuals)
 from .jit import jit, make_jaxpr
 from .vmap import vmap
+from .fwd_bwd import fwd_and_bwd
 
 __all__ = ["Tape", "make_tape", "grad", "value_and_grad", "vjp", "float0", "linear_transpose",
            "jvp",
            "linearize", "jacrev", "jacobian", "jacfwd", "hessian", "custom_vjp",
            "custom_jvp", "checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
            "checkpoint_sequential", "saved_residuals", "print_saved_residuals", "jit",
-           "make_jaxpr", "vmap"]
+           "make_jaxpr", "vmap", "fwd_and_bwd"]

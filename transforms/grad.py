@@ -7,7 +7,9 @@ of a scalar output, consuming the tape as it goes (residuals are freed record by
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
+import types
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -17,9 +19,11 @@ from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.core import Tracer, is_inexact
 from funcgrad.dtypes import is_floating
+from funcgrad.ref import Ref, addupdate
 from .tape import Aux, Tape, trace_flat
 
-__all__ = ["vjp", "grad", "value_and_grad", "float0", "VJPFunction"]
+__all__ = ["vjp", "grad", "value_and_grad", "float0", "VJPFunction", "NotNeeded", "GradValue", "GradRef",
+           "DontWant", "DidntWant", "ad"]
 
 float0 = np.dtype([("float0", np.void, 0)])
 """The dtype of the cotangent of an integer or boolean input (as in JAX)."""
@@ -27,6 +31,41 @@ float0 = np.dtype([("float0", np.void, 0)])
 
 def _as_array(x: Any) -> Array:
     return x if isinstance(x, Array) else fnp.asarray(x)
+
+
+@dataclasses.dataclass(frozen=True)
+class NotNeeded:
+    """JAX's placeholder in `VJPFunction.args_res` for an input the backward pass does not
+    keep (an empty pytree, so it crosses `jit` like the residuals beside it)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GradValue:
+    """A `VJPFunction.with_refs` entry: return this input's cotangent (the default)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GradRef:
+    """What `VJPFunction.with_refs` returns for an input whose cotangent went into a ref."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DontWant:
+    """A `VJPFunction.with_refs` entry: this input's cotangent is not wanted."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DidntWant:
+    """What `VJPFunction.with_refs` returns for an input given `DontWant`."""
+
+
+for _empty in (NotNeeded, GradRef, DidntWant):  # (empty pytrees, as JAX's dataclasses)
+    tree_util.register_pytree_node(_empty, lambda n: ((), None),
+                                   lambda aux, children, cls=_empty: cls())
+
+ad = types.SimpleNamespace(DontWant=DontWant, DidntWant=DidntWant, GradRef=GradRef,
+                           GradValue=GradValue)
+"""JAX's ``jax.ad`` namespace: the entries and placeholders of `VJPFunction.with_refs`."""
 
 
 class VJPFunction:
@@ -43,6 +82,9 @@ class VJPFunction:
         self.out_avals = [(tuple(x.shape), x.dtype) for x in out_leaves]
         self.consume = consume
         self.used = False
+        self._in_ids = [id(x) for x in in_leaves]  # (ints: keeps no input alive)
+        self._arg_positions: list | None = None
+        self.template: VJPFunction | None = None  # (None: itself; no reference cycle)
 
     def _cotangents(self, cotangent: Any) -> list:
         """The flat output cotangents, checked against the outputs and cast to their dtype
@@ -84,13 +126,60 @@ class VJPFunction:
                 out.append(g)
         return self.tape.in_tree.unflatten(out)
 
+    def with_refs(self, *maybe_ct_refs: Any) -> Callable:
+        """JAX's ``f_vjp.with_refs(...)``: one entry per primal, a `Ref` (its cotangent is
+        added into the ref, `GradRef()` returned in its place), `GradValue()` (returned)
+        or `DontWant()` (`DidntWant()` returned). The cotangents are computed densely."""
+        if len(maybe_ct_refs) != len(self.tape.in_tree.children()):
+            raise TypeError(f"with_refs takes one entry per argument of the differentiated "
+                            f"function ({len(self.tape.in_tree.children())}), got "
+                            f"{len(maybe_ct_refs)}")
+
+        def apply(cotangent: Any) -> tuple:
+            out = []
+            for g, want in zip(self(cotangent), maybe_ct_refs):
+                if isinstance(want, Ref):
+                    addupdate(want, ..., g)
+                out.append(GradRef() if isinstance(want, Ref) else
+                           DidntWant() if isinstance(want, DontWant) else g)
+            return tuple(out)
+        return apply
+
+    def arg_positions(self) -> list:
+        """For each input leaf, where the tape holds it among `Tape.held_values` (None where
+        it is not held). Found once, by identity, while the inputs traced are the held
+        values; copies made by unflattening share the answer."""
+        if self._arg_positions is None:
+            where = {id(v): i for i, v in enumerate(self.tape.held_values())}
+            self._arg_positions = [where.get(i) for i in self._in_ids]
+        return self._arg_positions
+
+    @property
+    def args_res(self) -> list:
+        """As JAX's ``f_vjp.args_res``: one entry per primal, shaped like it with its
+        containers as tuples, holding each input the backward pass keeps as a residual and
+        `NotNeeded()` for each one it does not."""
+        held = self.tape.held_values()
+        leaves = iter([NotNeeded() if i is None else held[i] for i in self.arg_positions()])
+
+        def walk(tree: Any) -> Any:
+            kids = tree.children()
+            return next(leaves) if not kids and tree.num_leaves == 1 else \
+                tuple(walk(k) for k in kids)
+
+        return list(walk(self.tape.in_tree))
+
 
 def _flatten_vjp_function(f: VJPFunction) -> tuple[list, VJPFunction]:
-    return f.tape.held_values(), f
+    # the node data is the function first traced, which its copies share, so that the
+    # copies a cached `jit` returns flatten to equal structures (and `bwd` compiles once)
+    return f.tape.held_values(), f.template or f
 
 
 def _unflatten_vjp_function(f: VJPFunction, values: Iterable) -> VJPFunction:
+    f.arg_positions()  # (on the original, whose held values are the traced inputs)
     new = copy.copy(f)
+    new.template = f  # (the node data: the function first traced)
     new.tape = f.tape.with_held_values(iter(values))
     new.used = False
     return new
@@ -190,6 +279,21 @@ def _check_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple
     return nums
 
 
+def argnums_partial(fun: Callable, argnums: int | Sequence[int], args: tuple, kwargs: dict,
+                    name: str) -> tuple[Callable, list]:
+    """``fun`` as a function of the arguments ``argnums`` alone (the others fixed at
+    ``args``), and those arguments: what differentiating with respect to them traces."""
+    nums = _check_argnums(argnums, len(args), name)
+
+    def partial(*dyn_args: Any) -> Any:
+        full = list(args)
+        for i, a in zip(nums, dyn_args):
+            full[i] = a
+        return fun(*full, **kwargs)
+
+    return partial, [args[i] for i in nums]
+
+
 def _check_inputs(x: Any, allow_int: bool, holomorphic: bool, name: str) -> None:
     """Differentiable inputs are float or complex (or complex for ``holomorphic``)."""
     _check_leaves([_as_array(leaf) for leaf in tree_util.tree_leaves(x)], allow_int,
@@ -217,15 +321,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
     @functools.wraps(fun)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple:
-        nums = _check_argnums(argnums, len(args), name)
-        dyn = [args[i] for i in nums]
-
-        def partial(*dyn_args: Any) -> Any:
-            full = list(args)
-            for i, a in zip(nums, dyn_args):
-                full[i] = a
-            return fun(*full, **kwargs)
-
+        partial, dyn = argnums_partial(fun, argnums, args, kwargs, name)
         out, vjp_fn, aux = _vjp(partial, dyn, has_aux, name, consume=True,
                                 check=lambda leaves: _check_leaves(leaves, allow_int,
                                                                    holomorphic, name))

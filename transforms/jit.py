@@ -32,11 +32,13 @@ from funcgrad.core import Tracer
 from funcgrad.dtypes import check_numeric, check_python_int
 from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.primitives import sampling
+from funcgrad.ref import check_jit_refs
 from . import argspec
 from . import compile as compiler
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
     SCALAR_TYPES, ClosedOverTracer, JitTrace, JitTracer, StagedClosureError, trace_to_tape)
 from .jit_call import JitCall, _raw, jit_call_p
+from .jit_explain import explain_cache_miss
 from .tape import Tape
 from .jit_aot import Compiled, Lowered, Traced  # noqa: F401 (Compiled: re-exported)
 
@@ -307,7 +309,9 @@ class Jitted:
             n = len(dynamic) + sum(1 for k in statics if isinstance(k, int))
             full = [statics[i] if i in statics else next(it) for i in range(n)]
             kwargs.update({k: v for k, v in statics.items() if isinstance(k, str)})
-            out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **kwargs))
+            out = fun(*full, **kwargs)
+            check_jit_refs(fun, full, kwargs, out)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
             out_trees.append(out_tree)
             return out_leaves
 
@@ -342,6 +346,7 @@ class Jitted:
 
     def _first_call(self, key: tuple, static: tuple, leaves: list, tree: Any,
                     donated: tuple) -> Any:
+        explain_cache_miss(self, key, self._params)
         tape, values, trace, out_tree = self._trace(static, leaves, tree)
         if not trace.closures:
             program = compiler.compile_tape(tape, trace.weak_vars, donated,

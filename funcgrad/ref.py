@@ -1,0 +1,213 @@
+"""JAX's mutable array references (``jax.ref``; ``jax.new_ref``, ``jax.freeze``, ``jax.Ref``).
+
+A `Ref` holds one array value that indexed writes replace. Where it is used decides how:
+
+- in the scope that created it (no transform, or inside the same ``jit`` trace), a write
+  is a functional update of the held value (``value.at[idx].set(v)``), so the value may be
+  a tracer and a function that only uses refs internally is pure: ``grad``, ``vmap`` and
+  ``jit`` see ordinary array operations;
+- inside a ``jit`` trace newer than the ref (the ref closed over or passed as an argument),
+  reads and writes are `io_callback` effects (`staged_io_callback`) of the compiled program: they happen each time
+  it runs, in program order, on the ref object itself (JAX's in-place update).
+
+A ref passed to ``jit`` is a pytree node without leaves whose node data is the ref itself:
+the compiled program is specialised to that ref (a new ref traces again). Writing a value
+of a newer ``grad``/``jvp``/``vmap`` trace into an older ref would leak its tracer; that is
+JAX's error.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from funcgrad import tree_util
+from funcgrad.array import Array
+from funcgrad.callbacks import staged_io_callback
+from funcgrad.core import Tracer, active_traces
+from funcgrad.meta import ShapeDtypeStruct, eval_shape
+import funcgrad.numpy as fnp
+
+__all__ = ["Ref", "new_ref", "freeze", "get", "set", "swap", "addupdate", "check_jit_refs"]
+
+_LEAK_ERRORS = {  # (JAX's texts, by the mode of the trace whose value would leak)
+    "rev": "performing a set/swap operation with a differentiated value on a "
+           "non-differentiated array reference of type {ty}. Move the array reference to be "
+           "an argument of the differentiated function?",
+    "jvp": "performing a set/swap operation with a differentiated value on a "
+           "non-differentiated array reference of type {ty}. Move the array reference to be "
+           "an argument of the differentiated function?",
+    "batch": "performing a set/swap operation with vmapped value on an unbatched array "
+             "reference of type {ty}. Move the array reference to be an argument to the "
+             "vmapped function?",
+}
+
+
+def _innermost_jit() -> Any:
+    for trace in reversed(active_traces()):
+        if trace.mode == "jit":
+            return trace
+    return None
+
+
+class Ref:
+    """A mutable array: read with ``ref[idx]`` (``ref[...]`` for all of it), write with
+    ``ref[idx] = v`` and ``ref[idx] += v``. Not an array: do math on what it reads."""
+
+    __slots__ = ("_value", "_scope", "_depth", "__weakref__")
+
+    def __init__(self, value: Any):
+        if isinstance(value, Ref):
+            raise TypeError("new_ref: a Ref cannot hold a Ref (no higher-order refs)")
+        self._value = value if isinstance(value, Array) else fnp.asarray(value)
+        self._scope = _innermost_jit()  # (whose trace may update the value functionally)
+        self._depth = len(active_traces())  # (traces from this level on are newer)
+
+    shape = property(lambda self: tuple(self._value.shape))
+    dtype = property(lambda self: self._value.dtype)
+    ndim = property(lambda self: len(self._value.shape))
+    size = property(lambda self: int(np.prod(self._value.shape, dtype=np.int64)))
+
+    def __len__(self) -> int:
+        if not self._value.shape:
+            raise TypeError("len() of unsized object")
+        return self._value.shape[0]
+
+    def __getitem__(self, idx: Any) -> Array:
+        return get(self, idx)
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        set(self, idx, value)
+
+    def type_text(self) -> str:
+        """JAX's ``Ref{float32[3]}``, as its errors name a ref."""
+        return f"Ref{{{self.dtype}[{','.join(str(d) for d in self.shape)}]}}"
+
+    def __repr__(self) -> str:
+        text = repr(self._value)
+        return "Ref" + text[text.index("("):] if "(" in text else f"Ref({text})"
+
+    def _local(self) -> bool:
+        """Whether this trace may update the value functionally (else: effects)."""
+        return self._scope is _innermost_jit()
+
+
+tree_util.register_pytree_node(Ref, lambda r: ((), r), lambda r, children: r)
+
+
+def new_ref(init_val: Any) -> Ref:
+    """A new reference holding ``init_val``."""
+    return Ref(init_val)
+
+
+def freeze(ref: Ref) -> Array:
+    """The final value of ``ref``."""
+    return get(ref, ...)
+
+
+def _split_index(idx: Any) -> tuple[list, Any]:
+    """(the index's array parts, a function rebuilding the index from them): the parts are
+    what an effect passes to its callback, the rest stays in the rebuilding closure."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    arrays = [p for p in parts if isinstance(p, (Array, np.ndarray))]
+
+    def rebuild(values: Any) -> Any:
+        it = iter(values)
+        built = tuple(next(it) if isinstance(p, (Array, np.ndarray)) else p for p in parts)
+        return built if isinstance(idx, tuple) else built[0]
+    return arrays, rebuild
+
+
+def get(ref: Ref, idx: Any = ...) -> Array:
+    """``ref[idx]``."""
+    if ref._local():
+        return ref._value[idx]
+    arrays, rebuild = _split_index(idx)
+    held = ShapeDtypeStruct(ref.shape, ref.dtype)
+    out = eval_shape(lambda v, *a: v[rebuild(a)], held, *arrays)
+    return staged_io_callback(_innermost_jit(), lambda *a: np.asarray(ref._value[rebuild(a)]),
+                              out, *arrays)
+
+
+def swap(ref: Ref, idx: Any, value: Any) -> Array:
+    """``ref[idx]`` before writing ``value`` there (JAX's ``ref_swap``)."""
+    old = get(ref, idx)
+    set(ref, idx, value)
+    return old
+
+
+def addupdate(ref: Ref, idx: Any, value: Any) -> None:
+    """``ref[idx] += value``."""
+    set(ref, idx, get(ref, idx) + value)
+
+
+def set(ref: Ref, idx: Any, value: Any) -> None:  # noqa: A001 (JAX's name, jax.ref.set)
+    """``ref[idx] = value`` (cast to the ref's dtype, broadcast to the indexed shape)."""
+    value = value if isinstance(value, Array) else fnp.asarray(value)
+    if ref._local():
+        _check_no_leak(ref, value)
+        ref._value = _written(ref._value, idx, value)
+        return
+    arrays, rebuild = _split_index(idx)
+
+    def write(v: Any, *a: Any) -> None:
+        ref._value = _written(ref._value, rebuild([fnp.asarray(x) for x in a]),
+                              fnp.asarray(v))
+    staged_io_callback(_innermost_jit(), write, None, value, *arrays)
+
+
+def _written(held: Array, idx: Any, value: Array) -> Array:
+    value = value.astype(held.dtype) if value.dtype != held.dtype else value
+    if idx is Ellipsis:
+        return fnp.broadcast_to(value, held.shape)
+    return held.at[idx].set(value)
+
+
+def _check_no_leak(ref: Ref, value: Any) -> None:
+    if isinstance(value, Tracer) and value._trace.level >= ref._depth:
+        text = _LEAK_ERRORS.get(value._trace.mode)
+        if text is not None:
+            raise Exception(text.format(ty=ref.type_text()))
+
+
+def check_jit_refs(fun: Any, args: tuple, kwargs: dict, out: Any) -> None:
+    """JAX's refusals at the boundary of a jitted function (checked while tracing only):
+    one ref passed as two arguments, and a ref among the results."""
+    is_ref = lambda x: isinstance(x, Ref)  # noqa: E731
+    names = _argument_names(fun, args, kwargs)
+    seen: dict = {}
+    for name, value in names:
+        for r in tree_util.tree_leaves(value, is_leaf=is_ref):
+            if is_ref(r) and id(r) in seen:
+                raise ValueError(
+                    "only one reference to a mutable array may be passed as an argument to a "
+                    f"function, but when tracing {_where(fun)} for jit the mutable array "
+                    f"reference of type {r.type_text()} appeared at both {seen[id(r)]} and "
+                    f"{name}.")
+            if is_ref(r):
+                seen[id(r)] = name
+    for r in tree_util.tree_leaves(out, is_leaf=is_ref):
+        if is_ref(r):
+            origin = (f"\n\nThe returned mutable array was passed in as the argument "
+                      f"{seen[id(r)]}." if id(r) in seen else "")
+            raise ValueError(f"function {_where(fun)} traced for jit returned a mutable array "
+                             f"reference of type {r.type_text()}, but mutable array "
+                             f"references cannot be returned.{origin}")
+
+
+def _where(fun: Any) -> str:
+    code = getattr(fun, "__code__", None)
+    name = getattr(fun, "__name__", "fun")
+    return name if code is None else f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def _argument_names(fun: Any, args: tuple, kwargs: dict) -> list:
+    """(JAX's name for each argument, the argument): parameter names where the signature
+    gives them, else ``args[i]``."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    named = [(params[i] if i < len(params) else f"args[{i}]", a) for i, a in enumerate(args)]
+    return named + list(kwargs.items())
