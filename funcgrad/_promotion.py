@@ -14,8 +14,10 @@ when nothing stronger is there. The lattice, each type below the ones it points 
     f64 -> c128;  c* -> c64 -> c128
 
 The promoted type of several operands is their least upper bound. This module is that
-rule, in one place: `funcgrad.numpy.result_type` / `promote_types` answer with it, and the
-elementwise primitives cast their inputs with it (`funcgrad.primitives.promotion`). It sits
+rule, in one place: `funcgrad.numpy.result_type` / `promote_types` answer with it, the
+elementwise primitives (and concatenate, matmul, einsum) cast their inputs with it
+(`funcgrad.primitives.promotion`), and funcgrad.numpy's composite functions (mean, polyval,
+interp, linspace, select...) choose their dtypes with `computed_dtype`. It sits
 below `funcgrad.core` (numpy, `_config` and `dtypes` only).
 """
 from __future__ import annotations
