@@ -17,8 +17,9 @@ With x64 disabled, as in JAX:
   ``linspace``, ``eye``, ...) canonicalise 64-bit inputs and defaults to 32 bits: Python
   floats, float64 lists and numpy arrays become float32, int64 int32, uint64 uint32 and
   complex128 complex64;
-- the defaults funcgrad picks elsewhere (the mean of integers, ``float_power``,
-  ``__array_namespace_info__().default_dtypes()``) are 32-bit.
+- the defaults funcgrad picks elsewhere (``__array_namespace_info__().default_dtypes()``,
+  the mean of int64) are 32-bit; the mean of 32-bit and narrower integers is float32 in
+  either mode, as in JAX (`funcgrad._promotion.computed_dtype`).
 
 ``jax_numpy_dtype_promotion`` ("standard" or "strict"; also the block
 ``with funcgrad.numpy_dtype_promotion("strict"):``) chooses JAX's lattice: in strict mode

@@ -14,8 +14,10 @@ when nothing stronger is there. The lattice, each type below the ones it points 
     f64 -> c128;  c* -> c64 -> c128
 
 The promoted type of several operands is their least upper bound. This module is that
-rule, in one place: `funcgrad.numpy.result_type` / `promote_types` answer with it, and the
-elementwise primitives cast their inputs with it (`funcgrad.primitives.promotion`). It sits
+rule, in one place: `funcgrad.numpy.result_type` / `promote_types` answer with it, the
+elementwise primitives (and concatenate, matmul, einsum) cast their inputs with it
+(`funcgrad.primitives.promotion`), and funcgrad.numpy's composite functions (mean, polyval,
+interp, linspace, select...) choose their dtypes with `computed_dtype`. It sits
 below `funcgrad.core` (numpy, `_config` and `dtypes` only).
 """
 from __future__ import annotations
@@ -31,7 +33,7 @@ from funcgrad.dtypes import EXTENDED_FLOATS, FLOAT8 as _FLOAT8, TypePromotionErr
 
 __all__ = ["TypePromotionError", "WEAK_INT", "WEAK_FLOAT", "WEAK_COMPLEX", "Node", "node_of",
            "join", "dtype_of", "promote_types", "result_type", "INEXACT", "NUMERIC",
-           "SCALAR_NODES"]
+           "SCALAR_NODES", "COMPLEX", "computed_dtype"]
 
 
 class _Weak(str):
@@ -175,4 +177,22 @@ INEXACT: dict = {**{d: _F32 for d in (_B, _U8, _I8, _U16, _I16, _U32, _I32)},
                  _U64: _F64, _I64: _F64}
 # the dtype a numeric function (square, ...) computes booleans in (JAX's `to_numeric_dtype`)
 NUMERIC: dict = {_B: _I32}
+# the dtype a complex function (fft, roots...) computes in (JAX's `to_complex_dtype`):
+# complex128 from 64-bit types, complex64 from the rest
+COMPLEX: dict = {**{d: _C64 for d in (*INEXACT, _F16, _F32, _C64, *_BF16)},
+                 _U64: _C128, _I64: _C128, _F64: _C128, _C128: _C128}
+
+
+def computed_dtype(*operands: Any, rule: dict | None = None) -> np.dtype:
+    """The dtype a jax.numpy function that is not one primitive (concatenate's pieces,
+    mean, polyval, interp, linspace...) computes ``operands`` in: their `result_type` (Python
+    numbers weak), sent through ``rule`` (`INEXACT`, `NUMERIC`, `COMPLEX`: JAX's
+    ``promote_dtypes_inexact`` and its siblings), canonicalized. The one place where
+    funcgrad.numpy's and the kernels' promotions are decided, so that they give
+    jax.numpy's dtypes (int64 with float32 is float32, not numpy's float64)."""
+    dtype = dtype_of(join(*(node_of(a if type(a) in SCALAR_NODES or hasattr(a, "dtype")
+                                    else np.asarray(a)) for a in operands)))
+    if rule is not None:
+        dtype = rule.get(dtype, dtype)
+    return canonical_dtype(dtype)
 

@@ -28,6 +28,7 @@ from funcgrad.core import ZERO, Primitive
 from funcgrad.meta import ShapeDtypeStruct, def_meta_impl, stand_in
 from .constants import constant, ones_like, zeros_like
 from .elementwise import conj as conj_p, real as real_p
+from .promotion import SAME
 from .kernels import linalg as kernels
 from .reductions import reduce_sum
 from .samplers import linalg as samplers
@@ -134,6 +135,7 @@ def _matmul_y(g: Any, x: Any, y_shape: tuple, y_layout: str) -> Any:
 
 
 matmul = Primitive("matmul", kernels.matmul, ("x", "y"), sample=samplers.matmul, fresh=True,
+                   promote=SAME,
                    doc="numpy's matmul: 1-D operands and broadcasting batch dimensions.")
 matmul.defvjp(_matmul_x, _matmul_y)
 matmul.defjvp(lambda t, y: matmul(t, y), lambda t, x: matmul(x, t))
@@ -239,6 +241,7 @@ def _einsum_jvp(t: Any, xs: tuple, argnum: int, subscripts: str) -> Any:
 
 
 einsum = Primitive("einsum", kernels.einsum, None, ("subscripts",), sample=samplers.einsum,
+                   promote=SAME,
                    doc="numpy's einsum with explicit subscripts such as 'ij,jk->ik'.")
 einsum.defvjp(_einsum_vjp)
 einsum.defjvp(_einsum_jvp)

@@ -29,6 +29,7 @@ from funcgrad._promotion import INEXACT, NUMERIC, SCALAR_NODES, TypePromotionErr
 from funcgrad.array import Array
 from funcgrad.core import Tracer
 from .control import convert_element_type
+from .shape import concatenate
 
 __all__ = ["Promotion", "SAME", "INEXACT_OPS", "NUMERIC_OPS", "AFTER_CONDITION",
            "DEFAULT_FLOAT", "INEXACT_FIRST"]
@@ -143,3 +144,6 @@ DEFAULT_FLOAT = Promotion({d: np.dtype(np.float64) for d in INEXACT})
 AFTER_CONDITION = Promotion({}, first=1)
 # ldexp: x as a float, the integer exponent left as it is
 INEXACT_FIRST = Promotion(INEXACT, stop=1)
+# concatenate's pieces are promoted to one dtype as jax.numpy's concatenate does (declared
+# here: shape.py sits below this module, under `control`'s batching rules)
+concatenate.promote = SAME

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad._config import canonical_dtype, config, default_float, default_int
+from funcgrad._promotion import SCALAR_NODES, computed_dtype
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.backend import backend_of
 from funcgrad.dtypes import check_numeric, check_python_int
@@ -161,6 +162,17 @@ def astype(x: Any, dtype: Any, /, order: Any = "K", casting: str = "unsafe",
                         f"dtype({str(dtype)!r}) according to the rule {casting!r}")
     out = x if x.dtype == dtype else convert_element_type(x, new_dtype=dtype)
     return _placed(out, device)
+
+
+def promote_dtypes(*xs: Any, rule: dict | None = None) -> list:
+    """``xs`` as Arrays of the one dtype jax.numpy computes them in (JAX's
+    ``promote_dtypes``; with ``rule`` `funcgrad._promotion.INEXACT`, ``NUMERIC`` or
+    ``COMPLEX``, its ``promote_dtypes_inexact`` and siblings): Python numbers are weak, so
+    ``polyval(int8_coefficients, 3)`` stays int8 and ``int64`` with ``float32`` is float32."""
+    arrays = [x if type(x) in SCALAR_NODES else asarray(x) for x in xs]
+    dtype = computed_dtype(*arrays, rule=rule)
+    return [astype(x, dtype) if type(x) in SCALAR_NODES or x.dtype != dtype else x
+            for x in arrays]
 
 
 def as_index_array(indices: Any) -> Array:

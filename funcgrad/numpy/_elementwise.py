@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad._config import default_float
+from funcgrad._promotion import INEXACT
 from funcgrad.array import Array
-from funcgrad.numpy._creation import asarray, astype, zeros_like
+from funcgrad.numpy._creation import asarray, astype, promote_dtypes, zeros_like
 from funcgrad.primitives import elementwise as E, select
 from funcgrad.primitives.elementwise import (
     neg as negative, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh,
@@ -100,7 +102,7 @@ def angle(z: Any, deg: bool = False) -> Array:
         out = arctan2(E.imag(z), E.real(z))
     else:
         z = asarray(z)
-        dtype = z.dtype if np.issubdtype(z.dtype, np.floating) else np.float64
+        dtype = z.dtype if np.issubdtype(z.dtype, np.floating) else default_float()
         out = astype(where(signbit(z), math.pi, 0.0), dtype)
         if np.issubdtype(z.dtype, np.floating):  # numpy's arctan2(0, nan) is nan
             out = where(isnan(z), math.nan, out)
@@ -141,9 +143,9 @@ radians, degrees = deg2rad, rad2deg
 
 
 def float_power(x1: Any, x2: Any) -> Array:
-    """x1 ** x2 computed in float64 (complex128 for complex inputs), as numpy."""
-    dtype = np.complex128 if _is_complex(x1) or _is_complex(x2) else np.float64
-    return power(astype(x1, dtype), astype(x2, dtype))
+    """x1 ** x2 computed in an inexact dtype: jax.numpy's (float32 for 32-bit inputs, where
+    numpy computes in float64)."""
+    return power(*promote_dtypes(x1, x2, rule=INEXACT))
 
 
 def divmod(x1: Any, x2: Any) -> tuple:

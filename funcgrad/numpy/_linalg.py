@@ -16,7 +16,7 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.primitives import linalg as P
 from funcgrad.primitives.linalg import matmul
-from funcgrad.numpy._creation import asarray
+from funcgrad.numpy._creation import asarray, promote_dtypes
 from funcgrad.numpy._reductions import axis_index, normalize_axis
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path",
@@ -27,9 +27,9 @@ __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "ei
 def dot(a: Any, b: Any) -> Array:
     """numpy's dot: the product of scalars, vectors or matrices; for N-D arrays a sum
     over the last axis of a and the second-to-last of b."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return a * b  # (a Python number stays weak)
     a, b = asarray(a), asarray(b)
-    if a.ndim == 0 or b.ndim == 0:
-        return a * b
     if b.ndim <= 2 or a.ndim == 1:
         return matmul(a, b)
     return tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
@@ -101,9 +101,9 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
     if x1.shape[ax1] != x2.shape[ax2]:
         raise ValueError(f"vecdot: x1 and x2 must have the same size along axis {axis}, "
                          f"got shapes {x1.shape} and {x2.shape}")
-    dtype = np.result_type(x1.dtype, x2.dtype)
+    x1, x2 = promote_dtypes(x1, x2)
     x1, x2 = fnp.moveaxis(x1, ax1, -1), fnp.moveaxis(x2, ax2, -1)
-    return fnp.sum(P.conj(x1) * x2, axis=-1, dtype=dtype)
+    return fnp.sum(P.conj(x1) * x2, axis=-1, dtype=x1.dtype)
 
 
 def matvec(x1: Any, x2: Any, /) -> Array:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.array import Array, new_array
-from funcgrad.numpy._creation import as_shape, asarray, astype, full, zeros
+from funcgrad.numpy._creation import as_shape, asarray, astype, full, promote_dtypes, zeros
 from funcgrad.numpy._elementwise import where
 from funcgrad.numpy._indexing import getitem, nonzero, take, take_along_axis
 from funcgrad.numpy._reductions import axis_index, normalize_axis_tuple
@@ -38,11 +38,7 @@ __all__ = ["concat", "permute_dims", "unstack", "hsplit", "vsplit", "dsplit", "a
 def concat(arrays: Sequence, /, *, axis: Any = 0) -> Array:
     """The Array API's concatenate: the arrays joined along ``axis`` (flattened first when
     None), their dtypes promoted."""
-    arrays = [asarray(x) for x in arrays]
-    if arrays:
-        dtype = np.result_type(*(x.dtype for x in arrays))
-        arrays = [x if x.dtype == dtype else astype(x, dtype) for x in arrays]
-    return concatenate(arrays, axis)
+    return concatenate(promote_dtypes(*arrays) if arrays else [], axis)
 
 
 def permute_dims(a: Any, /, axes: Any) -> Array:
@@ -228,15 +224,13 @@ def select(condlist: Sequence, choicelist: Sequence, default: Any = 0) -> Array:
         raise ValueError("list of cases must be same length as list of conditions")
     if not condlist:
         raise ValueError("select with an empty condition list is not possible")
-    choices = [asarray(c) for c in choicelist]
-    dtype = np.result_type(*(c.dtype for c in choices), asarray(default).dtype)
-    out = astype(asarray(default), dtype)
+    *choices, out = promote_dtypes(*choicelist, default)
     for cond, choice in zip(condlist[::-1], choices[::-1]):
         cond = asarray(cond)
         if cond.dtype != np.bool_:
             raise TypeError(f"invalid entry in condlist: should be boolean ndarray, got "
                             f"{cond.dtype}")
-        out = where(cond, astype(choice, dtype), out)
+        out = where(cond, choice, out)
     return out
 
 

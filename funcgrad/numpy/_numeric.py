@@ -14,9 +14,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from funcgrad._config import default_float
+from funcgrad._promotion import INEXACT
 from funcgrad.array import Array
-from funcgrad.numpy._creation import asarray, astype, full
+from funcgrad.numpy._creation import asarray, astype, full, promote_dtypes
 from funcgrad.numpy._elementwise import (abs, clip, conj, equal, isfinite, isnan, less,
                                          less_equal, logical_and, logical_or, mod, not_equal,
                                          where)
@@ -30,19 +30,11 @@ __all__ = ["isclose", "allclose", "array_equal", "array_equiv", "diff", "ediff1d
            "gradient", "trapezoid", "cross", "convolve", "correlate", "interp", "unwrap"]
 
 
-def _inexact(*xs: Any) -> list:
-    arrays = [asarray(x) for x in xs]
-    dt = np.result_type(*(x.dtype for x in arrays), 1.0)
-    if not any(x.dtype.kind in "fc" for x in arrays):
-        dt = default_float()
-    return [x if x.dtype == dt else astype(x, dt) for x in arrays]
-
-
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Array:
     """Whether ``|a - b| <= atol + rtol * |b|`` elementwise; infinities are close only to
     themselves, NaNs to nothing (to each other with ``equal_nan``)."""
-    a, b = _inexact(a, b)
+    a, b = promote_dtypes(a, b, rule=INEXACT)
     with np.errstate(invalid="ignore"):
         finite = logical_and(isfinite(a), isfinite(b))
         close = less_equal(abs(a - b), atol + rtol * abs(b))
@@ -109,8 +101,7 @@ def diff(a: Any, n: Any = 1, axis: Any = -1, prepend: Any = None,
     parts = [_edge(p, a, axis) for p in (prepend,) if p is not None] + [a] + [
         _edge(p, a, axis) for p in (append,) if p is not None]
     if len(parts) > 1:
-        dt = np.result_type(*(p.dtype for p in parts))
-        a = concatenate([p if p.dtype == dt else astype(p, dt) for p in parts], axis)
+        a = concatenate(promote_dtypes(*parts), axis)
     for _ in range(n):
         hi, lo = _along(a, axis, 1, None), _along(a, axis, None, -1)
         a = not_equal(hi, lo) if a.dtype == np.bool_ else hi - lo
@@ -189,9 +180,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     """The gradient of sampled values ``f``: central differences inside, one-sided ones
     (first or second order, ``edge_order``) at the boundaries; spacings are scalars or
     coordinate arrays, one per axis. One Array per axis (a tuple for several)."""
-    f = asarray(f)
-    if f.dtype.kind not in "fc":
-        f = astype(f, default_float())
+    f, = promote_dtypes(f, rule=INEXACT)
     axes = tuple(range(f.ndim)) if axis is None else normalize_axis_tuple(axis, f.ndim)
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
@@ -207,12 +196,12 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: Any = -1) -> Array:
     """The integral of sampled values by the trapezoidal rule, at coordinates ``x`` (or
     spacing ``dx``)."""
-    y = asarray(y)
+    y, *xs = promote_dtypes(y, *(() if x is None else (x,)), rule=INEXACT)
+    x = xs[0] if xs else None
     axis = normalize_axis_tuple(axis, y.ndim)[0]
     mid = (_along(y, axis, 1, None) + _along(y, axis, None, -1)) / 2.0
     if x is None:
         return sum(mid, axis) * dx
-    x = asarray(x)
     d = diff(x) if x.ndim == 1 else diff(x, axis=axis)
     if d.ndim == 1:
         d = _line(d, y.ndim, axis)
@@ -247,18 +236,16 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Array:
     """The discrete linear convolution of two 1-D signals; ``mode`` 'full' (length
     n + m - 1), 'same' (max(n, m), centred) or 'valid' (where they overlap fully).
     Differentiable in both (a sum of shifted copies of the longer signal)."""
-    a, v = ravel(asarray(a)), ravel(asarray(v))
+    a, v = (ravel(x) for x in promote_dtypes(a, v, rule=INEXACT))
     if a.size == 0 or v.size == 0:
         raise ValueError("v cannot be empty" if v.size == 0 else "a cannot be empty")
     if v.size > a.size:
         a, v = v, a
     n, m = a.size, v.size
-    dt = np.result_type(a.dtype, v.dtype)
     total = None
     for j in range(m):  # out[k] += v[j] * a[k - j]
         term = pad(a, ((j, m - 1 - j),)) * getitem(v, j)
         total = term if total is None else total + term
-    total = astype(total, dt)
     if mode == "full":
         return total
     if mode == "same":
@@ -281,18 +268,15 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> Array:
     """Piecewise-linear interpolation of the points (xp, fp) (xp increasing) at x; beyond
     the ends ``left``/``right`` (default fp[0], fp[-1]); ``period`` wraps x and xp."""
-    x, xp, fp = asarray(x), asarray(xp), asarray(fp)
+    (x, xp), (fp,) = promote_dtypes(x, xp, rule=INEXACT), promote_dtypes(fp, rule=INEXACT)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError("Data points must be 1-D sequences")
     if xp.shape[0] != fp.shape[0]:
         raise ValueError("fp and xp are not of the same length")
     if xp.shape[0] == 0:
         raise ValueError("array of sample points is empty")
-    if fp.dtype.kind not in "fc":
-        fp = astype(fp, default_float())
     if period is not None:
         return _periodic_interp(x, xp, fp, period)
-    x = x if x.dtype.kind in "fc" else astype(x, default_float())
     if xp.shape[0] == 1:
         y = broadcast_to(fp[0], x.shape)
     else:

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad._config import default_float
+from funcgrad._promotion import COMPLEX, INEXACT, computed_dtype
 from funcgrad.array import Array, new_array
-from funcgrad.numpy._creation import asarray, astype, eye, zeros
+from funcgrad.numpy._creation import asarray, astype, eye, promote_dtypes, zeros
 from funcgrad.numpy._elementwise import abs, conj, real, sqrt
 from funcgrad.numpy._numeric import allclose, convolve
 from funcgrad.numpy._reductions import sum
@@ -34,8 +34,8 @@ def _coefficients(p: Any) -> Array:
 
 def polyval(p: Any, x: Any) -> Array:
     """The polynomial with coefficients p (highest first) at x, by Horner's rule."""
-    p, x = _coefficients(p), asarray(x)
-    y = zeros(x.shape, np.result_type(p.dtype, x.dtype))
+    p, x = promote_dtypes(_coefficients(p), x)
+    y = zeros(x.shape, x.dtype)
     for c in p:
         y = y * x + c
     return y
@@ -66,9 +66,8 @@ def polymul(a1: Any, a2: Any) -> Array:
 
 def polydiv(u: Any, v: Any) -> tuple:
     """(quotient, remainder) of polynomial long division u / v."""
-    u, v = _coefficients(u), _coefficients(v)
-    dtype = np.result_type(u.dtype, v.dtype, 1.0)
-    u, v = astype(u, dtype), astype(v, dtype)
+    u, v = promote_dtypes(_coefficients(u), _coefficients(v), rule=INEXACT)
+    dtype = u.dtype
     m, n = u.shape[0] - 1, v.shape[0] - 1
     scale = 1.0 / v[0]
     q = zeros((max(m - n + 1, 1),), dtype)
@@ -88,10 +87,10 @@ def polyder(p: Any, m: Any = 1) -> Array:
     m = operator.index(m)
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
-    p = _coefficients(p)
+    p, = promote_dtypes(_coefficients(p), rule=INEXACT)
     for _ in range(m):
         n = max(p.shape[0] - 1, 0)
-        p = p[:-1] * new_array(np.arange(n, 0, -1))
+        p = p[:-1] * new_array(np.arange(n, 0, -1, dtype=p.dtype))
     return p
 
 
@@ -101,16 +100,17 @@ def polyint(p: Any, m: Any = 1, k: Any = None) -> Array:
     m = operator.index(m)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
-    p = _coefficients(p)
-    consts = zeros((m,)) if k is None else atleast_1d(asarray(k))
+    p, consts = promote_dtypes(_coefficients(p), 0 if k is None else atleast_1d(k),
+                               rule=INEXACT)
+    consts = zeros((m,), p.dtype) if k is None else consts
     if consts.shape[0] == 1 and m > 1:
-        consts = consts * new_array(np.ones(m))
+        consts = consts * new_array(np.ones(m, consts.dtype))
     if consts.shape[0] < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
     for i in range(m):
         n = p.shape[0]
-        p = concatenate([p / new_array(np.arange(n, 0, -1).astype(default_float())),
-                         reshape(astype(consts[i], np.result_type(p.dtype, 1.0)), (1,))])
+        p = concatenate([p / new_array(np.arange(n, 0, -1, dtype=p.dtype)),
+                         reshape(consts[i], (1,))])
     return p
 
 
@@ -127,7 +127,7 @@ def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: 
         raise ValueError("expected deg >= 0")
     if x.ndim != 1 or x.shape[0] == 0 or y.ndim not in (1, 2) or x.shape[0] != y.shape[0]:
         raise TypeError("expected non-empty 1-D x and y (or 2-D y) of the same length")
-    x = x if x.dtype.kind in "fc" else astype(x, default_float())
+    x, = promote_dtypes(x, rule=INEXACT)
     order = deg + 1
     rcond = x.shape[0] * np.finfo(x.dtype).eps if rcond is None else rcond
     lhs = vander(x, order)
@@ -174,7 +174,7 @@ def poly(seq_of_zeros: Any) -> Array:
     elif z.ndim != 1 and z.size != 0:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     z = reshape(z, (-1,))
-    a = new_array(np.ones(1, z.dtype if z.dtype.kind in "fc" else default_float()))
+    a = new_array(np.ones(1, computed_dtype(z, rule=INEXACT)))
     for r in z:
         a = convolve(a, stack([asarray(1).astype(r.dtype), -r]))
     if a.dtype.kind == "c":
@@ -191,14 +191,14 @@ def roots(p: Any) -> Array:
     companion matrix, complex; leading zeros are dropped, trailing ones give zero roots."""
     from funcgrad.numpy.linalg import eigvals  # linalg imports the namespace
     p = _coefficients(p)
+    dtype = computed_dtype(p, rule=COMPLEX)
     raw = np.asarray(p.concrete().to_numpy())
     nz = np.flatnonzero(raw)
     if nz.size == 0:
-        return new_array(np.zeros(0, np.complex128))
+        return new_array(np.zeros(0, dtype))
     trailing = raw.shape[0] - nz[-1] - 1
     p = p[int(nz[0]):int(nz[-1]) + 1]
     n = p.shape[0]
-    dtype = np.result_type(p.dtype, np.complex64)
     zero_roots = zeros((trailing,), dtype)
     if n < 2:
         return zero_roots

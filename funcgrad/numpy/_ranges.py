@@ -16,9 +16,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from funcgrad._config import canonical_dtype, default_float
+from funcgrad._promotion import INEXACT, computed_dtype
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.core import Tracer, is_inexact
-from funcgrad.numpy._creation import _placed, as_shape, asarray, astype
+from funcgrad.numpy._creation import _placed, as_shape, asarray, astype, promote_dtypes
 from funcgrad.numpy._elementwise import floor, power, where
 from funcgrad.numpy._shape import (broadcast_arrays, broadcast_to, expand_dims, moveaxis,
                                    ravel, reshape)
@@ -79,12 +80,6 @@ def _sample_count(num: Any) -> int:
     return num
 
 
-def _float_of(*xs: Array) -> np.dtype:
-    """numpy's linspace dtype: inexact inputs keep theirs, integers give the default."""
-    dt = np.result_type(*(x.dtype for x in xs), 1.0)
-    return dt if any(is_inexact(x.dtype) for x in xs) else default_float()
-
-
 def _grid(start: Any, stop: Any, num: int, endpoint: bool, axis: int,
           point: Any) -> tuple[Array, Any]:
     """The points ``point(start, stop, k, div)`` for k = 0 .. num - 1 along a new axis
@@ -118,12 +113,12 @@ def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True,
     num = _sample_count(num)
     if not isinstance(start, Array) and not isinstance(stop, Array):
         raw, step = np.linspace(to_raw(start), to_raw(stop), num, endpoint, retstep=True,
-                                dtype=dtype, axis=axis)
+                                dtype=computed_dtype(start, stop, rule=INEXACT)
+                                if dtype is None else dtype, axis=axis)
         out = _constant(raw, dtype, device)
         return (out, step) if retstep else out
-    start, stop = asarray(start), asarray(stop)
-    dt = _float_of(start, stop)
-    start, stop = astype(start, dt), astype(stop, dt)
+    start, stop = promote_dtypes(start, stop, rule=INEXACT)
+    dt = start.dtype
 
     def point(a: Array, b: Array, k: Array, div: int) -> Array:
         return a + k * ((b - a) / div) if div > 0 else a + k * (b - a)
@@ -163,7 +158,7 @@ def geomspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True,
     if not bool(np.all(start.concrete().to_numpy() != 0)) or not bool(
             np.all(stop.concrete().to_numpy() != 0)):
         raise ValueError("Geometric sequence cannot include zero")
-    dt = _float_of(start, stop)
+    dt = computed_dtype(start, stop, rule=INEXACT)
     start, stop = astype(start, dt), astype(stop, dt)
 
     def point(a: Array, b: Array, k: Array, div: int) -> Array:

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad._config import default_float, default_int
-from funcgrad.core import is_inexact
+from funcgrad._config import default_int
+from funcgrad._promotion import INEXACT, computed_dtype
 from funcgrad.primitives import reductions as P
-from funcgrad.numpy._creation import as_index_array, asarray, astype, full
+from funcgrad.numpy._creation import as_index_array, asarray, astype, full, promote_dtypes
 from funcgrad.numpy._elementwise import (conj, maximum, minimum, not_equal, real, sqrt,
                                          where)
 
@@ -177,9 +177,7 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
 
 
 def _mean_dtype(a: Any, dtype: Any) -> Any:
-    if dtype is not None:
-        return np.dtype(dtype)
-    return a.dtype if is_inexact(a.dtype) else default_float()
+    return computed_dtype(a, rule=INEXACT) if dtype is None else np.dtype(dtype)
 
 
 def _selected(a: Any, axes: tuple, mask: Any, keepdims: bool) -> Any:
@@ -257,9 +255,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         avg = mean(a, axes, keepdims=keepdims)
         scale = asarray(_count(a.shape, axes), dtype=avg.dtype)
     else:
-        if not is_inexact(a.dtype):
-            a = astype(a, default_float())
-        w = asarray(weights)
+        a, w = promote_dtypes(a, weights, rule=INEXACT)
         if w.shape != a.shape:
             if isinstance(axis, (tuple, list)) or axis is None or w.shape != (
                     a.shape[axes[0]],):
@@ -287,7 +283,8 @@ def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 def _scan(prim: Any, a: Any, axis: Any, dtype: Any) -> Any:
     from funcgrad.numpy._shape import ravel  # _shape imports this module
     a = asarray(a)
-    acc = accumulator(a.dtype, dtype)
+    acc = np.dtype(dtype) if dtype is not None else default_int() if a.dtype == np.bool_ \
+        else a.dtype  # (jax.numpy's scans keep an integer's width, unlike its sums)
     a = a if a.dtype == acc else astype(a, acc)
     if axis is None:
         a, axis = ravel(a), 0
@@ -317,7 +314,7 @@ def _cumulative(prim: Any, identity: int, x: Any, axis: Any, dtype: Any,
                              f"{x.ndim} dimensions (it may be omitted only for 1-D input)")
         axis = 0
     axis = _one_axis(axis, x.ndim)
-    out = _scan(prim, x, axis, dtype)
+    out = _scan(prim, x, axis, accumulator(x.dtype, dtype))  # (the Array API widens)
     if not include_initial:
         return out
     shape = tuple(1 if i == axis else n for i, n in enumerate(out.shape))

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad._config import default_float, default_int
+from funcgrad._config import default_int
+from funcgrad._promotion import INEXACT, computed_dtype
 from funcgrad.array import Array, new_array
-from funcgrad.dtypes import is_floating
 from funcgrad.primitives.indexing import Index, Ref, scatter_add
-from funcgrad.numpy._creation import asarray, astype
+from funcgrad.numpy._creation import asarray, astype, promote_dtypes
 from funcgrad.numpy._elementwise import clip, conj, imag, isnan, less, real, sqrt, where
 from funcgrad.numpy._indexing import getitem
 from funcgrad.numpy._linalg import diagonal, matmul, outer
@@ -136,8 +136,7 @@ def _prepare(a: Any, axis: Any) -> tuple[Array, tuple]:
     a = asarray(a)
     if a.dtype.kind == "c":
         raise TypeError("a must be an array of real numbers")
-    if not is_floating(a.dtype):
-        a = astype(a, default_float())
+    a, = promote_dtypes(a, rule=INEXACT)
     axes = normalize_axis(axis, a.ndim)
     moved = moveaxis(a, axes, tuple(range(len(axes)))) if axes else a
     n = int(np.prod([a.shape[i] for i in axes]))
@@ -165,9 +164,7 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, weights: A
     a_in = asarray(a)
     flat, axes = _prepare(a_in, axis)
     q, q_raw = _q_of(q)
-    weak = isinstance(q, (int, float)) and not isinstance(q, bool)  # NEP 50: a Python float
-    dtype = np.result_type(flat.dtype, q if weak else (
-        q.dtype if isinstance(q, Array) else q_raw.dtype))
+    dtype = flat.dtype  # (jax.numpy's: a's inexact dtype, whatever q's)
     if weights is not None:
         out = _weighted_quantile(flat, a_in, axes, q_raw, weights, method)
     elif flat.shape[0] == 0:
@@ -306,7 +303,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         yy = asarray(y)
         yy = reshape(yy, (1, -1)) if yy.ndim < 2 else (yy if rowvar else yy.T)
         x = vstack([x, yy])
-    dt = np.dtype(dtype) if dtype is not None else np.result_type(x.dtype, np.float64)
+    dt = np.dtype(dtype) if dtype is not None else computed_dtype(x, rule=INEXACT)
     x = astype(x, dt)
     ddof = (0 if bias else 1) if ddof is None else operator.index(ddof)
     w = _cov_weights(x.shape[1], fweights, aweights)
