@@ -124,7 +124,10 @@ def test_binary_values_match_numpy_with_broadcasting(name, dtype, shapes, seed):
     x = values(rng, shapes.input_shapes[0], dx, dtype)
     y = values(rng, shapes.input_shapes[1], dy, dtype)
     with np.errstate(all="ignore"):
-        assert_like(getattr(fnp, name)(x, y), getattr(np, name)(x, y),
+        expected = getattr(np, name)(x, y)
+        if name == "float_power":  # JAX's: of the inputs' inexact type (numpy: float64)
+            expected = np.asarray(expected).astype(np.result_type(x.dtype, np.float16))
+        assert_like(getattr(fnp, name)(x, y), expected,
                     rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 

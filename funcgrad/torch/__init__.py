@@ -65,6 +65,8 @@ globals().update(_ops_basic.FUNCTIONS)
 _out.install(globals())
 from funcgrad.torch import sparse  # noqa: E402  (its ops are made of the functions above)
 sparse.install(globals())
+from funcgrad.torch import _aten_aliases  # noqa: E402  (so are these names)
+_aten_aliases.install(globals())
 from funcgrad.torch import functional  # noqa: E402  (names the functions just made)
 from funcgrad.torch import __future__  # noqa: E402,F401  (torch.__future__'s switches)
 

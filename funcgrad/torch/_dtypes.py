@@ -137,6 +137,19 @@ def set_default_dtype(d: dtype) -> None:
     _default[0] = d
 
 
+# the C++ type names PyTorch's messages give dtypes (caffe2::TypeMeta's)
+_C_TYPES = {"float64": "double", "float32": "float", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
+
+
+def c_type(d: dtype) -> str:
+    """The C++ type name PyTorch's "Bad in-place call" messages give ``d``."""
+    return _C_TYPES.get(d.name, d.name)
+
+
 def to_torch_dtype(d: Any) -> dtype:
     """A torch dtype from a torch dtype, a numpy dtype or a Python type."""
     if isinstance(d, dtype):

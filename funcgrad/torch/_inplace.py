@@ -35,10 +35,13 @@ def inplace(target: Tensor, name: str, f: Callable, others: Sequence = (), *,
     the op may write into memory that several elements share (an ``expand``-ed tensor),
     as PyTorch's fills and index assignments may."""
     target._check_inplace()
-    dtype = target._a.dtype
+    dtype, shape = target._a.dtype, target._a.shape
 
     def f_cast(*a: Any) -> Any:
         r = f(*a)
+        if r.shape != shape:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(shape)} and "
+                               f"output tensor size {list(r.shape)} should match")
         if r.dtype != dtype:
             rd, td = D.to_torch_dtype(r.dtype), D.to_torch_dtype(dtype)
             if not D.can_cast(rd, td):

@@ -82,6 +82,11 @@ def op(*names: str, inplace: bool = False, method: bool = True, function: bool =
                     other = of_other_kind((self, *args))
                     if other is not None:
                         return other._kind_op(fn_.__name__, (self, *args), kwargs)
+                    if kwargs.get("dtype") not in (None, self.dtype):
+                        raise RuntimeError(
+                            f"Bad in-place call: input tensor dtype {D.c_type(self.dtype)} "
+                            f"and output tensor dtype {D.c_type(kwargs['dtype'])} should "
+                            "match")
                     s = spec(self, *args, **kwargs)
                     if broadcasts:
                         _check_inplace_shape(self, s.slots[1:])

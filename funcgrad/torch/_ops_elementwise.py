@@ -238,6 +238,7 @@ for _n, _f in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "les
 for _alias, _n in [("greater", "gt"), ("less", "lt"), ("greater_equal", "ge"),
                    ("less_equal", "le"), ("not_equal", "ne")]:
     FUNCTIONS[_alias] = METHODS[_alias] = FUNCTIONS[_n]
+    METHODS[_alias + "_"] = METHODS[_n + "_"]
 
 
 def _predicate(name: str, fn_name: str) -> None:
@@ -246,7 +247,7 @@ def _predicate(name: str, fn_name: str) -> None:
             _check_integral(name, input)
         return Spec(name, np_fn(fn_name), [input], differentiable=False)
     spec.__name__ = name
-    op(name)(spec)
+    op(name, inplace=name in ("logical_not", "bitwise_not"))(spec)
 
 
 for _n, _f in [("isnan", "isnan"), ("isinf", "isinf"), ("isfinite", "isfinite"),

@@ -123,7 +123,7 @@ def _inner(input: Tensor, other: Tensor) -> Spec:
                 [input, other])
 
 
-@op("addmm")
+@op("addmm", inplace=True, broadcasts=False)
 def _addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Spec:
     if input._a.dtype != mat2._a.dtype:
@@ -201,7 +201,7 @@ def _check_batched(name: str, input: Tensor, batch1: Tensor, batch2: Tensor) -> 
                            f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
 
 
-@op("baddbmm")
+@op("baddbmm", inplace=True, broadcasts=False)
 def _baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
              alpha: Any = 1) -> Spec:
     """``beta * input + alpha * (batch1 @ batch2)``, input broadcast to (b, n, p)."""
@@ -211,7 +211,7 @@ def _baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
                 [input, batch1, batch2])
 
 
-@op("addbmm")
+@op("addbmm")  # (PyTorch's addbmm_ resizes a smaller self: not offered)
 def _addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
             alpha: Any = 1) -> Spec:
     """``beta * input + alpha * sum_i batch1[i] @ batch2[i]``, input broadcast to (n, p)."""
@@ -220,7 +220,7 @@ def _addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
         c, fnp.sum(fnp.matmul(a, b), axis=0), beta, alpha), [input, batch1, batch2])
 
 
-@op("addmv")
+@op("addmv", inplace=True, broadcasts=False)
 def _addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Spec:
     """``beta * input + alpha * (mat @ vec)``."""

@@ -251,12 +251,12 @@ def _scan(node: str, fn: Callable, input: Tensor, dim: int, dtype: Any) -> Spec:
     return Spec(node, lambda x: fn(cast(x, dt), axis=axis[0]), [input])
 
 
-@op("cumsum")
+@op("cumsum", inplace=True, broadcasts=False)
 def _cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Spec:
     return _scan("CumsumBackward0", fnp.cumsum, input, dim, dtype)
 
 
-@op("cumprod")
+@op("cumprod", inplace=True, broadcasts=False)
 def _cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Spec:
     return _scan("CumprodBackward0", fnp.cumprod, input, dim, dtype)
 

@@ -607,6 +607,10 @@ for _key in ("logit", "special.logit"):
     for _i in (0, 4, 6):  # the edge values, 1.5, and -2
         known(TABLE[_key], _i, "grad", "outside [0, 1] (where the value is NaN) PyTorch "
               "defines the gradient as NaN; funcgrad's 1 / (x (1 - x)) is finite")
+for _i in range(len(TABLE["logical_not"])):
+    known(TABLE["logical_not"], _i, "inplace:grad,inplace:name", "PyTorch 2.13 records "
+          "logical_not_ on a float tensor as a multiplication (MulBackward0) and passes the "
+          "gradient through; the result is 0 or 1: funcgrad records no derivative")
 for _key in ("logical_and", "logical_or", "logical_xor"):
     for _i in range(len(TABLE[_key])):
         known(TABLE[_key], _i, "inplace:grad", f"PyTorch 2.13 records {_key}_ on a float "
@@ -656,6 +660,29 @@ NOT_COMPARED = {
     "Tensor.detach_": "autograd machinery (test_torch_tensor.py)",
     "Tensor.data_ptr": "a memory address: no value to compare",
     "Tensor.as_subclass": "a tensor's class (rebuilt subclasses: test_serialization.py)",
+    **{name: "an ATen-signature alias, compared with PyTorch in test_aten_aliases.py"
+       for name in ("Tensor.resolve_conj", "Tensor.resolve_neg", "Tensor.split_with_sizes",
+                    "Tensor.unsafe_chunk", "Tensor.unsafe_split",
+                    "Tensor.unsafe_split_with_sizes", "adaptive_avg_pool1d",
+                    "adaptive_max_pool1d", "alias_copy", "alpha_dropout", "as_strided_copy",
+                    "avg_pool1d", "batch_norm", "bilinear", "binary_cross_entropy_with_logits",
+                    "celu", "celu_", "channel_shuffle", "col_indices_copy", "conv1d",
+                    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                    "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
+                    "crow_indices_copy", "ctc_loss", "detach_copy", "diagonal_copy",
+                    "dropout", "embedding", "expand_copy", "feature_alpha_dropout",
+                    "group_norm", "hardshrink", "hinge_embedding_loss", "indices_copy",
+                    "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss",
+                    "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool3d",
+                    "narrow_copy", "pairwise_distance", "pdist", "permute_copy",
+                    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu",
+                    "resize_as_", "resolve_conj", "resolve_neg", "rms_norm", "rrelu",
+                    "rrelu_", "select_copy", "selu", "selu_", "split_copy",
+                    "split_with_sizes", "split_with_sizes_copy", "squeeze_copy", "t_copy",
+                    "threshold", "threshold_", "transpose_copy", "triplet_margin_loss",
+                    "unbind_copy", "unfold_copy", "unsafe_chunk", "unsafe_split",
+                    "unsafe_split_with_sizes", "unsqueeze_copy", "values_copy",
+                    "view_as_complex_copy", "view_as_real_copy", "view_copy", "zero_")},
     **{name: "sparse layouts, compared with PyTorch in test_sparse.py"
        for name in ("Tensor.sparse_mask", "Tensor.to_dense", "Tensor.to_sparse",
                     "Tensor.to_sparse_coo", "Tensor.to_sparse_csr", "sparse_coo_tensor",

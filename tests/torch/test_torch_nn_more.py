@@ -158,10 +158,16 @@ def test_embedding_bag_errors(peer, call):
 def test_lazy_linear_takes_its_input_size_from_the_first_call(peer):
     ft.manual_seed(0)
     lazy = ft.nn.LazyLinear(4)
-    assert lazy.has_uninitialized_params() and tuple(lazy.weight.shape) == (4, 0)
+    assert lazy.has_uninitialized_params()
+    assert isinstance(lazy.weight, ft.nn.UninitializedParameter)  # (as PyTorch's)
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized"):
+        lazy.weight.shape
+    opt = ft.optim.SGD(lazy.parameters(), lr=0.1)  # built before the first call
     y = lazy(ft.randn(2, 3))
     assert type(lazy) is ft.nn.Linear and lazy.in_features == 3
     assert tuple(y.shape) == (2, 4) and tuple(lazy.weight.shape) == (4, 3)
+    assert type(lazy.weight) is ft.nn.Parameter and opt.param_groups[0]["params"][0] is \
+        lazy.weight
     assert repr(lazy) == repr(peer.real.nn.Linear(3, 4))
     bound = 1 / np.sqrt(3)
     assert np.abs(lazy.weight.detach().numpy()).max() <= bound
@@ -449,3 +455,28 @@ def test_bilinear_module_init_and_parameters(peer):
     assert np.abs(w).max() <= 1 / np.sqrt(20) and np.abs(w).max() > 0.9 / np.sqrt(20)
     peer.check(lambda T, w, b, x1, x2: T.nn.functional.bilinear(x1, x2, w, b),
                w.astype(np.float64), r(4), r(2, 20), r(2, 3), names=False)
+
+
+def test_lazy_state_dicts_hold_placeholders_and_load_as_pytorch(real):
+    """A lazy module's state dict holds its placeholders; loading a real state dict
+    materialises them with its shapes, and the first call then keeps those values."""
+    def facts(m):
+        m.manual_seed(0)
+        lazy = m.nn.LazyBatchNorm1d()
+        kinds = {k: type(v).__name__ for k, v in lazy.state_dict().items()}
+        again = m.nn.LazyBatchNorm1d()
+        result = str(again.load_state_dict(lazy.state_dict()))
+        try:
+            m.nn.BatchNorm1d(3).load_state_dict(lazy.state_dict())
+            refused = None
+        except RuntimeError as e:
+            refused = str(e)
+        source = m.nn.Linear(3, 2)
+        loaded = m.nn.LazyLinear(2)
+        loaded.load_state_dict(source.state_dict())
+        still_lazy = type(loaded).__name__
+        loaded(m.ones(1, 3))
+        kept = bool((loaded.weight == source.weight).all())
+        return [kinds, result, refused, still_lazy, type(loaded).__name__, kept,
+                again.has_uninitialized_params(), loaded.in_features]
+    assert facts(ft) == facts(real)

@@ -2,12 +2,15 @@
 LazyBatchNorm{1,2,3}d and LazyInstanceNorm{1,2,3}d take their input size (in_features,
 in_channels, num_features) from the first input they see.
 
-A lazy module is its target module built with that size 0: its parameters are empty
-placeholders. The first call builds the real module with the inferred size (so with
-PyTorch's initialisation), moves each tensor into the placeholder of the same name in
-place (``placeholder.data = ...``), so an optimizer built before that first call holds the
-live parameters, as with PyTorch's materialised UninitializedParameters, and turns the
-module into its target class (PyTorch's ``cls_to_become``).
+A lazy module is its target module built with that size 0, whose size-dependent
+parameters and buffers are then replaced by ``UninitializedParameter``/``Buffer``
+placeholders (every op refuses them, in PyTorch's words). The first call builds the real
+module with the inferred size (so with PyTorch's initialisation), materialises each
+placeholder and moves the real tensor's values into it, so an optimizer built before that
+first call holds the live parameters, and turns the module into its target class
+(PyTorch's ``cls_to_become``). Loading a state dict first materialises the placeholders
+with the checkpoint's shapes (PyTorch's lazy load hook); the first call then keeps the
+loaded values.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from funcgrad.torch.nn import _conv_modules as C
 from funcgrad.torch.nn import _norm_modules as N
 from funcgrad.torch.nn.layers import Linear
 from funcgrad.torch.nn.module import Module
+from funcgrad.torch.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 
 __all__ = ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
            "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
@@ -36,9 +40,28 @@ class _LazyMixin:
     def _lazy_init(self, *args: Any, **kwargs: Any) -> None:
         self.cls_to_become.__init__(self, 0, *args, **kwargs)
         object.__setattr__(self, "_lazy_args", (args, kwargs))
+        for store, placeholder in (("_parameters", UninitializedParameter),
+                                   ("_buffers", UninitializedBuffer)):
+            held = getattr(self, store)
+            for name, value in held.items():
+                # (as PyTorch's: every parameter, and the buffers but the step counter)
+                if value is not None and (store == "_parameters" or value.is_floating_point()):
+                    held[name] = placeholder(value.requires_grad, value.device, value.dtype)
+
+    def _placeholders(self) -> list:
+        return [(store, name, value) for store in ("_parameters", "_buffers")
+                for name, value in getattr(self, store).items() if is_lazy(value)]
 
     def has_uninitialized_params(self) -> bool:
-        return True
+        return bool(self._placeholders())
+
+    def _upgrade_state(self, state_dict: dict, prefix: str, version: int | None) -> None:
+        """Before a load: materialise the placeholders with the checkpoint's shapes."""
+        for _, name, value in self._placeholders():
+            loaded = state_dict.get(prefix + name)
+            if loaded is not None and not is_lazy(loaded):
+                value.materialize(loaded.shape)
+        super()._upgrade_state(state_dict, prefix, version)
 
     def reset_parameters(self) -> None:
         """Nothing to initialise until the first input gives the shapes."""
@@ -47,16 +70,15 @@ class _LazyMixin:
         self.cls_to_become.reset_parameters(self)
 
     def initialize_parameters(self, input: Tensor) -> None:
-        """Shape and initialise the parameters for ``input``, in place."""
+        """Shape and initialise the placeholders for ``input``, in place (those a state
+        dict loaded already keep their values)."""
         args, kwargs = self._lazy_args
         real = self.cls_to_become(type(self)._infer(input), *args, **kwargs)
-        for store in ("_parameters", "_buffers"):
-            for name, value in getattr(real, store).items():
-                held = getattr(self, store).get(name)
-                if held is None or value is None:
-                    continue
-                held.data = value.to(device=held.device, dtype=held.dtype
-                                     if held.dtype.is_floating_point else value.dtype)
+        for store, name, held in self._placeholders():
+            value = getattr(real, store)[name]
+            held.materialize(value.shape)
+            held.data = value.to(device=held.device, dtype=held.dtype
+                                 if held.dtype.is_floating_point else value.dtype)
         for key, value in vars(real).items():
             if key not in _MODULE_STATE:
                 object.__setattr__(self, key, value)

@@ -165,11 +165,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     else:
         slope = (lower + upper) / 2
         out = FUNCTIONS["where"](input >= 0, input, input * slope)
-    if inplace:
-        from funcgrad.torch.autograd import grad_mode  # (only the in-place form needs it)
-        with grad_mode.no_grad():
-            input.copy_(out)
-        return input
+    if inplace:  # (recorded: the gradient is the slope's, as PyTorch's in-place form)
+        return input.copy_(out)
     return out
 
 

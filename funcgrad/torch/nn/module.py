@@ -15,7 +15,7 @@ from funcgrad.torch import _factories, __future__ as torch_future
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.autograd import grad_mode
 from funcgrad.torch.autograd.node import add_hook
-from funcgrad.torch.nn.parameter import Buffer, Parameter
+from funcgrad.torch.nn.parameter import Buffer, Parameter, is_lazy
 from funcgrad.torch.nn._backward_hooks import BackwardHook
 from funcgrad.torch.utils._swap import swap_tensors
 from funcgrad.torch import _dtypes as D
@@ -451,10 +451,10 @@ class Module:
             dest._metadata[prefix[:-1]] = {"version": self._version}
         for name, p in self._parameters.items():
             if p is not None:
-                dest[prefix + name] = p if keep_vars else p.detach()
+                dest[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent:
-                dest[prefix + name] = b if keep_vars else b.detach()
+                dest[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination=dest, prefix=prefix + name + ".", keep_vars=keep_vars)
@@ -469,8 +469,10 @@ class Module:
         state_dict = self._upgraded(state_dict)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        errors = [_state_error(key, state_dict[key], target) for key, target in own.items()
-                  if key in state_dict]
+        # (a placeholder loaded into a placeholder: nothing to check or to copy)
+        loaded = [key for key, target in own.items() if key in state_dict
+                  and not (is_lazy(target) and is_lazy(state_dict[key]))]
+        errors = [_state_error(key, state_dict[key], own[key]) for key in loaded]
         errors = [e for e in errors if e]
         if strict:
             if unexpected:
@@ -483,12 +485,11 @@ class Module:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
         with grad_mode.no_grad():
-            for key, target in own.items():
-                if key in state_dict:
-                    if assign:
-                        self._assign(key, state_dict[key])
-                    else:
-                        target.copy_(state_dict[key])
+            for key in loaded:
+                if assign:
+                    self._assign(key, state_dict[key])
+                else:
+                    own[key].copy_(state_dict[key])
         return _IncompatibleKeys(missing, unexpected)
 
     def _upgraded(self, state_dict: dict) -> dict:

@@ -81,6 +81,9 @@ class UninitializedTensorMixin:
     def _kind_op(self, op: str, args: tuple, kwargs: dict) -> Any:
         raise self._refusal(op)
 
+    def detach(self) -> Any:
+        raise self._refusal("detach")
+
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         """Become a ``cls_to_become`` of ``shape`` (uninitialised values), on the device and
         of the dtype given at construction unless given here."""
