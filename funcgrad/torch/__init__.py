@@ -12,10 +12,11 @@ on top: see `funcgrad.torch._tensor` and `funcgrad.torch._storage`.
 """
 import builtins as _builtins
 import math as _math
+from typing import Any as _Any
 
 import numpy as np
 
-from funcgrad.torch import _dtypes
+from funcgrad.torch import _dtypes, _missing
 from funcgrad.torch import autograd  # first: _tensor needs autograd.grad_mode and .node
 from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_default_dtype,
                                     get_default_device, set_default_device,
@@ -67,8 +68,14 @@ from funcgrad.torch import sparse  # noqa: E402  (its ops are made of the functi
 sparse.install(globals())
 from funcgrad.torch import _aten_aliases  # noqa: E402  (so are these names)
 _aten_aliases.install(globals())
+from funcgrad.torch import fft  # noqa: E402
 from funcgrad.torch import functional  # noqa: E402  (names the functions just made)
 from funcgrad.torch import __future__  # noqa: E402,F401  (torch.__future__'s switches)
+
+def __getattr__(name: str) -> _Any:
+    """A name PyTorch has and the facade lacks: an AttributeError naming the feature."""
+    raise _missing.missing_error("torch", name)
+
 
 inf = _math.inf
 nan = _math.nan
