@@ -50,8 +50,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["config", "canonical_dtype", "requested_dtype", "default_float", "default_int", "default_complex",
-           "float_checks", "debug_nans", "debug_infs", "numpy_dtype_promotion"]
+__all__ = ["config", "canonical_dtype", "requested_dtype", "default_float", "default_int",
+           "default_complex", "float_checks", "debug_nans", "debug_infs",
+           "numpy_dtype_promotion"]
 
 _ALIASES = {"jax_enable_x64": "jax_enable_x64", "funcgrad_enable_x64": "jax_enable_x64",
             "jax_debug_nans": "jax_debug_nans", "funcgrad_debug_nans": "jax_debug_nans",

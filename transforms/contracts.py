@@ -201,11 +201,11 @@ def _tangent_mismatch(primal: Any, tangent: Any) -> str | None:
     if tangent is None:
         return None
     (sp, dp, _), (st, dt, weak) = _leaf_type(primal), _leaf_type(tangent)
-    inexact = dp.kind in "fc" or is_inexact(dp)
-    if st == sp and (dt == dp or (weak and _kind(dt) == _kind(dp)) if inexact else
-                     dt in (dp, float0)):
-        return None
-    return f"{dp.name if inexact else 'float0'}[{','.join(str(d) for d in sp)}]"
+    if is_inexact(dp):
+        fits, want = dt == dp or (weak and _kind(dt) == _kind(dp)), dp.name
+    else:
+        fits, want = dt in (dp, float0), "float0"
+    return None if fits and st == sp else f"{want}[{','.join(str(d) for d in sp)}]"
 
 
 def split_jvp_rule_output(rule_name: str, primal_name: str, res: Any,

@@ -243,8 +243,8 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
         keepdims: bool = False, *, where: Any = None, mean: Any = None,
         correction: Any = None) -> Any:
     """Standard deviation: sqrt(var)."""
-    return sqrt(var(a, axis, requested_dtype(dtype, "std"), out, ddof, keepdims, where=where, mean=mean,
-                    correction=correction))
+    return sqrt(var(a, axis, requested_dtype(dtype, "std"), out, ddof, keepdims, where=where,
+                    mean=mean, correction=correction))
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
