@@ -28,11 +28,15 @@ operands of different dtypes have no common type (Python numbers still take the 
 Operations promote by JAX's lattice (`funcgrad._promotion`), in either mode: Python
 numbers are weakly typed (``x32 * 2.0`` is float32), and with x64 disabled a lone Python
 number, a numpy array or a numpy scalar handed to an elementwise operation becomes 32-bit
-(``log(exp(100.0))`` is inf, as in JAX). Where funcgrad differs from JAX, on purpose: an
-explicitly requested dtype is honoured (``zeros(3, dtype=float64)`` is float64; JAX
-truncates it with a warning), and an operation on such Arrays stays 64-bit, because
-funcgrad's own transforms build cotangents in the dtypes of existing Arrays; Arrays made
-before the flag changed keep their dtype. Not done: results are never weakly typed (JAX's
+(``log(exp(100.0))`` is inf, as in JAX). A 64-bit dtype requested explicitly
+(``zeros(3, dtype=float64)``, ``array(1, dtype=int64)``, ``x.astype(float64)``,
+``arange``/``linspace``/``full``/``*_like``/``sum``/``mean``... with ``dtype=``) is
+truncated to 32 bits with JAX's UserWarning, as in JAX (`requested_dtype`); ``dtype=int``,
+``float`` or ``complex`` asks silently for the default. Where funcgrad differs from JAX, on
+purpose: Arrays made before the flag changed keep their dtype, and so do the requests
+funcgrad's own code makes in their dtypes (the transforms' cotangents and tangents, the
+torch facade), so that their gradients stay 64-bit; an operation on them stays 64-bit.
+Not done: results are never weakly typed (JAX's
 ``exp(2.0)`` is a weak float64 with x64, which float32 Arrays then absorb; funcgrad's is a
 float64 Array, so ``x32 * exp(2.0)`` is float64).
 """
@@ -40,12 +44,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import warnings
 from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["config", "canonical_dtype", "default_float", "default_int", "default_complex",
-           "float_checks", "debug_nans", "debug_infs", "numpy_dtype_promotion"]
+__all__ = ["config", "canonical_dtype", "requested_dtype", "default_float", "default_int",
+           "default_complex", "float_checks", "debug_nans", "debug_infs",
+           "numpy_dtype_promotion"]
 
 _ALIASES = {"jax_enable_x64": "jax_enable_x64", "funcgrad_enable_x64": "jax_enable_x64",
             "jax_debug_nans": "jax_debug_nans", "funcgrad_debug_nans": "jax_debug_nans",
@@ -181,6 +188,43 @@ def canonical_dtype(dtype: Any) -> np.dtype | None:
     if config.x64_enabled:
         return dtype
     return _NARROW.get(dtype, dtype)
+
+
+# modules whose functions only pass a call on (Array's methods): `requested_dtype` looks
+# past them for the code that asked
+_FORWARDERS = frozenset({"funcgrad.numpy._methods"})
+
+
+def requested_dtype(dtype: Any, fun_name: str) -> np.dtype | None:
+    """An explicitly requested ``dtype`` (None stays None), as the public function
+    ``fun_name`` that calls this directly makes it (the Python types ``int``, ``float``,
+    ``complex`` ask for their kind's default, as in JAX). With x64 disabled a 64-bit request
+    from user code is truncated to 32 bits with JAX's UserWarning (pointing at that
+    code); a request from funcgrad's own code is honoured, because the transforms make
+    cotangents and tangents in the dtypes of existing Arrays, which may be 64-bit when
+    they were made before the flag changed (the torch facade's dtypes are PyTorch's,
+    which has no such flag)."""
+    if dtype is None:
+        return None
+    if dtype is int or dtype is float or dtype is complex:  # their default, silently
+        return canonical_dtype(dtype)
+    dtype = np.dtype(dtype)
+    narrow = None if config.x64_enabled else _NARROW.get(dtype)
+    if narrow is None:
+        return dtype
+    frame, level = sys._getframe(2), 3  # the caller of `fun_name`
+    while frame.f_globals.get("__name__") in _FORWARDERS:
+        frame, level = frame.f_back, level + 1
+    module = frame.f_globals.get("__name__", "")
+    if module == "funcgrad" or module.startswith("funcgrad."):
+        return dtype
+    warnings.warn(f"Explicitly requested dtype {dtype} requested in {fun_name} is not "
+                  f"available, and will be truncated to dtype {narrow.name}. To enable "
+                  "more dtypes, set the jax_enable_x64 configuration option or the "
+                  "JAX_ENABLE_X64 shell environment variable. See "
+                  "https://github.com/jax-ml/jax#current-gotchas for more.",
+                  stacklevel=level)
+    return narrow
 
 
 def default_float() -> np.dtype:

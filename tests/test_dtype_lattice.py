@@ -278,7 +278,7 @@ def test_no_promotion_path_is_jax_error():
 # -- transforms keep eager's dtypes ------------------------------------------------------
 
 def _mixed(x):
-    return fnp.sin(x * fnp.arange(3)) * 0.5 + fnp.ones(3, np.int64) - (1 - (x > 0))
+    return fnp.sin(x * fnp.arange(3)) * 0.5 + fnp.asarray(np.ones(3, np.int64)) - (1 - (x > 0))
 
 
 @pytest.mark.parametrize("mode", [True, False], ids=["x64", "x32"])

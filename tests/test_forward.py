@@ -144,15 +144,19 @@ def test_custom_vjp_nondiff_argnums_and_pytrees():
     np.testing.assert_allclose(np.asarray(g), [30.0, 30.0])
 
 
-def test_custom_vjp_bwd_errors_name_the_function():
+def test_custom_vjp_bwd_errors_are_jaxs():
     @custom_vjp
     def f(x, y):
         return x * y
     f.defvjp(lambda x, y: (x * y, None), lambda _, g: (g,))
-    with pytest.raises(TypeError, match=r"'f' must produce a tuple of length.*\(2\).*length 1"):
+    with pytest.raises(TypeError, match=r"tuple of length equal to the number of arguments "
+                       r"to the primal function, but got bwd output structure "
+                       r"PyTreeDef\(\(\*,\)\) for primal input structure"):
         grad(f)(fnp.asarray(1.0), fnp.asarray(2.0))
     f.defvjp(lambda x, y: (x * y, None), lambda _, g: (fnp.ones(3), g))
-    with pytest.raises(ValueError, match=r"'f'.*shape \(3,\), expected \(\)"):
+    with pytest.raises(ValueError, match=r"at output\[0\] the bwd rule produced an output of "
+                       r"type float64\[3\] corresponding to an input of type float64\[\], so "
+                       r"the shapes do not match"):
         grad(f)(fnp.asarray(1.0), fnp.asarray(2.0))
 
 
@@ -198,5 +202,5 @@ def test_custom_vjp_bwd_returning_a_non_array_names_its_type():
     def f(x):
         return x * 2
     f.defvjp(lambda x: (f(x), None), lambda r, g: ("bad",))
-    with pytest.raises(TypeError, match="leaf 0 is a str, not an array"):
+    with pytest.raises(TypeError, match="'bad' of type <class 'str'> is not a valid JAX type"):
         grad(lambda x: fnp.sum(f(x)))(fnp.ones(2))

@@ -29,7 +29,9 @@ from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.array import new_array
 from funcgrad.core import Primitive, TraceCall, find_top_trace, is_inexact
+from funcgrad.meta import ShapeDtypeStruct
 from funcgrad.primitives import sampling
+from . import contracts
 from .grad import vjp
 from .tape import trace_flat
 from . import vmap_calls
@@ -41,33 +43,15 @@ def _zeros_like(x: Any) -> Array:
     return fnp.zeros_like(x)
 
 
+def _name(fun: Callable) -> str:
+    """A rule's name as JAX's messages give it."""
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
 def _split_args(args: tuple, nondiff_argnums: tuple) -> tuple[list, list]:
     nondiff = [args[i] for i in nondiff_argnums]
     dyn = [a for i, a in enumerate(args) if i not in nondiff_argnums]
     return nondiff, dyn
-
-
-def _leaves_matching(name: str, what: str, got: Any, tree: Any, like: Sequence) -> list:
-    """The leaves of ``got`` (``None`` standing for zeros, also for a whole subtree),
-    after checking its structure against ``tree`` and its shapes against ``like``."""
-    if got is None:
-        return [None] * tree.num_leaves
-    leaves, got_tree = tree_util.tree_flatten(got, is_leaf=lambda x: x is None)
-    if got_tree != tree:
-        raise TypeError(f"{what} of custom function {name!r} must have the structure "
-                        f"{tree}, but it returned {got_tree}")
-    for k, (g, e) in enumerate(zip(leaves, like)):
-        if g is not None and not isinstance(g, (Array, np.ndarray, np.generic, int, float,
-                                                 complex)):
-            raise TypeError(f"{what} of custom function {name!r}: leaf {k} is a "
-                            f"{type(g).__name__}, not an array; return arrays (or None for "
-                            "a zero cotangent)")
-        shape, expected = np.shape(g), np.shape(e)
-        if g is not None and shape != expected:
-            raise ValueError(f"{what} of custom function {name!r}: leaf {k} has shape "
-                             f"{shape}, expected {expected} (the shape of the "
-                             "corresponding primal)")
-    return leaves
 
 
 def _rule_call(prim_name: str, vjp_rule: Callable) -> Primitive:
@@ -86,7 +70,8 @@ custom_jvp_call = _rule_call("custom_jvp_call", lambda g, xs, call: call.vjp(xs,
 # the call whose rule ran in the forward pass: the backward pass transposes its tangent map
 custom_jvp_linearized = _rule_call("custom_jvp_linearized",
                                    lambda g, call: call.transpose_tangent_map(g))
-custom_vjp_call = _rule_call("custom_vjp_call", lambda g, shapes, call: call.vjp(shapes, g))
+custom_vjp_call = _rule_call("custom_vjp_call",
+                             lambda g, shapes, dtypes, call: call.vjp(shapes, dtypes, g))
 custom_jvp_call.defbatch(vmap_calls.call_rule)
 custom_jvp_linearized.defbatch(vmap_calls.call_rule)
 custom_vjp_call.defbatch(vmap_calls.call_rule)
@@ -119,13 +104,6 @@ def _transpose(linear: Callable, zeros_in: list, cts: Sequence) -> list:
     """Apply the transpose of a linear funcgrad map (given its input shapes) to ``cts``."""
     _, f = vjp(linear, *zeros_in)
     return list(f(list(cts)))
-
-
-class _Shape:
-    __slots__ = ("shape",)
-
-    def __init__(self, shape: tuple):
-        self.shape = shape
 
 
 def _weak_flat_fun(call: "_Call") -> Callable:
@@ -164,9 +142,18 @@ class _Call(TraceCall):
                 k += 1
         return full
 
+    @property
+    def expected_output(self) -> Any:
+        """The types of the function's output where it has run for this call (staged
+        under jit, replayed from a tape), to check the rules' primal outputs against, as
+        JAX does where it has traced the function; None where it has not run (evaluating
+        it only to check would run the user's function more often than JAX does)."""
+        return getattr(self, "_ran", None)
+
     def _flat_fun(self, *leaves: Any) -> list:
         out = self.owner.fun(*self.args(leaves))
         out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        self._ran = self.out_tree.unflatten([ShapeDtypeStruct.like(o) for o in out_leaves])
         return out_leaves
 
     def _copy(self) -> "_Call":
@@ -240,13 +227,8 @@ class _CustomJVPCall(_Call):
         dyn_p = self.in_tree.unflatten(primals)
         dyn_t = self.in_tree.unflatten(tangents)
         res = self.owner.jvp(*self.nondiff, tuple(dyn_p), tuple(dyn_t))
-        if not (isinstance(res, (tuple, list)) and len(res) == 2):
-            raise TypeError(f"custom_jvp rule of {self.name!r} must return a pair "
-                            f"(primal_out, tangent_out), got {type(res).__name__}")
-        out, t_out = res
-        out_leaves, self.out_tree = tree_util.tree_flatten(out)
-        t_leaves = _leaves_matching(self.name, "the tangent output of the JVP rule", t_out,
-                                    self.out_tree, out_leaves)
+        out_leaves, self.out_tree, t_leaves = contracts.split_jvp_rule_output(
+            _name(self.owner.jvp), self.name, res, self.expected_output)
         return out_leaves, [(_zeros_like(o) if t is None else t)
                             for t, o in zip(t_leaves, out_leaves)]
 
@@ -339,41 +321,26 @@ class _CustomVJPCall(_Call):
 
     def run_fwd(self, primals: list) -> list:
         res = self.owner.fwd(*self.args(primals))
-        if not (isinstance(res, (tuple, list)) and len(res) == 2):
-            raise TypeError(f"custom_vjp fwd rule of {self.name!r} must return a pair "
-                            f"(output, residuals), got {type(res).__name__}")
-        out, self.residuals = res
+        out, self.residuals = contracts.split_fwd_output(
+            _name(self.owner.fwd), self.name, res, self.expected_output)
         out_leaves, self.out_tree = tree_util.tree_flatten(out)
         return out_leaves
 
-    def run_bwd(self, shapes: Sequence[tuple], g: Sequence) -> list:
-        """The user's bwd on output cotangents ``g`` (flat), checked, as flat input
-        cotangents (``None`` for zero)."""
+    def run_bwd(self, shapes: Sequence[tuple], dtypes: Sequence, g: Sequence) -> list:
+        """The user's bwd on output cotangents ``g`` (flat), checked against the inputs'
+        ``shapes`` and ``dtypes``, as flat input cotangents (``None`` for zero)."""
         g_tree = self.out_tree.unflatten(list(g))
         cts = self.owner.bwd(*self.nondiff, self.residuals, g_tree)
-        arg_trees = self.in_tree.children()
-        if not isinstance(cts, (tuple, list)) or len(cts) != len(arg_trees):
-            got = (f"a sequence of length {len(cts)}" if isinstance(cts, (tuple, list))
-                   else f"a {type(cts).__name__}")
-            raise TypeError(f"Custom VJP bwd rule of {self.name!r} must produce a tuple of "
-                            f"length equal to the number of differentiable primal inputs "
-                            f"({len(arg_trees)}), but got {got}")
-        like = [_Shape(s) for s in shapes]
-        out, k = [], 0
-        for i, (ct, tree) in enumerate(zip(cts, arg_trees)):
-            n = tree.num_leaves
-            out += _leaves_matching(self.name, f"the bwd cotangent for argument {i}", ct,
-                                    tree, like[k:k + n])
-            k += n
-        return out
+        return contracts.check_bwd_output(
+            cts, self.in_tree, [ShapeDtypeStruct(s, d) for s, d in zip(shapes, dtypes)])
 
     def process_rev(self, trace: Any, leaves: Sequence) -> list:
         primals = trace.lower(leaves)[0]
         outs = self.run_fwd(primals)
         return self.record(trace, leaves, custom_vjp_call, primals, outs)
 
-    def vjp(self, shapes: Sequence[tuple], g: Sequence) -> list:
-        return self.run_bwd(shapes, g)
+    def vjp(self, shapes: Sequence[tuple], dtypes: Sequence, g: Sequence) -> list:
+        return self.run_bwd(shapes, dtypes, g)
 
     def held_values(self) -> list:
         return tree_util.tree_leaves(self.residuals)
@@ -393,7 +360,8 @@ class _CustomVJPCall(_Call):
         tangents = [_zeros_like(p) if t is None else t for p, t in zip(primals, tangents)]
 
         def bwd_map(*g: Any) -> list:
-            cts = self.run_bwd([np.shape(p) for p in primals], g)
+            cts = self.run_bwd([np.shape(p) for p in primals],
+                               [ShapeDtypeStruct.like(p).dtype for p in primals], g)
             return [_zeros_like(p) if c is None else c for c, p in zip(cts, primals)]
         t_out = _transpose(bwd_map, [_zeros_like(o) for o in outs], tangents)
         return [trace.wrap(o, t) for o, t in zip(outs, t_out)]

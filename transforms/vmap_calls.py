@@ -163,6 +163,7 @@ def batch_custom_vjp(custom_vjp: type, call: Any, trace: BatchTrace, leaves: Seq
     with vectorised fwd (residuals batched at 0) and bwd."""
     values, axes = _front(trace, leaves)
     shapes = [tuple(v.shape)[a is not None:] for v, a in zip(values, axes)]
+    dtypes = [v.dtype for v in values]
 
     def fwd_flat(*xs: Any) -> tuple:
         outs = call.run_fwd(list(xs))
@@ -170,7 +171,7 @@ def batch_custom_vjp(custom_vjp: type, call: Any, trace: BatchTrace, leaves: Seq
 
     def bwd_flat(res: Any, g: Any) -> list:
         call.residuals = res  # run_bwd hands the user's bwd the call's residuals
-        return call.run_bwd(shapes, g)
+        return call.run_bwd(shapes, dtypes, g)
 
     batched = custom_vjp(_vectorised(call._flat_fun, trace, axes))
     v_fwd = vmap(fwd_flat, in_axes=axes, out_axes=0, axis_name=trace.axis_name,

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad._config import canonical_dtype, config, default_float, default_int
+from funcgrad._config import canonical_dtype, config, default_float, default_int, \
+    requested_dtype
 from funcgrad._promotion import SCALAR_NODES, computed_dtype
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.backend import backend_of
@@ -39,10 +40,10 @@ def _contains_array(x: Any) -> bool:
 
 
 def _inferred(raw: Any, dtype: Any) -> Any:
-    """The dtype to store ``raw`` in: the one asked for, else raw's own, narrowed to 32 bits
-    when x64 is disabled (None: keep raw's dtype)."""
+    """The dtype to store ``raw`` in: the one asked for (already `requested_dtype`), else
+    raw's own, narrowed to 32 bits when x64 is disabled (None: keep raw's dtype)."""
     if dtype is not None:
-        return np.dtype(dtype)
+        return dtype
     own = np.result_type(raw) if not hasattr(raw, "dtype") else raw.dtype
     narrow = canonical_dtype(own)
     return None if narrow == own else narrow
@@ -59,13 +60,14 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
     nothing to protect), other input is copied so that changing it later cannot change the
     Array (``copy=False`` raises for it). Lists holding Arrays are stacked, differentiably.
     ``order`` is accepted for numpy compatibility (Arrays expose no memory layout)."""
+    if isinstance(a, Array) and dtype is None and device is None:
+        return a  # the common case (every wrapper calls asarray on its inputs)
+    dtype = requested_dtype(dtype, "asarray")
     if isinstance(a, Array):
-        if dtype is None and device is None:
-            return a  # the common case (every wrapper calls asarray on its inputs)
         out = a
-        if dtype is not None and a.dtype != np.dtype(dtype):
+        if dtype is not None and a.dtype != dtype:
             if copy is False:
-                raise _no_copy_error(f"the dtype changes from {a.dtype} to {np.dtype(dtype)}")
+                raise _no_copy_error(f"the dtype changes from {a.dtype} to {dtype}")
             out = astype(a, dtype)
     elif isinstance(a, (list, tuple)) and _contains_array(a):
         if copy is False:
@@ -104,7 +106,8 @@ def _host_copy(a: Any, dtype: Any) -> Any:
 def array(object: Any, dtype: Any = None, copy: bool = True, order: Any = None,
           ndmin: int = 0, *, device: Any = None) -> Array:
     """numpy.array: like `asarray`, with ``ndmin`` leading axes of length 1 added."""
-    out = asarray(object, dtype, device=device, copy=None if copy else False)
+    out = asarray(object, requested_dtype(dtype, "array"), device=device,
+                  copy=None if copy else False)
     if out.ndim < ndmin:
         from funcgrad.numpy._shape import reshape  # _shape imports this module
         out = reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
@@ -114,18 +117,18 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: Any = None,
 def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
                copy: bool | None = None) -> Array:
     """`asarray` (Arrays have no subclasses to pass through)."""
-    return asarray(a, dtype, device=device, copy=copy)
+    return asarray(a, requested_dtype(dtype, "asarray"), device=device, copy=copy)
 
 
 def ascontiguousarray(a: Any, dtype: Any = None) -> Array:
     """`asarray` with at least one dimension (Arrays expose no memory layout)."""
-    out = asarray(a, dtype)
+    out = asarray(a, requested_dtype(dtype, "asarray"))
     return out if out.ndim else array(out, ndmin=1)
 
 
 def asfortranarray(a: Any, dtype: Any = None) -> Array:
     """`ascontiguousarray`: Arrays expose no memory layout to choose."""
-    return ascontiguousarray(a, dtype)
+    return ascontiguousarray(a, requested_dtype(dtype, "asarray"))
 
 
 def require(a: Any, dtype: Any = None, requirements: Any = None) -> Array:
@@ -135,12 +138,12 @@ def require(a: Any, dtype: Any = None, requirements: Any = None) -> Array:
     if "W" in reqs:
         raise ValueError("require: funcgrad Arrays are immutable and cannot be writeable; "
                          "use x.at[idx].set(v) for updates")
-    return asarray(a, dtype)
+    return asarray(a, requested_dtype(dtype, "asarray"))
 
 
 def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Array:
     """`asarray`, raising ValueError if the values hold an inf or a NaN."""
-    out = asarray(a, dtype)
+    out = asarray(a, requested_dtype(dtype, "asarray"))
     if out.dtype.kind in "fc" and not bool(np.isfinite(out.concrete().to_numpy()).all()):
         raise ValueError("array must not contain infs or NaNs")
     return out
@@ -156,7 +159,7 @@ def astype(x: Any, dtype: Any, /, order: Any = "K", casting: str = "unsafe",
     """x cast to dtype (differentiable between float and complex dtypes); ``casting``
     follows numpy ('no', 'equiv', 'safe', 'same_kind', 'unsafe')."""
     x = asarray(x)
-    dtype = np.dtype(dtype)
+    dtype = requested_dtype(dtype, "astype")
     if casting != "unsafe" and not np.can_cast(x.dtype, dtype, casting):
         raise TypeError(f"Cannot cast array data from dtype({str(x.dtype)!r}) to "
                         f"dtype({str(dtype)!r}) according to the rule {casting!r}")
@@ -213,30 +216,34 @@ def _constant(raw: np.ndarray, device: Any) -> Array:
     return _placed(new_array(raw), device)
 
 
-def _default(dtype: Any) -> np.dtype:
-    return default_float() if dtype is None else np.dtype(dtype)
+def _default(dtype: np.dtype | None) -> np.dtype:
+    """A requested dtype (`requested_dtype`), else the default float."""
+    return default_float() if dtype is None else dtype
 
 
 def zeros(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None) -> Array:
     """An Array of zeros (float64 by default)."""
-    return _constant(np.zeros(as_shape(shape), _default(dtype)), device)
+    return _constant(np.zeros(as_shape(shape), _default(requested_dtype(dtype, "zeros"))),
+                     device)
 
 
 def ones(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None) -> Array:
     """An Array of ones (float64 by default)."""
-    return _constant(np.ones(as_shape(shape), _default(dtype)), device)
+    return _constant(np.ones(as_shape(shape), _default(requested_dtype(dtype, "ones"))),
+                     device)
 
 
 def empty(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None) -> Array:
     """Zeros (an immutable array has no use for uninitialised memory)."""
-    return zeros(shape, dtype, device=device)
+    return zeros(shape, requested_dtype(dtype, "empty"), device=device)
 
 
 def _fill_dtype(fill_value: Any, dtype: Any) -> Any:
     """numpy's dtype for a fill value, narrowed when x64 is disabled (None: numpy's own
-    choice, which is the fill value's dtype)."""
+    choice, which is the fill value's dtype); ``dtype``: the one requested, already
+    `requested_dtype`."""
     if dtype is not None:
-        return np.dtype(dtype)
+        return dtype
     if isinstance(fill_value, Array):
         return fill_value.dtype
     if config.x64_enabled:
@@ -249,7 +256,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C", *,
     """An Array of ``shape`` filled with ``fill_value`` (broadcast when it is an array; an
     Array fill value is differentiable)."""
     shape = as_shape(shape)
-    dtype = _fill_dtype(fill_value, dtype)
+    dtype = _fill_dtype(fill_value, requested_dtype(dtype, "full"))
     if isinstance(fill_value, Array):
         from funcgrad.numpy._shape import broadcast_to  # _shape imports this module
         return _placed(broadcast_to(astype(fill_value, dtype), shape), device)
@@ -271,7 +278,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
     filled with ``fill_value`` (an Array fill value is differentiable)."""
     a_shape, a_dtype, a_device = _like(a)
     shape = a_shape if shape is None else as_shape(shape)
-    dtype = a_dtype if dtype is None else np.dtype(dtype)
+    dtype = a_dtype if dtype is None else requested_dtype(dtype, "full_like")
     device = a_device if device is None else device
     if isinstance(fill_value, Array):
         return _placed(full(shape, fill_value, dtype), device)
@@ -281,40 +288,40 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
 def zeros_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
                shape: Any = None, *, device: Any = None) -> Array:
     """Zeros shaped like ``a``."""
-    return full_like(a, 0, dtype, shape=shape, device=device)
+    return full_like(a, 0, requested_dtype(dtype, "zeros_like"), shape=shape, device=device)
 
 
 def ones_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
               shape: Any = None, *, device: Any = None) -> Array:
     """Ones shaped like ``a``."""
-    return full_like(a, 1, dtype, shape=shape, device=device)
+    return full_like(a, 1, requested_dtype(dtype, "ones_like"), shape=shape, device=device)
 
 
 def empty_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
                shape: Any = None, *, device: Any = None) -> Array:
     """Zeros shaped like ``a``."""
-    return zeros_like(a, dtype, shape=shape, device=device)
+    return zeros_like(a, requested_dtype(dtype, "empty_like"), shape=shape, device=device)
 
 
 def eye(N: Any, M: Any = None, k: Any = 0, dtype: Any = None, order: Any = "C", *,
         device: Any = None) -> Array:
     """The N x M matrix with ones on the k-th diagonal."""
     M = None if M is None else operator.index(M)
-    return _constant(np.eye(operator.index(N), M, operator.index(k), _default(dtype)),
-                     device)
+    return _constant(np.eye(operator.index(N), M, operator.index(k),
+                            _default(requested_dtype(dtype, "eye"))), device)
 
 
 def identity(n: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """The n x n identity matrix."""
-    return eye(n, dtype=dtype, device=device)
+    return eye(n, dtype=requested_dtype(dtype, "identity"), device=device)
 
 
 def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = None, *,
         device: Any = None) -> Array:
     """Ones at and below the k-th diagonal of an N x M matrix, zeros above."""
     M = None if M is None else operator.index(M)
-    return _constant(np.tri(operator.index(N), M, operator.index(k), _default(dtype)),
-                     device)
+    return _constant(np.tri(operator.index(N), M, operator.index(k),
+                            _default(requested_dtype(dtype, "tri"))), device)
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from funcgrad._config import canonical_dtype, default_float
+from funcgrad._config import canonical_dtype, default_float, requested_dtype
 from funcgrad._promotion import INEXACT, computed_dtype
 from funcgrad.array import Array, new_array, to_raw
 from funcgrad.core import Tracer, is_inexact
@@ -40,8 +40,9 @@ def _traced(*xs: Any) -> bool:
 
 
 def _constant(raw: np.ndarray, dtype: Any, device: Any) -> Array:
-    """A numpy result as an Array: ``dtype`` if given, else raw's narrowed by the config."""
-    dtype = canonical_dtype(raw.dtype) if dtype is None else np.dtype(dtype)
+    """A numpy result as an Array: ``dtype`` if given (already `requested_dtype`), else
+    raw's narrowed by the config."""
+    dtype = canonical_dtype(raw.dtype) if dtype is None else dtype
     return _placed(new_array(np.asarray(raw, dtype=dtype)), device)
 
 
@@ -49,6 +50,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
            device: Any = None) -> Array:
     """Evenly spaced values in [start, stop) (``arange(n)``: 0 .. n-1). Traced float
     ``start`` or ``step`` make it differentiable in them."""
+    dtype = requested_dtype(dtype, "arange")
     if _traced(start, stop, step):
         return _traced_arange(start, stop, step, dtype, device)
     start, stop, step = _plain(start), _plain(stop), _plain(step)
@@ -98,7 +100,6 @@ def _grid(start: Any, stop: Any, num: int, endpoint: bool, axis: int,
 
 def _finish(y: Array, dtype: Any, device: Any) -> Array:
     if dtype is not None:
-        dtype = np.dtype(dtype)
         if dtype.kind in "iub":
             y = floor(y)
         y = astype(y, dtype)
@@ -111,6 +112,7 @@ def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True,
     """``num`` evenly spaced values from start to stop (stop excluded without
     ``endpoint``); array endpoints give one range per element along ``axis``."""
     num = _sample_count(num)
+    dtype = requested_dtype(dtype, "linspace")
     if not isinstance(start, Array) and not isinstance(stop, Array):
         raw, step = np.linspace(to_raw(start), to_raw(stop), num, endpoint, retstep=True,
                                 dtype=computed_dtype(start, stop, rule=INEXACT)
@@ -135,6 +137,7 @@ def logspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True,
              device: Any = None) -> Array:
     """``base ** linspace(start, stop, num)``; an array ``base`` broadcasts against the
     endpoints."""
+    dtype = requested_dtype(dtype, "logspace")
     if not any(isinstance(v, Array) for v in (start, stop, base)):
         raw = np.logspace(to_raw(start), to_raw(stop), num, endpoint, to_raw(base),
                           dtype, axis)
@@ -151,6 +154,7 @@ def geomspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True,
     """Values spaced evenly on a log scale from start to stop:
     ``start * (stop / start) ** (k / div)``, with both endpoints exact."""
     num = _sample_count(num)
+    dtype = requested_dtype(dtype, "geomspace")
     if not isinstance(start, Array) and not isinstance(stop, Array):
         raw = np.geomspace(to_raw(start), to_raw(stop), num, endpoint, dtype, axis)
         return _constant(raw, dtype, device)
@@ -190,7 +194,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
 
 def indices(dimensions: Sequence, dtype: Any = int, sparse: bool = False) -> Any:
     """The index of each position of a grid of shape ``dimensions`` (a constant)."""
-    raw = np.indices(as_shape(dimensions), dtype, sparse)
+    raw = np.indices(as_shape(dimensions), requested_dtype(dtype, "indices"), sparse)
     if sparse:
         return tuple(new_array(np.array(r, copy=True)) for r in raw)
     return new_array(raw)

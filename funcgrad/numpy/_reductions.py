@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad._config import default_int
+from funcgrad._config import default_int, requested_dtype
 from funcgrad._promotion import INEXACT, computed_dtype
 from funcgrad.primitives import reductions as P
 from funcgrad.numpy._creation import as_index_array, asarray, astype, full, promote_dtypes
@@ -125,14 +125,15 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
         keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Sum over ``axis`` (all axes by default), plus ``initial``, of the elements selected
     by ``where``."""
-    return _accumulate(P.reduce_sum, 0, a, axis, dtype, out, keepdims, initial, where, "sum")
+    return _accumulate(P.reduce_sum, 0, a, axis, requested_dtype(dtype, "sum"), out,
+                       keepdims, initial, where, "sum")
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Product over ``axis``; its gradient is exact where elements are zero."""
-    return _accumulate(P.reduce_prod, 1, a, axis, dtype, out, keepdims, initial, where,
-                       "prod")
+    return _accumulate(P.reduce_prod, 1, a, axis, requested_dtype(dtype, "prod"), out,
+                       keepdims, initial, where, "prod")
 
 
 def _extreme(prim: Any, pick: Any, a: Any, axis: Any, out: Any, keepdims: bool,
@@ -195,7 +196,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     """Arithmetic mean over ``axis`` (float64 for integer input, as numpy)."""
     no_out(out, "mean")
     a = asarray(a)
-    dt = _mean_dtype(a, dtype)
+    dt = _mean_dtype(a, requested_dtype(dtype, "mean"))
     axes = normalize_axis(axis, a.ndim)
     total = sum(a, axes, dt, None, keepdims, where=where)
     n = _selected(a, axes, where, keepdims)
@@ -221,7 +222,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     ddof = _ddof(ddof, correction)
     a = asarray(a)
     axes = normalize_axis(axis, a.ndim)
-    centre = _mean(a, axes, dtype, None, True, where=where) if mean is None else mean
+    centre = (_mean(a, axes, requested_dtype(dtype, "var"), None, True, where=where)
+              if mean is None else mean)
     d = a - centre
     if np.issubdtype(d.dtype, np.complexfloating):
         d2 = real(d * conj(d))
@@ -241,8 +243,8 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
         keepdims: bool = False, *, where: Any = None, mean: Any = None,
         correction: Any = None) -> Any:
     """Standard deviation: sqrt(var)."""
-    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                    correction=correction))
+    return sqrt(var(a, axis, requested_dtype(dtype, "std"), out, ddof, keepdims, where=where,
+                    mean=mean, correction=correction))
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
@@ -295,13 +297,13 @@ def _scan(prim: Any, a: Any, axis: Any, dtype: Any) -> Any:
 def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative sum along ``axis`` (of the flattened array by default)."""
     no_out(out, "cumsum")
-    return _scan(P.cumsum, a, axis, dtype)
+    return _scan(P.cumsum, a, axis, requested_dtype(dtype, "cumsum"))
 
 
 def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative product along ``axis``; its gradient is exact where elements are zero."""
     no_out(out, "cumprod")
-    return _scan(P.cumprod, a, axis, dtype)
+    return _scan(P.cumprod, a, axis, requested_dtype(dtype, "cumprod"))
 
 
 def _cumulative(prim: Any, identity: int, x: Any, axis: Any, dtype: Any,
