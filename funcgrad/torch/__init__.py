@@ -27,7 +27,9 @@ from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_
                                     float8_e4m3fnuz, float8_e5m2fnuz)
 from funcgrad.torch._tensor import Tensor, is_tensor
 from funcgrad.torch._layouts import (layout, strided, sparse_coo, sparse_csr, sparse_csc,
-                                     sparse_bsr, sparse_bsc, jagged)
+                                     sparse_bsr, sparse_bsc, jagged, memory_format,
+                                     contiguous_format, channels_last, channels_last_3d,
+                                     preserve_format, legacy_contiguous_format)
 from funcgrad.torch._tensor_str import set_printoptions
 from funcgrad.torch.autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,
                                                inference_mode, is_grad_enabled,
@@ -45,6 +47,7 @@ from funcgrad.torch import (_ops_order_stats, _ops_arrange,  # noqa: F401  (regi
                             _ops_index_update, _ops_math_more, _ops_linalg_legacy,
                             _ops_inplace_views)
 from funcgrad.torch._numeric_info import *  # noqa: F401,F403  (finfo, iinfo, range, ...)
+from funcgrad.torch._flags import *  # noqa: F401,F403  (use_deterministic_algorithms, ...)
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch import autograd, nn, optim, func, cuda, linalg, utils
 from funcgrad.torch import accelerator, backends, profiler
@@ -69,6 +72,8 @@ sparse.install(globals())
 from funcgrad.torch import _aten_aliases  # noqa: E402  (so are these names)
 _aten_aliases.install(globals())
 from funcgrad.torch import fft  # noqa: E402
+from funcgrad.torch._windows import (hann_window, hamming_window,  # noqa: E402
+                                     blackman_window, bartlett_window, kaiser_window)
 from funcgrad.torch import functional  # noqa: E402  (names the functions just made)
 from funcgrad.torch import __future__  # noqa: E402,F401  (torch.__future__'s switches)
 

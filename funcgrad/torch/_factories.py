@@ -58,7 +58,7 @@ class Generator:
         """The stream's position as a uint8 tensor (seed and PCG64 state, 16 bytes each),
         for `set_state`; the layout is funcgrad's, not PyTorch's mt19937 state."""
         raw = state_bytes(self._seed, self.rng)
-        return _finish(np.frombuffer(raw, np.uint8), D.uint8, None, False)
+        return finish(np.frombuffer(raw, np.uint8), D.uint8, None, False)
 
     def set_state(self, new_state: Tensor) -> "Generator":
         """Continue the stream from a state that `get_state` returned."""
@@ -141,7 +141,7 @@ def _draws(generator: Generator | None, device: Any) -> Any:
     return _MetaDraws() if device.type == "meta" else _rng(generator)
 
 
-def _finish(raw: np.ndarray, dtype: D.dtype, device: Any, requires_grad: bool) -> Tensor:
+def finish(raw: np.ndarray, dtype: D.dtype, device: Any, requires_grad: bool) -> Tensor:
     device = D.get_default_device() if device is None else D.device(device)
     if device.type == "meta":  # the shape and dtype alone: no values are made or kept
         data = to_meta(ShapeDtypeStruct(np.shape(raw), dtype.np))
@@ -200,7 +200,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         data.dtype if isinstance(data, Tensor) else _infer_dtype(arr, data))
     if device is None and isinstance(data, Tensor):
         device = data.device
-    return _finish(arr, dt, device, requires_grad)
+    return finish(arr, dt, device, requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -262,12 +262,12 @@ def _dt(dtype: Any) -> D.dtype:
 
 def zeros(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    return _finish(_constant(_shape_of(sizes, size), 0.0), _dt(dtype), device, requires_grad)
+    return finish(_constant(_shape_of(sizes, size), 0.0), _dt(dtype), device, requires_grad)
 
 
 def ones(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    return _finish(_constant(_shape_of(sizes, size), 1.0), _dt(dtype), device, requires_grad)
+    return finish(_constant(_shape_of(sizes, size), 1.0), _dt(dtype), device, requires_grad)
 
 
 def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
@@ -303,7 +303,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     dt = D.to_torch_dtype(dtype) if dtype is not None else _fill_dtype(fill_value)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    return _finish(_constant(_size_args((size,)), value), dt, device, requires_grad)
+    return finish(_constant(_size_args((size,)), value), dt, device, requires_grad)
 
 
 def _like(input: Tensor, dtype: Any, device: Any) -> tuple:
@@ -314,13 +314,13 @@ def _like(input: Tensor, dtype: Any, device: Any) -> tuple:
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     shape, dt, dev = _like(input, dtype, device)
-    return _finish(_constant(shape, 0.0), dt, dev, requires_grad)
+    return finish(_constant(shape, 0.0), dt, dev, requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     shape, dt, dev = _like(input, dtype, device)
-    return _finish(_constant(shape, 1.0), dt, dev, requires_grad)
+    return finish(_constant(shape, 1.0), dt, dev, requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
@@ -331,7 +331,7 @@ def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     shape, dt, dev = _like(input, dtype, device)
-    return _finish(_constant(shape, fill_value), dt, dev, requires_grad)
+    return finish(_constant(shape, fill_value), dt, dev, requires_grad)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
@@ -346,25 +346,25 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     n = builtins.int(np.ceil((vals[1] - vals[0]) / vals[2]))
     raw = vals[0] + np.arange(max(n, 0), dtype=np.float64 if dt.is_floating_point else
                               np.int64) * vals[2]
-    return _finish(raw, dt, device, requires_grad)
+    return finish(raw, dt, device, requires_grad)
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     dt = _dt(dtype)
-    return _finish(linspace_values(float(start), float(end), steps, dt.np), dt, device,
+    return finish(linspace_values(float(start), float(end), steps, dt.np), dt, device,
                    requires_grad)
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _finish(np.logspace(float(start), float(end), steps, base=base), _dt(dtype),
+    return finish(np.logspace(float(start), float(end), steps, base=base), _dt(dtype),
                    device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
-    return _finish(np.eye(n, m), _dt(dtype), device, requires_grad)
+    return finish(np.eye(n, m), _dt(dtype), device, requires_grad)
 
 
 def rand(*sizes: Any, size: Any = None, generator: Generator | None = None,
@@ -372,14 +372,14 @@ def rand(*sizes: Any, size: Any = None, generator: Generator | None = None,
     """Uniform samples on [0, 1)."""
     dt = _dt(dtype)
     raw = _draws(generator, device).random(_shape_of(sizes, size), dtype=np.float64)
-    return _finish(raw, dt, device, requires_grad)
+    return finish(raw, dt, device, requires_grad)
 
 
 def randn(*sizes: Any, size: Any = None, generator: Generator | None = None,
           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     raw = _draws(generator, device).standard_normal(_shape_of(sizes, size))
-    return _finish(raw, _dt(dtype), device, requires_grad)
+    return finish(raw, _dt(dtype), device, requires_grad)
 
 
 def randint(low: int = 0, high: int | None = None, size: Sequence[int] = (), *,
@@ -392,7 +392,7 @@ def randint(low: int = 0, high: int | None = None, size: Sequence[int] = (), *,
             size = high
         low, high = 0, low
     raw = _draws(generator, device).integers(low, high, size=tuple(size))
-    return _finish(raw, D.int64 if dtype is None else D.to_torch_dtype(dtype), device,
+    return finish(raw, D.int64 if dtype is None else D.to_torch_dtype(dtype), device,
                    requires_grad)
 
 
@@ -417,7 +417,7 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     raw = _draws(generator, device).permutation(n)
-    return _finish(raw, D.int64 if dtype is None else D.to_torch_dtype(dtype), device,
+    return finish(raw, D.int64 if dtype is None else D.to_torch_dtype(dtype), device,
                    requires_grad)
 
 
@@ -431,7 +431,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
           else _dt(dtype))
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if not tensors:
-        return _finish(_draws(generator, device).normal(mean, std, size=shape), dt, device,
+        return finish(_draws(generator, device).normal(mean, std, size=shape), dt, device,
                        requires_grad)
     # mean + std * eps: differentiable in the tensor arguments (PyTorch's NormalBackward1/2/3
     # for a tensor mean, std, or both)
@@ -455,7 +455,7 @@ def bernoulli(input: Tensor, p: float | None = None, *,
              if isinstance(input._a, Tracer) else input._host())  # (traced: compiled)
     raw = _rng(generator).random(tuple(input.shape)) < probs
     if p is not None or not input.requires_grad:
-        return _finish(raw, input.dtype, input.device, False)
+        return finish(raw, input.dtype, input.device, False)
     # a draw has the gradient 0 (PyTorch records BernoulliBackward0 all the same)
     draw = const_like(raw.astype(input.dtype.np), input)
     return apply("BernoulliBackward0", lambda q: fnp.where(True, draw, q), [input])
@@ -497,4 +497,4 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
             keys = rng.exponential(size=weights.shape) / weights
         raw = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     raw = raw.reshape(tuple(input.shape[:-1]) + (num_samples,))
-    return _finish(raw, D.int64, input.device, False)
+    return finish(raw, D.int64, input.device, False)

@@ -28,6 +28,7 @@ from funcgrad.torch import _conventions as conventions, _dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._inplace import inplace as _inplace
 from funcgrad.torch._out import accepting_out
+from funcgrad.torch._layouts import dims_order
 from funcgrad.torch._tensor import Tensor, _type_word, of_other_kind
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._factories import tensor
@@ -506,6 +507,10 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             device = a
     dtype = self.dtype if dtype is None else D.to_torch_dtype(dtype)
     device = self.device if device is None else D.device(device)
+    layout = kwargs.get("memory_format")
+    if layout is not None and dims_order(layout, self.ndim) is not None:
+        return METHODS["contiguous"](to(self, dtype, device, copy=kwargs.get("copy", False)),
+                                     layout)
     if dtype is self.dtype and device == self.device and not kwargs.get("copy", False):
         return self
     if device.type == "cuda" and not funcgrad.backend.cupy_available():

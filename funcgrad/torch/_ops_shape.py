@@ -25,6 +25,7 @@ from funcgrad.primitives import conv as conv_prims, elementwise as elementwise_p
 from funcgrad.primitives.indexing import NO_INDEX
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply, const_like
+from funcgrad.torch._layouts import dims_order
 from funcgrad.torch._views import as_view
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
@@ -242,10 +243,18 @@ def _clone(input: Tensor, *, memory_format: Any = None) -> Spec:
 
 
 def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
-    """``input`` itself if its memory is in row-major order, else a row-major copy."""
-    if input.is_contiguous():
+    """``input`` itself if its memory is in ``memory_format``'s order (row-major by
+    default), else a copy in that order (channels last: the NHWC strides of an NCHW
+    tensor, as PyTorch's)."""
+    order = dims_order(memory_format, input.ndim)
+    if input.is_contiguous(memory_format):
         return input
-    return apply("CloneBackward0", PrimCall(elementwise_prims.copy, {"order": "C"}), [input])
+    if order is None:
+        return apply("CloneBackward0", PrimCall(elementwise_prims.copy, {"order": "C"}),
+                     [input])
+    back = tuple(order.index(d) for d in range(input.ndim))
+    return apply("CloneBackward0", lambda a: fnp.transpose(elementwise_prims.copy.bind(
+        fnp.transpose(a, order), order="C"), back), [input])
 
 
 METHODS["contiguous"] = contiguous

@@ -16,7 +16,7 @@ from funcgrad.array import Array, buffer_of, new_array
 from funcgrad.core import Tracer
 from funcgrad.meta import is_meta
 from funcgrad.torch import _dtypes as D, _storage
-from funcgrad.torch._layouts import strided
+from funcgrad.torch._layouts import dims_order, strided
 from funcgrad.torch._tensor_str import tensor_repr
 from funcgrad.viz.html import tensor_html
 
@@ -219,7 +219,12 @@ class TensorData:
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         raw = self._layout()
-        return raw is None or bool(raw.flags.c_contiguous)
+        if raw is None:
+            return True
+        order = dims_order(memory_format, raw.ndim)
+        if order is None:
+            return bool(raw.flags.c_contiguous)
+        return bool(raw.transpose(order).flags.c_contiguous)
 
     def _is_view(self) -> bool:
         return self._view is not None

@@ -683,6 +683,15 @@ NOT_COMPARED = {
                     "unbind_copy", "unfold_copy", "unsafe_chunk", "unsafe_split",
                     "unsafe_split_with_sizes", "unsqueeze_copy", "values_copy",
                     "view_as_complex_copy", "view_as_real_copy", "view_copy", "zero_")},
+    **{name: "compared with PyTorch in test_windows_flags_formats.py"
+       for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                    "kaiser_window", "use_deterministic_algorithms",
+                    "are_deterministic_algorithms_enabled",
+                    "is_deterministic_algorithms_warn_only_enabled",
+                    "set_deterministic_debug_mode", "get_deterministic_debug_mode",
+                    "set_warn_always", "is_warn_always_enabled", "set_flush_denormal",
+                    "init_num_threads", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+                    "set_anomaly_enabled")},
     **{name: "sparse layouts, compared with PyTorch in test_sparse.py"
        for name in ("Tensor.sparse_mask", "Tensor.to_dense", "Tensor.to_sparse",
                     "Tensor.to_sparse_coo", "Tensor.to_sparse_csr", "sparse_coo_tensor",
