@@ -71,7 +71,7 @@ from funcgrad.torch import sparse  # noqa: E402  (its ops are made of the functi
 sparse.install(globals())
 from funcgrad.torch import _aten_aliases  # noqa: E402  (so are these names)
 _aten_aliases.install(globals())
-from funcgrad.torch import fft  # noqa: E402
+from funcgrad.torch import fft, testing  # noqa: E402
 from funcgrad.torch._windows import (hann_window, hamming_window,  # noqa: E402
                                      blackman_window, bartlett_window, kaiser_window)
 from funcgrad.torch import functional  # noqa: E402  (names the functions just made)
