@@ -72,6 +72,8 @@ sparse.install(globals())
 from funcgrad.torch import _aten_aliases  # noqa: E402  (so are these names)
 _aten_aliases.install(globals())
 from funcgrad.torch import fft, testing  # noqa: E402
+from funcgrad.torch import _ops_extras  # noqa: E402
+_ops_extras.install(globals())
 from funcgrad.torch._windows import (hann_window, hamming_window,  # noqa: E402
                                      blackman_window, bartlett_window, kaiser_window)
 from funcgrad.torch import functional  # noqa: E402  (names the functions just made)

@@ -180,13 +180,16 @@ def _heaviside(input: Tensor, values: Tensor) -> Spec:
                 [input, values], differentiable=False)
 
 
-def _integer_binary(name: str) -> None:
+def _integer_binary(name: str, numpy_name: str | None = None, kernel: str | None = None
+                    ) -> None:
+    """An op of integer tensors only (``kernel``: the name PyTorch's error gives it)."""
     def spec(input: Tensor, other: Tensor) -> Spec:
         for t in (input, other):
             if isinstance(t, Tensor) and t.dtype.np.kind not in "iu":
-                raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for '
                                           f"'{_type_word(t.dtype)}'")
-        return _binary(name, np_fn(name), input, other)._replace(differentiable=False)
+        return _binary(name, np_fn(numpy_name or name), input, other)._replace(
+            differentiable=False)
     spec.__name__ = name
     spec.__doc__ = f"The elementwise {name} of integer tensors."
     op(name, inplace=True)(spec)
@@ -194,6 +197,8 @@ def _integer_binary(name: str) -> None:
 
 _integer_binary("gcd")
 _integer_binary("lcm")
+_integer_binary("bitwise_left_shift", "left_shift", "lshift")
+_integer_binary("bitwise_right_shift", "right_shift", "rshift")
 
 
 @op("ldexp")

@@ -692,6 +692,11 @@ NOT_COMPARED = {
                     "set_warn_always", "is_warn_always_enabled", "set_flush_denormal",
                     "init_num_threads", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
                     "set_anomaly_enabled")},
+    **{name: "compared with PyTorch in test_ops_extras.py"
+       for name in ("Tensor.apply_", "Tensor.conj_physical", "Tensor.conj_physical_",
+                    "Tensor.dim_order", "Tensor.fill_diagonal_", "Tensor.map2_", "Tensor.map_",
+                    "Tensor.new", "Tensor.nonzero_static", "Tensor.sum_to_size",
+                    "conj_physical", "conj_physical_", "nonzero_static")},
     **{name: "sparse layouts, compared with PyTorch in test_sparse.py"
        for name in ("Tensor.sparse_mask", "Tensor.to_dense", "Tensor.to_sparse",
                     "Tensor.to_sparse_coo", "Tensor.to_sparse_csr", "sparse_coo_tensor",
