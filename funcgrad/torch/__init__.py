@@ -71,7 +71,7 @@ from funcgrad.torch import sparse  # noqa: E402  (its ops are made of the functi
 sparse.install(globals())
 from funcgrad.torch import _aten_aliases  # noqa: E402  (so are these names)
 _aten_aliases.install(globals())
-from funcgrad.torch import fft, testing  # noqa: E402
+from funcgrad.torch import fft, testing, distributions  # noqa: E402
 from funcgrad.torch import _ops_extras  # noqa: E402
 _ops_extras.install(globals())
 from funcgrad.torch._windows import (hann_window, hamming_window,  # noqa: E402

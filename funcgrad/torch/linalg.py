@@ -15,9 +15,11 @@ from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _type_word
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._ops_arrange import linalg_cross
+from funcgrad.torch import _linalg_more as _more
+from funcgrad.torch._linalg_more import *  # noqa: F401,F403  (solve_triangular, pinv, ...)
 
 __all__ = ["vector_norm", "norm", "matrix_norm", "inv", "det", "slogdet", "solve",
-           "cholesky", "qr", "eigh", "svd", "cross"]
+           "cholesky", "qr", "eigh", "svd", "cross", *_more.__all__]
 
 
 def _checked_float(x: Tensor, fn: str, dtype: Any) -> Any:

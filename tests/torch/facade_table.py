@@ -697,6 +697,12 @@ NOT_COMPARED = {
                     "Tensor.dim_order", "Tensor.fill_diagonal_", "Tensor.map2_", "Tensor.map_",
                     "Tensor.new", "Tensor.nonzero_static", "Tensor.sum_to_size",
                     "conj_physical", "conj_physical_", "nonzero_static")},
+    **{f"linalg.{name}": "compared with PyTorch in test_linalg_more.py"
+       for name in ("LinAlgError", "cholesky_ex", "cond", "diagonal", "eig", "eigvals",
+                    "eigvalsh", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex",
+                    "lu_solve", "matmul", "matrix_exp", "matrix_power", "matrix_rank",
+                    "multi_dot", "pinv", "solve_ex", "solve_triangular", "svdvals",
+                    "tensorinv", "tensorsolve", "vander", "vecdot")},
     **{name: "sparse layouts, compared with PyTorch in test_sparse.py"
        for name in ("Tensor.sparse_mask", "Tensor.to_dense", "Tensor.to_sparse",
                     "Tensor.to_sparse_coo", "Tensor.to_sparse_csr", "sparse_coo_tensor",

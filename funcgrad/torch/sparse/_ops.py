@@ -9,7 +9,7 @@ dense result is made only where PyTorch's op returns one.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
