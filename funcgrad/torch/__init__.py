@@ -71,7 +71,10 @@ from funcgrad.torch import sparse  # noqa: E402  (its ops are made of the functi
 sparse.install(globals())
 from funcgrad.torch import _aten_aliases  # noqa: E402  (so are these names)
 _aten_aliases.install(globals())
-from funcgrad.torch import fft, testing, distributions  # noqa: E402
+from funcgrad.torch import fft, testing, distributions, random, version  # noqa: E402
+from funcgrad.torch._more_functions import *  # noqa: E402,F401,F403  (asarray, gradient...)
+from funcgrad.torch.version import __version__  # noqa: E402
+from funcgrad.torch.amp import GradScaler  # noqa: E402
 from funcgrad.torch import _ops_extras  # noqa: E402
 _ops_extras.install(globals())
 from funcgrad.torch._windows import (hann_window, hamming_window,  # noqa: E402
@@ -86,6 +89,7 @@ def __getattr__(name: str) -> _Any:
 
 inf = _math.inf
 nan = _math.nan
+newaxis = None
 pi = _math.pi
 e = _math.e
 

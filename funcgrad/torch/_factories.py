@@ -135,6 +135,11 @@ class _MetaDraws:
         return draw
 
 
+def random_stream(generator: Generator | None, device: Any) -> np.random.Generator:
+    """The numpy stream a sampler outside this module draws ``generator``'s values from."""
+    return _draws(generator, device)
+
+
 def _draws(generator: Generator | None, device: Any) -> Any:
     """The stream a random factory for ``device`` (None: the default device) draws from."""
     device = D.get_default_device() if device is None else D.device(device)

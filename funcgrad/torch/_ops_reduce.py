@@ -43,7 +43,8 @@ def _return_type(name: str, fields: tuple) -> type:
 
 
 class return_types:
-    """PyTorch's named tuples of (values, indices)."""
+    """PyTorch's named tuples of (values, indices), and the histogram's."""
+    histogram = _return_type("histogram", ("hist", "bin_edges"))
     max = _return_type("max", ("values", "indices"))
     min = _return_type("min", ("values", "indices"))
     sort = _return_type("sort", ("values", "indices"))
