@@ -14,58 +14,52 @@ __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "spars
            "dims_order"]
 
 
-class layout:
-    """A layout, printed and compared by name as PyTorch's (``torch.strided``)."""
+class _Named:
+    """A constant printed as PyTorch's (``torch.strided``), one object per name (so that
+    ``is`` compares it, unpickled ones included)."""
 
     __slots__ = ("name",)
+    _registry: dict
 
     def __init__(self, name: str) -> None:
         self.name = name
+        type(self)._registry[name] = self
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
 
     def __reduce__(self) -> tuple:
-        return (_by_name, (self.name,))
+        return (_by_name, (type(self), self.name))
+
+
+def _by_name(kind: type, name: str) -> "_Named":
+    return kind._registry[name]
+
+
+class layout(_Named):
+    """A tensor layout: strided (dense) or one of the sparse ones."""
+
+    __slots__ = ()
+    _registry: dict = {}
 
 
 strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged = (
     layout(name) for name in ("strided", "sparse_coo", "sparse_csr", "sparse_csc",
                               "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged"))
-LAYOUTS = {x.name: x for x in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
-                               sparse_bsc, _mkldnn, jagged)}
+LAYOUTS = layout._registry
 
 
-def _by_name(name: str) -> layout:
-    return LAYOUTS[name]
+class memory_format(_Named):
+    """The order of a dense tensor's elements in memory."""
 
-
-class memory_format:
-    """A memory format, printed and compared by name as PyTorch's."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"torch.{self.name}"
-
-    def __reduce__(self) -> tuple:
-        return (_format_by_name, (self.name,))
+    __slots__ = ()
+    _registry: dict = {}
 
 
 contiguous_format, channels_last, channels_last_3d, preserve_format, \
     legacy_contiguous_format = (memory_format(name) for name in (
         "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
         "legacy_contiguous_format"))
-_FORMATS = {f.name: f for f in (contiguous_format, channels_last, channels_last_3d,
-                                preserve_format, legacy_contiguous_format)}
-
-
-def _format_by_name(name: str) -> memory_format:
-    return _FORMATS[name]
-
 
 def dims_order(fmt: memory_format | None, ndim: int) -> tuple | None:
     """The order of the dims from outermost to innermost in memory for format ``fmt`` of

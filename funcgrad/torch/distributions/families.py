@@ -26,7 +26,9 @@ def _noise(kind: str, shape: Any, like: Tensor) -> Tensor:
     return draw(*shape, dtype=like.dtype, device=like.device)
 
 
-class Normal(Distribution):
+class _LocationScale(Distribution):
+    """A family of a location and a (positive) scale on the real line."""
+
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -36,6 +38,9 @@ class Normal(Distribution):
         super().__init__(self.loc.size(), validate_args=validate_args)
 
     mean = mode = property(lambda self: self.loc)
+
+
+class Normal(_LocationScale):
     stddev = property(lambda self: self.scale)
     variance = property(lambda self: self.scale.pow(2))
 
@@ -105,16 +110,7 @@ class Uniform(Distribution):
         return (self.high - self.low).log()
 
 
-class Laplace(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.size(), validate_args=validate_args)
-
-    mean = mode = property(lambda self: self.loc)
+class Laplace(_LocationScale):
     variance = property(lambda self: 2 * self.scale.pow(2))
     stddev = property(lambda self: 2 ** 0.5 * self.scale)
 
@@ -174,15 +170,35 @@ class Exponential(Distribution):
         return 1.0 - self.rate.log()
 
 
-class Bernoulli(Distribution):
+class _ProbsOrLogits(Distribution):
+    """A discrete family given by ``probs`` or by ``logits`` (exactly one); the other is
+    derived when first read (``_binary``: the sigmoid's pair, else the softmax's)."""
+
+    _binary = False
+
+    def _one_of(self, probs: Any, logits: Any) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "probs":
+            self.probs = logits_to_probs(self.logits, is_binary=self._binary)
+            return self.probs
+        if name == "logits":
+            self.logits = probs_to_logits(self.probs, is_binary=self._binary)
+            return self.logits
+        raise AttributeError(name)
+
+
+class Bernoulli(_ProbsOrLogits):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _binary = True
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        self._one_of(probs, logits)
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
             shape = self.probs.size()
@@ -190,15 +206,6 @@ class Bernoulli(Distribution):
             (self.logits,) = broadcast_all(logits)
             shape = self.logits.size()
         super().__init__(shape, validate_args=validate_args)
-
-    def __getattr__(self, name: str) -> Any:  # the parameterisation not given, derived once
-        if name == "probs":
-            self.probs = logits_to_probs(self.logits, is_binary=True)
-            return self.probs
-        if name == "logits":
-            self.logits = probs_to_logits(self.probs, is_binary=True)
-            return self.logits
-        raise AttributeError(name)
 
     mean = property(lambda self: self.probs)
     variance = property(lambda self: self.probs * (1 - self.probs))
@@ -229,14 +236,13 @@ class Bernoulli(Distribution):
         return vars(self).get("probs", vars(self).get("logits"))
 
 
-class Categorical(Distribution):
+class Categorical(_ProbsOrLogits):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     has_enumerate_support = True
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        self._one_of(probs, logits)
         if probs is not None:
             if probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")
@@ -249,15 +255,6 @@ class Categorical(Distribution):
             param = self.logits
         self._num_events = param.size()[-1]
         super().__init__(param.size()[:-1], validate_args=validate_args)
-
-    def __getattr__(self, name: str) -> Any:  # the parameterisation not given, derived once
-        if name == "probs":
-            self.probs = logits_to_probs(self.logits)
-            return self.probs
-        if name == "logits":
-            self.logits = probs_to_logits(self.probs)
-            return self.logits
-        raise AttributeError(name)
 
     @property
     def support(self) -> Any:
