@@ -62,7 +62,7 @@ from funcgrad.torch.library import ops
 from funcgrad.torch.utils.dlpack import from_dlpack
 from funcgrad.torch import jit  # torch.jit.trace; torch.compile below
 from funcgrad.torch.jit import compile  # noqa: A004 (torch.compile shadows the builtin)
-from funcgrad.torch import _dynamo
+from funcgrad.torch import _dynamo, compiler  # noqa: E402
 
 _methods.install()
 globals().update(_ops_basic.FUNCTIONS)
