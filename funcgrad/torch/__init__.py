@@ -152,14 +152,8 @@ BoolTensor = _typed(bool)
 ByteTensor = _typed(uint8)
 
 
-class special:
-    """torch.special: a few functions under their special-function names."""
-    expit = staticmethod(_ops_basic.FUNCTIONS["sigmoid"])
-    logit = staticmethod(_ops_basic.FUNCTIONS["logit"])
-    erf = staticmethod(_ops_basic.FUNCTIONS["erf"])
-    erfc = staticmethod(_ops_basic.FUNCTIONS["erfc"])
-    expm1 = staticmethod(_ops_basic.FUNCTIONS["expm1"])
-    log1p = staticmethod(_ops_basic.FUNCTIONS["log1p"])
-    logsumexp = staticmethod(_ops_basic.FUNCTIONS["logsumexp"])
-    softmax = staticmethod(_ops_basic.FUNCTIONS["softmax"])
-    log_softmax = staticmethod(_ops_basic.FUNCTIONS["log_softmax"])
+from funcgrad.torch import special  # noqa: E402  (torch.special, over the functions above)
+igamma = special.gammainc
+igammac = special.gammaincc
+Tensor.igamma = special.gammainc
+Tensor.igammac = special.gammaincc
