@@ -72,6 +72,8 @@ sparse.install(globals())
 from funcgrad.torch import _aten_aliases  # noqa: E402  (so are these names)
 _aten_aliases.install(globals())
 from funcgrad.torch import fft, testing, distributions, random, version  # noqa: E402
+from funcgrad.torch.fft import stft, istft  # noqa: E402
+Tensor.stft, Tensor.istft = stft, istft
 from funcgrad.torch._more_functions import *  # noqa: E402,F401,F403  (asarray, gradient...)
 from funcgrad.torch.version import __version__  # noqa: E402
 from funcgrad.torch.amp import GradScaler  # noqa: E402

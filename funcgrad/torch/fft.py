@@ -13,13 +13,15 @@ from typing import Any, Callable
 import funcgrad.numpy as fnp
 from funcgrad.torch import _dtypes as D
 from funcgrad.torch._dispatch import apply
+from funcgrad.torch import _factories
 from funcgrad.torch._factories import arange
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch.nn import functional as _F
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
            "irfft2", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift",
-           "ifftshift"]
+           "ifftshift", "stft", "istft"]
 
 _NORMS = (None, "backward", "ortho", "forward")
 
@@ -108,3 +110,82 @@ def _shift(sign: int) -> Callable:
 
 
 fftshift, ifftshift = _shift(1), _shift(-1)
+
+
+def _stft_window(window: Tensor | None, win_length: int, n_fft: int, like: Tensor) -> Tensor:
+    """The window of ``win_length`` (ones when None) centred in ``n_fft`` samples."""
+    if window is None:
+        window = _factories.ones(win_length, dtype=like.dtype)
+    if window.shape[0] != win_length:
+        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to win_length="
+                           f"{win_length}, but got window with size {list(window.shape)}")
+    left = (n_fft - win_length) // 2
+    return _F.pad(window, (left, n_fft - win_length - left)) if left or \
+        n_fft != win_length else window
+
+
+def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
+         win_length: int | None = None, window: Tensor | None = None, center: bool = True,
+         pad_mode: str = "reflect", normalized: bool = False, onesided: bool | None = None,
+         return_complex: bool | None = None, align_to_window: bool | None = None) -> Tensor:
+    """The short-time Fourier transform: (..., frequencies, frames), as PyTorch's
+    (frames of ``n_fft`` samples every ``hop_length``, windowed, transformed; ``center``
+    pads by n_fft // 2 first)."""
+    if return_complex is None and not input.is_complex():
+        raise RuntimeError("stft requires the return_complex parameter be given for real "
+                           "inputs, and will further require that return_complex=True in a "
+                           "future PyTorch release.")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    x = input if input.ndim > 1 else input.unsqueeze(0)
+    if center:
+        pad = n_fft // 2
+        x = _F.pad(x.unsqueeze(1), (pad, pad), mode=pad_mode).squeeze(1)
+    frames = x.unfold(-1, n_fft, hop) * _stft_window(window, win_length, n_fft, input)
+    onesided = not input.is_complex() if onesided is None else onesided
+    spectrum = (rfft if onesided else fft)(frames, norm="ortho" if normalized else None)
+    out = spectrum.transpose(-1, -2)
+    out = out if input.ndim > 1 else out.squeeze(0)
+    return out if return_complex is not False else FUNCTIONS["view_as_real"](out)
+
+
+def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
+          win_length: int | None = None, window: Tensor | None = None, center: bool = True,
+          normalized: bool = False, onesided: bool | None = None, length: int | None = None,
+          return_complex: bool = False) -> Tensor:
+    """The inverse of `stft`: each frame transformed back, windowed and overlap-added,
+    divided by the overlapped squared windows (PyTorch's least-squares inverse)."""
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    spec = input if input.ndim > 2 else input.unsqueeze(0)
+    frames_first = spec.transpose(-1, -2)
+    onesided = (spec.shape[-2] != n_fft) if onesided is None else onesided
+    norm = "ortho" if normalized else None
+    frames = irfft(frames_first, n=n_fft, norm=norm) if onesided and not return_complex \
+        else ifft(frames_first, n=n_fft, norm=norm)
+    if not return_complex and frames.is_complex():
+        frames = frames.real
+    win = _stft_window(window, win_length, n_fft, frames.real if frames.is_complex()
+                       else frames)
+    frames = frames * win
+    count = frames.shape[-2]
+    total = n_fft + hop * (count - 1)
+    starts = _factories.arange(count) * hop
+    index = (starts.unsqueeze(1) + _factories.arange(n_fft)).reshape(-1)
+    batch = frames.shape[:-2]
+    signal = _factories.zeros(*batch, total, dtype=frames.dtype).index_add(
+        -1, index, frames.reshape(*batch, -1))
+    envelope = _factories.zeros(total, dtype=win.dtype).index_add(
+        0, index, (win * win).repeat(count))
+    start = n_fft // 2 if center else 0
+    end = total - n_fft // 2 if center else total
+    if length is not None:
+        end = start + length
+    signal, envelope = signal[..., start:end], envelope[start:end]
+    if bool((envelope.abs() < 1e-11).any()):
+        raise RuntimeError("istft(...): window overlap add min: 0 (the window's overlap "
+                           "leaves samples with no weight)")
+    out = signal / envelope
+    if length is not None and out.shape[-1] < length:
+        out = _F.pad(out, (0, length - out.shape[-1]))
+    return out if input.ndim > 2 else out.squeeze(0)

@@ -703,6 +703,8 @@ NOT_COMPARED = {
                     "lu_solve", "matmul", "matrix_exp", "matrix_power", "matrix_rank",
                     "multi_dot", "pinv", "solve_ex", "solve_triangular", "svdvals",
                     "tensorinv", "tensorsolve", "vander", "vecdot")},
+    **{name: "compared with PyTorch in test_fft.py"
+       for name in ("stft", "istft", "Tensor.stft", "Tensor.istft")},
     **{name: "compared with PyTorch in test_more_functions.py"
        for name in ("asarray", "frombuffer", "empty_strided", "fill", "gradient",
                     "histogram", "poisson", "binomial")},
