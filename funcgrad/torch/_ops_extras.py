@@ -64,6 +64,27 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     return self.index_put_(index, _factories.tensor(fill_value, dtype=self.dtype))
 
 
+def index_reduce(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """``self`` with ``source``'s slices along ``dim`` reduced into the positions
+    ``index`` names ('prod', 'mean', 'amax', 'amin'): `scatter_reduce` with the index
+    spread over ``source``'s other dims."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax "
+                           f"or amin but got {reduce}.")
+    dim %= max(source.ndim, 1)
+    shape = [1] * source.ndim
+    shape[dim] = -1
+    spread = index.reshape(shape).expand(source.shape)
+    return self.scatter_reduce(dim, spread, source, reduce, include_self=include_self)
+
+
+def index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                  include_self: bool = True) -> Tensor:
+    return self.copy_(index_reduce(self, dim, index, source, reduce,
+                                   include_self=include_self))
+
+
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     """The indices of the nonzero elements, exactly ``size`` rows: cut, or padded with
     ``fill_value``."""
@@ -128,10 +149,10 @@ def install(namespace: dict) -> None:
     Tensor.__ilshift__ = Tensor.bitwise_left_shift_
     Tensor.__irshift__ = Tensor.bitwise_right_shift_
     for fn in (new, sum_to_size, fill_diagonal_, dim_order, apply_, map_, map2_,
-               conj_physical, conj_physical_):
+               conj_physical, conj_physical_, index_reduce, index_reduce_):
         setattr(Tensor, fn.__name__, fn)
     namespace.update(nonzero_static=nonzero_static, conj_physical=conj_physical,
-                     conj_physical_=conj_physical_)
+                     conj_physical_=conj_physical_, index_reduce=index_reduce)
     Tensor.nonzero_static = nonzero_static
     Tensor.mH = property(_mH)
     for name, fn in (("bernoulli", namespace["bernoulli"]),

@@ -696,7 +696,8 @@ NOT_COMPARED = {
        for name in ("Tensor.apply_", "Tensor.conj_physical", "Tensor.conj_physical_",
                     "Tensor.dim_order", "Tensor.fill_diagonal_", "Tensor.map2_", "Tensor.map_",
                     "Tensor.new", "Tensor.nonzero_static", "Tensor.sum_to_size",
-                    "conj_physical", "conj_physical_", "nonzero_static")},
+                    "conj_physical", "conj_physical_", "nonzero_static", "index_reduce",
+                    "Tensor.index_reduce", "Tensor.index_reduce_")},
     **{f"linalg.{name}": "compared with PyTorch in test_linalg_more.py"
        for name in ("LinAlgError", "cholesky_ex", "cond", "diagonal", "eig", "eigvals",
                     "eigvalsh", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex",

@@ -35,6 +35,14 @@ PROGRAMS = {
     "mH": lambda m, x: x.mH.tolist(),
     "hardshrink method": lambda m, x: x.hardshrink(2.5).tolist(),
     "prelu method": lambda m, x: (x - 3).prelu(m.tensor([0.5])).tolist(),
+    "index_reduce": lambda m, x: [
+        m.ones(3, 2).index_reduce(0, m.tensor([0, 2, 0]), m.arange(1.0, 7.0).reshape(3, 2),
+                                  reduce, include_self=inc).tolist()
+        for reduce in ("prod", "mean", "amax", "amin") for inc in (True, False)],
+    "index_reduce_ dim 1": lambda m, x: m.zeros(2, 3).index_reduce_(
+        1, m.tensor([2, 2]), m.tensor([[1.0, 5.0], [3.0, -1.0]]), "amax").tolist(),
+    "index_reduce bad": lambda m, x: m.ones(2).index_reduce(0, m.tensor([0]),
+                                                            m.ones(1), "sum"),
     "bernoulli method": lambda m, x: str(m.zeros(2).bernoulli().dtype),
     "multinomial method": lambda m, x: m.tensor([0.0, 1.0]).multinomial(1).tolist(),
 }
