@@ -72,3 +72,4 @@ def test_interp_under_vmap_and_jit_equals_numpy():
     want = np.interp(x, np.asarray(xp), np.asarray(fp))
     np.testing.assert_array_equal(np.asarray(funcgrad.vmap(f)(fnp.asarray(x))), want)
     np.testing.assert_array_equal(np.asarray(funcgrad.jit(f)(fnp.asarray(x))), want)
+

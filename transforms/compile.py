@@ -168,6 +168,11 @@ def _fresh(step: Step) -> bool:
     return step.rec.prim.fresh
 
 
+# views whose elements may share memory (a broadcast's zero strides, overlapping windows)
+# or that numpy makes read-only (a diagonal): never written in place
+_UNWRITABLE_VIEWS = frozenset({"broadcast_to", "sliding_windows", "diagonal"})
+
+
 class _Buffers:
     """Which values share memory (a view and its base), to decide where an output may be
     written in place: into a dead buffer that nothing alive still views."""
@@ -196,8 +201,9 @@ class _Buffers:
             self.add_fresh(step.outs[0])
             return
         viewed = [r[1] for r in step.ins if r[0] == "v" and r[1] in self.group]
+        writable = bool(viewed) and step.rec.prim.name not in _UNWRITABLE_VIEWS
         for v in step.outs:  # memory of the viewed inputs: owned where all of theirs is
-            self._new(v, bool(viewed))
+            self._new(v, writable)
             for u in viewed:
                 self._merge(v, u)
 
