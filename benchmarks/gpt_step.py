@@ -2,8 +2,9 @@
 (2 layers, 2 heads, width 32, block 16, batch 8; AdamW, gradient clipping) through
 funcgrad.torch eagerly and under ``torch.compile(model)``, beside PyTorch eager: paired
 CPU-time ratios (the three alternate in one process, each round timing ``--steps`` steps
-of each; the median of the rounds' ratios is reported). Issue 42's target: compiled at
-most 1.5x PyTorch eager.
+of each; the median of the rounds' ratios is reported), numpy's BLAS on one thread as
+PyTorch's (the ``bench`` extra's threadpoolctl). Issue 42's target: compiled at most 1.5x
+PyTorch eager.
 """
 from __future__ import annotations
 
