@@ -19,6 +19,7 @@ from funcgrad import nn
 from funcgrad import lax
 from funcgrad import ad_checkpoint
 from funcgrad import debug
+from funcgrad import export
 from funcgrad import experimental
 from funcgrad.callbacks import pure_callback
 from funcgrad.primitives.control import stop_gradient

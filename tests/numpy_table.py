@@ -397,8 +397,6 @@ JAX_NAMES = {"fix": "trunc", "special.psi": "special.digamma"}
 # -- names left out, and why ---------------------------------------------------------------
 NOT_COMPARED = {
     "getitem": "x[idx] (funcgrad's Array.__getitem__ as a function): test_indexing.py",
-    "index_update": "x.at[idx].set(v) as a function: test_indexing.py",
-    "parse_index": "the index parser behind getitem, not an array function",
     "normalize_axis": "an axis helper (numpy.lib's normalize_axis_tuple), not an array function",
     "normalize_axis_tuple": "an axis helper, not an array function",
     "logical_and_bitwise": "the operator & of Arrays (bitwise_and): compared as bitwise_and",

@@ -1,6 +1,6 @@
 """``x.at[idx]`` with JAX's out-of-bounds modes ("clip", "fill", "drop"; Common Gotchas in
 JAX: out-of-bounds indexing), against JAX itself, with gradients and under jit and vmap;
-without a mode an index out of bounds raises numpy's IndexError."""
+funcgrad's mode "raise" keeps numpy's IndexError. The defaults: tests/test_index_oob_vs_jax.py."""
 import os
 
 import numpy as np
@@ -87,12 +87,12 @@ def test_traced_indices_under_jit_and_vmap():
     np.testing.assert_array_equal(batched, [[1.0, 0.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]])
 
 
-def test_no_mode_keeps_numpys_error_and_unknown_modes_are_named():
+def test_raise_mode_keeps_numpys_error_and_unknown_modes_are_named():
     x = fnp.asarray(X)
-    for ref in (x.at[5], x.at[0, 9]):
+    for ref in (x.at[5], x.at[0, 9], x.at[np.array([0, 5])]):
         with pytest.raises(IndexError, match="out of bounds"):
-            ref.get()
+            ref.get(mode="raise")
         with pytest.raises(IndexError, match="out of bounds"):
-            ref.set(0.0, mode="promise_in_bounds")
-    with pytest.raises(ValueError, match="unknown out-of-bounds mode 'wrap'"):
+            ref.set(0.0, mode="raise")
+    with pytest.raises(ValueError, match='Unknown gather mode "wrap"'):
         x.at[5].get(mode="wrap")

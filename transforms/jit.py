@@ -336,12 +336,12 @@ class Jitted:
         """A number for a traced call's tape key (names its backward program)."""
         return self._backward_keys.setdefault(key, len(self._backward_keys))
 
-    def _trace(self, static: tuple, leaves: list, tree: Any) -> tuple:
+    def _trace(self, static: tuple, leaves: list, tree: Any, effects: bool = True) -> tuple:
         flat = self._flat_fun(static, tree)
         inputs = [x if type(x) in SCALAR_TYPES or isinstance(x, Array) else fnp.asarray(x)
                   for x in leaves]
         tape, values, trace = trace_to_tape(flat, inputs, f"jit({flat.__name__})",
-                                            self.refuse_closures)
+                                            self.refuse_closures, effects)
         return tape, values, trace, flat.out_trees[-1]
 
     def _first_call(self, key: tuple, static: tuple, leaves: list, tree: Any,
@@ -402,7 +402,7 @@ class Jitted:
         meta array: nothing is computed)."""
         static, leaves, tree, donated = self._split(args, kwargs)
         leaves = [to_meta(x) if isinstance(x, ShapeDtypeStruct) else x for x in leaves]
-        tape, _, trace, out_tree = self._trace(static, leaves, tree)
+        tape, _, trace, out_tree = self._trace(static, leaves, tree, effects=False)
         return Lowered(tape, trace.weak_vars, donated, _on_cpu(leaves),
                        calling=(self._split, static, tree, out_tree))
 

@@ -16,13 +16,19 @@ from typing import Any
 from funcgrad import tree_util
 from funcgrad._config import config
 
-__all__ = ["explain_cache_miss"]
+__all__ = ["explain_cache_miss", "internal"]
 
 logger = logging.getLogger(__name__)
 _seen_callsites: set = set()
 # funcgrad's own files (the package and the transforms mapped into it), skipped by _callsite
 _INTERNAL = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
              os.path.dirname(os.path.dirname(os.path.abspath(tree_util.__file__))) + os.sep)
+
+
+def internal(filename: str) -> bool:
+    """Whether ``filename`` is one of funcgrad's own files (the frames a user's traceback,
+    call site or debugger skips)."""
+    return filename.startswith(_INTERNAL)
 
 
 def explain_cache_miss(jitted: Any, key: tuple, params: dict) -> None:
@@ -51,7 +57,7 @@ def explain_cache_miss(jitted: Any, key: tuple, params: dict) -> None:
 def _callsite() -> str:
     """The first frame outside funcgrad: the user's call (JAX's summarised source info)."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL):
+    while frame is not None and internal(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
         return "<unknown>"

@@ -225,11 +225,14 @@ def _dynamic_shape_error(prim: Primitive, args: Sequence) -> Exception:
         "call the function without jit.")
 
 
-def trace_to_tape(fun: Callable, leaves: Sequence, name: str, refuse_closures: bool = False
-                  ) -> tuple[Tape, list, Any]:
+def trace_to_tape(fun: Callable, leaves: Sequence, name: str, refuse_closures: bool = False,
+                  effects: bool = True) -> tuple[Tape, list, Any]:
     """Trace ``fun`` (flat leaves in, flat leaves out) under a `JitTrace`: (its tape, the
-    traced outputs' values, the trace)."""
+    traced outputs' values, the trace). Without ``effects`` (tracing only, as ``lower``:
+    nothing runs the program) effectful calls are recorded without being made, as in a
+    sub-program."""
     trace = JitTrace(name, refuse_closures)
+    trace.staging = 0 if effects else 1
     with new_trace(trace):
         tracers = [trace.new_input(x) for x in leaves]
         outs = list(fun(*tracers))

@@ -2,35 +2,20 @@
 called, inside `jit` (each time the compiled program runs, not only while it is traced),
 `vmap` (once per example, in order), `grad` and `jvp` (the primal values; nothing is
 differentiated through them). Calls always run in program order, so ``ordered`` is accepted
-and changes nothing.
+and changes nothing. `breakpoint`: funcgrad/debug/_debugger.py.
 """
 from __future__ import annotations
 
 import builtins
 import string
-from typing import Any, Callable
+from typing import Any
 
-from funcgrad import tree_util
-from funcgrad.array import Array, new_array
-from funcgrad.core import bind
-from funcgrad.primitives.callbacks import debug_callback
-import funcgrad.numpy as fnp
+from funcgrad.debug._callback import callback
+from funcgrad.debug._debugger import (CliDebugger, DebuggerFrame, breakpoint, get_debugger,
+                                      register_debugger)
 
-__all__ = ["print", "callback"]
-
-
-def callback(callback: Callable[..., Any], *args: Any, ordered: bool = False,
-             **kwargs: Any) -> None:
-    """Call ``callback(*args, **kwargs)`` for its effect, with every array leaf of the
-    arguments as a concrete funcgrad Array (its value at that point of the program)."""
-    del ordered  # (every call runs in program order)
-    leaves, tree = tree_util.tree_flatten((args, kwargs))
-    arrays = [x if isinstance(x, Array) else fnp.asarray(x) for x in leaves]
-
-    def flat_callback(*raws: Any) -> None:
-        a, k = tree.unflatten([new_array(r) for r in raws])
-        callback(*a, **k)
-    bind(debug_callback, arrays, {"callback": flat_callback})
+__all__ = ["print", "callback", "breakpoint", "DebuggerFrame", "CliDebugger",
+           "register_debugger", "get_debugger"]
 
 
 def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  # noqa: A001

@@ -58,6 +58,7 @@ from funcgrad.numpy._elementwise import *  # noqa: F401,F403
 from funcgrad.numpy._reductions import *  # noqa: F401,F403
 from funcgrad.numpy._shape import *  # noqa: F401,F403
 from funcgrad.numpy._indexing import *  # noqa: F401,F403
+from funcgrad.numpy._index_modes import getitem, take, take_along_axis  # noqa: F401
 from funcgrad.numpy._sorting import *  # noqa: F401,F403
 from funcgrad.numpy._manipulation import *  # noqa: F401,F403
 from funcgrad.numpy._numeric import *  # noqa: F401,F403

@@ -1,12 +1,29 @@
-"""JAX's out-of-bounds modes of ``x.at[idx]``: ``mode=`` "promise_in_bounds", "clip",
-"fill" and "drop".
+"""JAX's rules for indices out of bounds: the defaults of ``x[idx]``, ``x.at[idx]``,
+``take`` and ``take_along_axis``, and the ``mode=`` that changes them.
 
-funcgrad's indexing is numpy's: an index out of bounds raises IndexError, also with
-"promise_in_bounds" (no mode given is the same). With "clip" each index is clamped into
-its axis (negative ones counted from the end first). "fill" and "drop" (one mode, as in
-JAX) send an out-of-bounds position to a slot one past the end of its axis, added for the
-call: a get reads the fill value there, an update writes there and the slot is cut away,
-so out-of-bounds updates are dropped. Everything is made of differentiable funcgrad ops.
+JAX's defaults, which funcgrad.numpy follows (checked against jax in
+tests/test_index_oob_vs_jax.py); a negative index counts from the end once (-1 is the last
+element, -4 on a length-3 axis is out of bounds):
+
+* a read (``x[idx]``, ``x.at[idx].get()``) clamps each index into its axis. Its gradient
+  follows JAX's lowering: an index of integers, scalar integer arrays and unit-step slices
+  is a dynamic slice, whose gradient goes to the clamped element; any other (an integer
+  array, a mask, a strided slice beside an integer) is a gather, whose transpose drops the
+  gradient of every position with an index out of bounds (they keep the clamped value).
+* an update (``x.at[idx].set/add/...``) drops the updates out of bounds.
+* ``take`` and ``take_along_axis`` fill: NaN for inexact types (`fill_value_for`).
+
+``mode=``: "clip" clamps (reads and updates; the gradient to the clamped element), "fill"
+and "drop" (one mode, as in JAX) fill reads and drop updates, "promise_in_bounds" is the
+default, and funcgrad's "raise" keeps numpy's IndexError (what the PyTorch facade uses).
+
+How: an index in bounds takes numpy's own indexing (the plain primitives; numpy raises
+IndexError for one that is not, and only then is the index bounded here), so the common
+case costs nothing. A traced index is always bounded: its runtime values are unknown.
+"fill"/"drop" send an out-of-bounds position to a slot one past the end of its axis, added
+for the call: a read reads the fill value there, an update writes there and the slot is cut
+away. The dropped gradient of a clamped gather uses two slots, copies of the last and the
+first element under stop_gradient: the value is the clamped one, the gradient goes nowhere.
 """
 from __future__ import annotations
 
@@ -17,16 +34,35 @@ import numpy as np
 from funcgrad.array import Array
 from funcgrad.core import Tracer
 from funcgrad.primitives import indexing as P
-from funcgrad.primitives.indexing import Index, Ref
+from funcgrad.primitives.control import stop_gradient
+from funcgrad.primitives.indexing import NO_INDEX, Index, Ref, Slice
+from funcgrad.numpy import _indexing as plain
 from funcgrad.numpy._creation import asarray
-from funcgrad.numpy._indexing import parse_index, update_parsed
-from funcgrad.numpy._shape import pad
+from funcgrad.numpy._indexing import along_axis_index, parse_index, update_parsed
+from funcgrad.numpy._reductions import normalize_axis_tuple
+from funcgrad.numpy._shape import concatenate, pad, ravel
 import funcgrad.numpy as fnp
 
-__all__ = ["MODES", "bounded_index", "with_slots", "without_slots", "fill_value_for",
-           "gather", "update"]
+__all__ = ["MODES", "getitem", "gather", "update", "take", "take_along_axis",
+           "fill_value_for"]
 
-MODES = ("promise_in_bounds", "clip", "fill", "drop")
+MODES = ("promise_in_bounds", "clip", "fill", "drop", "raise")
+_ALL = Slice(None, None, None)
+
+
+def _checked(mode: str | None) -> str:
+    """The mode's bounding: "default", "clip", "fill" or "raise" (JAX's error otherwise)."""
+    if mode is None or mode == "promise_in_bounds":
+        return "default"
+    if mode not in MODES:
+        raise ValueError(f'Unknown gather mode "{mode}"')
+    return "fill" if mode == "drop" else mode
+
+
+def _traced(idx: Any) -> bool:
+    """Whether the index has traced components (bounded always: values unknown)."""
+    return isinstance(idx, Tracer) or (type(idx) is tuple
+                                       and any(isinstance(e, Tracer) for e in idx))
 
 
 def _axes(index: Index, ndim: int) -> list:
@@ -45,53 +81,60 @@ def _axes(index: Index, ndim: int) -> list:
     return axes
 
 
-def _bounded_int(i: int, n: int, clip: bool) -> int:
+def _bounded_int(i: int, n: int, how: str) -> int:
+    """``i`` counted from the end when negative, then clamped ("clip"), or sent to the
+    slot past the end ("fill"; "edges": the slot of the last element, or of the first)."""
     i = i + n if i < 0 else i
-    if clip:
+    if 0 <= i < n:
+        return i
+    if how == "clip":
         return min(max(i, 0), n - 1)
-    return i if 0 <= i < n else n
+    return n + 1 if how == "edges" and i < 0 else n
+
+
+def _bounded_rows(stacked: Any, sizes: list, how: str) -> Any:
+    """`_bounded_int` of the integer rows of an advanced index, each against its axis."""
+    n = np.asarray(sizes, np.intp).reshape((len(sizes),) + (1,) * (stacked.ndim - 1))
+    rows = fnp.where(stacked < 0, stacked + n, stacked)
+    if how == "clip":
+        return fnp.clip(rows, 0, n - 1)
+    past = fnp.where(rows >= n, n, rows)
+    return fnp.where(rows < 0, n + 1 if how == "edges" else n, past)
 
 
 def _may_reach_slot(rows: Any, row: int, n: int) -> bool:
-    """Whether row ``row`` of the bounded rows may point at the slot (a traced one may)."""
-    return isinstance(rows, Tracer) or bool((rows.concrete()._value[row] == n).any())
+    """Whether row ``row`` of the bounded rows may point at a slot (a traced one may)."""
+    return isinstance(rows, Tracer) or bool((rows.concrete()._value[row] >= n).any())
 
 
-def _bounded_rows(stacked: Any, sizes: list, clip: bool) -> Any:
-    """The integer rows of an advanced index, each normalised against its axis' size and
-    clamped ("clip") or sent to the slot at that size."""
-    n = np.asarray(sizes, np.intp).reshape((len(sizes),) + (1,) * (stacked.ndim - 1))
-    rows = fnp.where(stacked < 0, stacked + n, stacked)
-    if clip:
-        return fnp.clip(rows, 0, n - 1)
-    return fnp.where((rows < 0) | (rows >= n), n, rows)
-
-
-def bounded_index(x: Array, idx: Any, mode: str | None) -> tuple[Index, Any, set]:
-    """`parse_index` of ``idx`` into ``x`` under ``mode``: (the Index, its stacked rows,
-    the axes whose slot it uses: pad them with `with_slots`)."""
-    index, stacked = parse_index(idx, x)
-    if mode is None or mode == "promise_in_bounds":
-        return index, stacked, set()
-    if mode not in MODES:
-        raise ValueError(f"unknown out-of-bounds mode {mode!r}; use one of {MODES}")
-    clip = mode == "clip"
-    axes = _axes(index, x.ndim)
+def _bounded(x: Array, index: Index, stacked: Any, how: str) -> tuple[Index, Any, set]:
+    """(the Index and rows bounded by ``how``, the axes whose slots they use)."""
     template, slots, sizes = [], set(), [0] * len(stacked)
-    for e, ax in zip(index, axes):
-        if type(e) is int:
-            e = _bounded_int(e, x.shape[ax], clip)
-            if e == x.shape[ax]:
-                slots.add(ax)
-        elif type(e) is Ref:
-            sizes[e.row] = x.shape[ax]
+    for e, ax in zip(index, _axes(index, x.ndim)):
+        if type(e) is int or type(e) is Ref:
+            if x.shape[ax] == 0:
+                raise IndexError(f"index is out of bounds for axis {ax} with size 0")
+            if type(e) is int:
+                e = _bounded_int(e, x.shape[ax], how)
+                if e >= x.shape[ax]:
+                    slots.add(ax)
+            else:
+                sizes[e.row] = x.shape[ax]
         template.append(e)
     if sizes:
-        stacked = _bounded_rows(stacked, sizes, clip)
-        if not clip:
-            slots.update(ax for e, ax in zip(index, axes) if type(e) is Ref
+        stacked = _bounded_rows(stacked, sizes, how)
+        if how != "clip":
+            slots.update(ax for e, ax in zip(index, _axes(index, x.ndim)) if type(e) is Ref
                          and _may_reach_slot(stacked, e.row, sizes[e.row]))
     return Index(template), stacked, slots
+
+
+def _slice_like(index: Index, stacked: Any) -> bool:
+    """Whether JAX reads this index as a dynamic slice: integers, scalar integer arrays,
+    None, Ellipsis and slices of step 1 or -1 (its gradient then goes to the clamped
+    element); anything else is a gather."""
+    return (stacked is NO_INDEX or stacked.ndim == 1) and all(
+        type(e) is not Slice or e.step in (None, 1, -1) for e in index)
 
 
 def fill_value_for(dtype: np.dtype) -> Any:
@@ -106,31 +149,105 @@ def fill_value_for(dtype: np.dtype) -> Any:
     return True
 
 
-def with_slots(x: Array, slots: set, fill: Any = 0) -> Array:
-    """``x`` with one more position, holding ``fill``, at the end of each axis in ``slots``."""
-    return pad(x, [(0, 1) if d in slots else (0, 0) for d in range(x.ndim)],
-               constant_values=fill)
+def _cut(x: Array, d: int, start: int, stop: int) -> Array:
+    return P.getitem(x, NO_INDEX, index=Index((_ALL,) * d + (Slice(start, stop, None),)))
 
 
-def without_slots(x: Array, shape: tuple) -> Array:
-    """`with_slots` undone: ``x`` cut back to ``shape``."""
-    return P.getitem(x, P.NO_INDEX, index=Index(tuple(P.Slice(0, n, None) for n in shape)))
+def _with_slots(x: Array, slots: set, how: str, fill: Any) -> Array:
+    """``x`` with the slots of ``how`` at the end of each axis in ``slots``: one holding
+    ``fill`` ("fill"), or copies of the last and the first element that no gradient
+    reaches ("edges")."""
+    if how == "fill":
+        return pad(x, [(0, 1) if d in slots else (0, 0) for d in range(x.ndim)],
+                   constant_values=fill)
+    for d in sorted(slots):
+        n = x.shape[d]
+        x = concatenate([x, stop_gradient(_cut(x, d, n - 1, n)),
+                         stop_gradient(_cut(x, d, 0, 1))], axis=d)
+    return x
+
+
+def gather(x: Any, idx: Any, mode: str | None, fill_value: Any = None) -> Array:
+    """``x.at[idx].get(mode=..., fill_value=...)``."""
+    x = asarray(x)
+    how = _checked(mode)
+    if how == "raise" or not _traced(idx):
+        try:
+            return plain.getitem(x, idx)
+        except IndexError:
+            if how == "raise":
+                raise
+    index, stacked = parse_index(idx, x)
+    if how == "default":
+        how = "clip" if _slice_like(index, stacked) else "edges"
+    index, stacked, slots = _bounded(x, index, stacked, how)
+    if slots:
+        fill = fill_value_for(x.dtype) if fill_value is None else fill_value
+        x = _with_slots(x, slots, how, fill)
+    return P.getitem(x, stacked, index=index)
+
+
+def getitem(x: Any, idx: Any) -> Array:
+    """``x[idx]``: numpy's indexing, with JAX's clamping of indices out of bounds."""
+    if type(idx) is int:  # the commonest index (iteration): in bounds, nothing added
+        try:
+            return plain.getitem(x, idx)
+        except IndexError:
+            pass
+    return gather(x, idx, None)
 
 
 def update(x: Any, idx: Any, values: Any, how: str, mode: str | None) -> Array:
-    """``x.at[idx].<how>(values, mode=...)``."""
+    """``x.at[idx].<how>(values, mode=...)``: out of bounds dropped unless "clip" or
+    "raise"."""
     x = asarray(x)
-    index, stacked, slots = bounded_index(x, idx, mode)
+    bounding = _checked(mode)
+    if bounding == "raise" or not _traced(idx):
+        try:
+            return plain.index_update(x, idx, values, how)
+        except IndexError:
+            if bounding == "raise":
+                raise
+    index, stacked = parse_index(idx, x)
+    index, stacked, slots = _bounded(x, index, stacked, "clip" if bounding == "clip"
+                                     else "fill")
     if not slots:
         return update_parsed(x, index, stacked, values, how)
-    out = update_parsed(with_slots(x, slots), index, stacked, values, how, within=x.shape)
-    return without_slots(out, x.shape)
+    padded = _with_slots(x, slots, "fill", 0)
+    out = update_parsed(padded, index, stacked, values, how, within=x.shape)
+    return P.getitem(out, NO_INDEX, index=Index(tuple(Slice(0, n, None) for n in x.shape)))
 
 
-def gather(x: Any, idx: Any, mode: str | None, fill_value: Any) -> Array:
-    """``x.at[idx].get(mode=..., fill_value=...)``."""
-    x = asarray(x)
-    index, stacked, slots = bounded_index(x, idx, mode)
-    if slots:
-        x = with_slots(x, slots, fill_value_for(x.dtype) if fill_value is None else fill_value)
-    return P.getitem(x, stacked, index=index)
+def take(a: Any, indices: Any, axis: Any = None, out: None = None, mode: str | None = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False,
+         fill_value: Any = None) -> Array:
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array by default).
+    ``mode``: "fill" (JAX's default: ``fill_value``, NaN for inexact types), "clip",
+    "wrap", or funcgrad's "raise" (numpy's IndexError; JAX refuses it)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis_tuple(axis, a.ndim)[0]
+    if mode == "wrap":
+        indices = fnp.mod(indices, a.shape[axis])
+    elif mode == "clip":  # numpy's and JAX's: a negative index clips to 0, not from the end
+        indices = fnp.clip(indices, 0, a.shape[axis] - 1)
+    elif mode not in (None, "fill", "raise"):
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    if a.shape[axis] == 0 and np.size(indices) != 0:
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    where = (slice(None),) * axis + (indices,)
+    if mode in ("wrap", "clip", "raise"):
+        return plain.getitem(a, where)
+    return gather(a, where, mode or "fill", fill_value)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Any = -1, mode: str | None = None,
+                    fill_value: Any = None) -> Array:
+    """``arr`` gathered at ``indices`` along ``axis``, the other axes broadcast (so
+    ``take_along_axis(x, argsort(x, axis), axis)`` sorts x); out of bounds as ``mode``
+    (JAX's default "fill")."""
+    a, where = along_axis_index(arr, indices, axis)
+    return gather(a, where, mode or "fill", fill_value)

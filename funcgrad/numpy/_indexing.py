@@ -1,4 +1,7 @@
-"""Indexing of funcgrad.numpy: ``x[idx]``, ``x.at[idx].set/add/...``, take, nonzero.
+"""Indexing of funcgrad.numpy with numpy's rules (an index out of bounds raises
+IndexError): ``x[idx]``, ``x.at[idx].set/add/...``, take, nonzero. funcgrad's own code
+indexes in bounds through these; the public ``x[idx]``, ``.at``, ``take`` and
+``take_along_axis`` are JAX's (`funcgrad.numpy._index_modes`), which call these first.
 
 `parse_index` turns any numpy index into the static `Index` and the stacked integer array
 ``idx`` that the indexing primitives take (see funcgrad.primitives.indexing): integer
@@ -23,8 +26,7 @@ from funcgrad.numpy._reductions import normalize_axis_tuple
 from funcgrad.numpy._shape import broadcast_to, expand_dims, ravel, stack
 import funcgrad.numpy as fnp
 
-__all__ = ["getitem", "index_update", "parse_index", "take", "take_along_axis", "nonzero",
-           "argwhere", "flatnonzero"]
+__all__ = ["nonzero", "argwhere", "flatnonzero"]
 
 
 def _concrete_raw(a: Array) -> Any:
@@ -173,25 +175,20 @@ def update_parsed(x: Array, index: Index, stacked: Array, values: Any, mode: str
     return P.index_set(x, astype(new, x.dtype), stacked, index=index)
 
 
-def take(a: Any, indices: Any, axis: Any = None, mode: str | None = None) -> Array:
+def take(a: Any, indices: Any, axis: Any = None) -> Array:
     """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array by
-    default); mode 'raise' (default), 'wrap' or 'clip' for out-of-range indices."""
+    default), numpy's IndexError for one out of bounds (funcgrad.numpy's public ``take``,
+    with JAX's modes, is `funcgrad.numpy._index_modes.take`)."""
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = normalize_axis_tuple(axis, a.ndim)[0]
-    if mode in ("wrap", "clip"):
-        raw = _concrete_raw(indices) if isinstance(indices, Array) else np.asarray(indices)
-        n = a.shape[axis]
-        indices = raw % n if mode == "wrap" else np.clip(raw, 0, n - 1)
-    elif mode not in (None, "raise"):
-        raise ValueError(f"take: unknown mode {mode!r}; use 'raise', 'wrap' or 'clip'")
     return getitem(a, (slice(None),) * axis + (indices,))
 
 
-def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Array:
-    """``arr`` gathered at ``indices`` along ``axis``: the other axes broadcast, so
-    ``take_along_axis(x, argsort(x, axis), axis)`` sorts x."""
+def along_axis_index(arr: Any, indices: Any, axis: Any) -> tuple[Array, tuple]:
+    """(``arr``, flattened when ``axis`` is None; the index of ``take_along_axis``: the
+    other axes broadcast against ``indices``)."""
     a = asarray(arr)
     if axis is None:
         a, axis = ravel(a), 0
@@ -200,9 +197,15 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Array:
     if ind.ndim != a.ndim:
         raise ValueError(f"take_along_axis: indices (ndim {ind.ndim}) and arr (ndim "
                          f"{a.ndim}) must have the same number of dimensions")
-    full = tuple(ind if i == axis else np.arange(n).reshape(
+    return a, tuple(ind if i == axis else np.arange(n).reshape(
         (1,) * i + (n,) + (1,) * (a.ndim - i - 1)) for i, n in enumerate(a.shape))
-    return getitem(a, full)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Array:
+    """``arr`` gathered at ``indices`` along ``axis``: the other axes broadcast, so
+    ``take_along_axis(x, argsort(x, axis), axis)`` sorts x (numpy's IndexError out of
+    bounds; the public one is `funcgrad.numpy._index_modes.take_along_axis`)."""
+    return getitem(*along_axis_index(arr, indices, axis))
 
 
 def nonzero(a: Any) -> tuple:

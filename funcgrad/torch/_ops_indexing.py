@@ -63,10 +63,11 @@ def setitem(self: Tensor, idx: Any, value: Any) -> None:
         raise RuntimeError(VIEW_OF_LEAF_ERROR)
     node = "IndexPutBackward0" if advanced else "CopySlices"
     if isinstance(value, Tensor):
-        inplace(self, node, lambda x, v: x.at[data].set(cast(v, dtype)), [value], region=data)
+        inplace(self, node, lambda x, v: x.at[data].set(cast(v, dtype), mode="raise"),
+                [value], region=data)
     else:
         value = operand(value)
-        inplace(self, node, lambda x: x.at[data].set(value), region=data)
+        inplace(self, node, lambda x: x.at[data].set(value, mode="raise"), region=data)
 
 
 Tensor.__getitem__ = getitem

@@ -379,13 +379,14 @@ _BASIC_PARTS = frozenset((int, slice, type(None), type(Ellipsis)))
 
 def basic_index_call(data: Any, x: Tensor) -> Callable:
     """``x[data]`` as one getitem primitive call (recorded without a trace) for a basic
-    index (ints, slices, None, ...), the commonest; any other as a function (traced)."""
+    index (ints, slices, None, ...), the commonest; any other as a function (traced). Both
+    raise numpy's IndexError out of bounds (PyTorch raises; funcgrad.numpy would clamp)."""
     parts = data if type(data) is tuple else (data,)
     if parts and all(type(p) in _BASIC_PARTS for p in parts):
         index, stacked = parse_index(data, x._a)
         if stacked is NO_INDEX:
             return PrimCall(index_prims.getitem, {"index": index}, (NO_INDEX,))
-    return lambda a: a[data]
+    return lambda a: a.at[data].get(mode="raise")
 
 
 
