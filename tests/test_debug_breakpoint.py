@@ -118,3 +118,21 @@ def test_token_is_returned_and_exclusive_with_ordered(commands):
         debug.breakpoint(token=fnp.ones(1), ordered=True)
     with pytest.raises(ValueError, match='Debugger with name "cli" already registered.'):
         debug.register_debugger("cli", print, 0)
+
+
+def test_unfiltered_frames_under_pytest():
+    """filter_frames=False snapshots every frame, pytest's included, whose locals hold
+    self-referencing containers: their flatten once grew without end (out of memory)."""
+    import io
+
+    import funcgrad
+    import funcgrad.numpy as fnp
+    out = io.StringIO()
+
+    def f(x):
+        y = x * 2
+        funcgrad.debug.breakpoint(filter_frames=False, stdin=io.StringIO("p y\nc\n"),
+                                  stdout=out)
+        return y
+    funcgrad.jit(f)(fnp.ones(2))
+    assert "2." in out.getvalue()

@@ -323,3 +323,19 @@ def test_tree_map_with_path_names_parameters_of_a_model():
         lambda p, x: x * 0.5 if p[-1] == ftu.DictKey("w") else x, params)
     np.testing.assert_array_equal(np.asarray(decayed["dense"][0]["w"]), 0.5)
     np.testing.assert_array_equal(np.asarray(decayed["scale"]), 1.0)
+
+
+def test_a_container_holding_itself_raises_instead_of_growing_without_end():
+    """JAX's recursive flatten raises RecursionError; funcgrad's deep-tree stack grew until
+    memory ran out (debug.breakpoint(filter_frames=False) flattens every frame's locals)."""
+    import pytest
+    from funcgrad import tree_util
+
+    cyclic = [1.0]
+    cyclic.append(cyclic)
+    with pytest.raises(RecursionError, match="contains itself"):
+        tree_util.tree_flatten(cyclic)
+    deep = cyclic_free = [2.0]
+    for _ in range(600):
+        deep = [deep, cyclic_free]  # (the same object twice, on different paths: fine)
+    assert len(tree_util.tree_leaves(deep)) == 601

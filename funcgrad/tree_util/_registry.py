@@ -440,13 +440,15 @@ def _flatten(x: Any, leaves: list, is_leaf: Callable[[Any], bool] | None,
 def _flatten_deep(x: Any, leaves: list, is_leaf: Callable[[Any], bool] | None
                   ) -> PyTreeDef:
     """`_flatten` with a stack of its own (no call per level): a deep tree (a 500-deep
-    nested list) needs no deep Python recursion."""
+    nested list) needs no deep Python recursion. A container that holds itself raises
+    RecursionError, as JAX's recursive flatten does (the stack would grow without end)."""
     node = None if is_leaf is not None and is_leaf(x) else node_type_of(x)
     if node is None:
         leaves.append(x)
         return _LEAF
     children, aux = node.to_iterable(x)
     stack = [(x, node, aux, iter(children), [])]  # (node, type, aux, children left, kids)
+    on_path = {id(x)}
     while True:
         top = stack[-1]
         for c in top[3]:
@@ -457,11 +459,15 @@ def _flatten_deep(x: Any, leaves: list, is_leaf: Callable[[Any], bool] | None
                 leaves.append(c)
                 top[4].append(_LEAF)
                 continue
+            if id(c) in on_path:
+                raise RecursionError("maximum recursion depth exceeded while flattening a "
+                                     f"pytree: a {type(c).__name__} contains itself")
+            on_path.add(id(c))
             grandchildren, sub_aux = sub.to_iterable(c)
             stack.append((c, sub, sub_aux, iter(grandchildren), []))
             break
         else:
-            stack.pop()
+            on_path.discard(id(stack.pop()[0]))
             treedef = PyTreeDef(type(top[0]), top[2], tuple(top[4]), top[1])
             if not stack:
                 return treedef
