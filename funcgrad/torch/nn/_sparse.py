@@ -95,7 +95,7 @@ def _traced_embedding(idx: Any, weight: Tensor, pad: int) -> Tensor:
     row's gradient masked by the indices' values when the program runs (the bounds are
     checked by the program's gather)."""
     def f(w: Any) -> Any:
-        rows = fnp.take(w, idx, axis=0)
+        rows = fnp.take(w, idx, axis=0, mode="raise")
         if pad < 0:
             return rows
         fixed = funcgrad.stop_gradient(rows)
