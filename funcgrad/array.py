@@ -189,8 +189,8 @@ def new_array(raw: Any) -> Array:
 
 def buffer_of(a: Array) -> Any:
     """The backend array that concrete Array ``a`` wraps. For the PyTorch facade's storage
-    (`funcgrad.torch._storage`), whose tensors share memory with each other and with numpy
-    as PyTorch's do: it must see that memory, and it alone writes into it."""
+    (`funcgrad.torch._runtime.storage`), whose tensors share memory with each other and with
+    numpy as PyTorch's do: it must see that memory, and it alone writes into it."""
     return a._value
 
 

@@ -8,7 +8,7 @@ and errors, custom ``autograd.Function``, ``nn``, ``optim`` (with ``lr_scheduler
 The facade is thin: every derivative comes from funcgrad's primitive registry (each op is a
 funcgrad function run under `funcgrad.vjp`); the facade adds state (tensors that change,
 graphs, version counters, hooks, memory shared by views and numpy arrays, in-place writes)
-on top: see `funcgrad.torch._tensor` and `funcgrad.torch._storage`.
+on top: see `funcgrad.torch._tensor` and `funcgrad.torch._runtime.storage`.
 """
 import builtins as _builtins
 import math as _math
@@ -16,22 +16,24 @@ from typing import Any as _Any
 
 import numpy as np
 
-from funcgrad.torch import _dtypes, _missing
-from funcgrad.torch import autograd  # first: _tensor needs autograd.grad_mode and .node
-from funcgrad.torch._dtypes import (dtype, Size, device, get_default_dtype, set_default_dtype,
-                                    get_default_device, set_default_device,
-                                    promote_types, float32, float, float64, double, float16,
-                                    half, bfloat16, complex64, cfloat, complex128, cdouble, int8, int16,
-                                    short, int32, int, int64, long, uint8, bool, uint16,
-                                    uint32, uint64, float8_e4m3fn, float8_e5m2,
-                                    float8_e4m3fnuz, float8_e5m2fnuz)
+from funcgrad.torch import _missing
+from funcgrad.torch._runtime import dtypes as _dtypes
+from funcgrad.torch._runtime.dtypes import (dtype, Size, device, get_default_dtype,
+                                            set_default_dtype, get_default_device,
+                                            set_default_device, promote_types, float32, float,
+                                            float64, double, float16, half, bfloat16,
+                                            complex64, cfloat, complex128, cdouble, int8,
+                                            int16, short, int32, int, int64, long, uint8, bool,
+                                            uint16, uint32, uint64, float8_e4m3fn, float8_e5m2,
+                                            float8_e4m3fnuz, float8_e5m2fnuz)
 from funcgrad.torch._tensor import Tensor, is_tensor
-from funcgrad.torch._layouts import (layout, strided, sparse_coo, sparse_csr, sparse_csc,
-                                     sparse_bsr, sparse_bsc, jagged, memory_format,
-                                     contiguous_format, channels_last, channels_last_3d,
-                                     preserve_format, legacy_contiguous_format)
+from funcgrad.torch._runtime.layouts import (layout, strided, sparse_coo, sparse_csr,
+                                             sparse_csc, sparse_bsr, sparse_bsc, jagged,
+                                             memory_format, contiguous_format, channels_last,
+                                             channels_last_3d, preserve_format,
+                                             legacy_contiguous_format)
 from funcgrad.torch._tensor_str import set_printoptions
-from funcgrad.torch.autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled,
+from funcgrad.torch._runtime.grad_mode import (no_grad, enable_grad, set_grad_enabled,
                                                inference_mode, is_grad_enabled,
                                                is_inference_mode_enabled)
 from funcgrad.torch._factories import (tensor, as_tensor, from_numpy, zeros, ones, empty,

@@ -23,10 +23,10 @@ import inspect
 import threading
 from typing import Any, Callable, Iterator
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._autocast_lists import BANNED_BINARY_CROSS_ENTROPY, listed, policy_of
 from funcgrad.torch._tensor import Tensor, tensors_in
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 
 __all__ = ["autocast_op", "state", "excluded", "set_enabled", "is_enabled", "get_dtype",
            "set_dtype", "DEVICE_TYPES", "cast_tree"]

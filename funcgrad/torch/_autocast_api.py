@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from funcgrad.torch import _autocast as A, _dtypes as D
+from funcgrad.torch import _autocast as A
+from funcgrad.torch._runtime import dtypes as D
 
 __all__ = ["is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
            "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",

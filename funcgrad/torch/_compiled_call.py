@@ -28,7 +28,7 @@ from funcgrad.core import is_inexact
 from funcgrad.torch import func
 from funcgrad.torch._op_node import zeros_of
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
+from funcgrad.torch._runtime.node import FREED_ERROR, Node, SavedRef, meta_of, node_class
 
 __all__ = ["CompiledFunctionBackward", "Recorded", "call_recorded", "avals_of",
            "DOUBLE_BACKWARD_ERROR"]

@@ -44,12 +44,13 @@ import funcgrad
 from funcgrad import tree_util
 from funcgrad.array import buffer_of, new_array
 from funcgrad.core import ConcretizationTypeError
-from funcgrad.torch import _storage, func
+from funcgrad.torch import func
+from funcgrad.torch._runtime import storage as _storage
 from funcgrad.torch._factories import get_rng_state, set_rng_state
 from funcgrad.torch._captured import probe_tables
 from funcgrad.torch._step_replay import MISS, Probes, Replay, owner_id
 from funcgrad.torch._tensor import Tensor, array_of, grad_of
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.optim.optimizer import Optimizer
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from funcgrad.torch import _dtypes as D, _factories, _ops_basic
+from funcgrad.torch import _factories, _ops_basic
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._tensor import Tensor, _size_args
 
 __all__ = ["CONVERSIONS"]

@@ -23,10 +23,11 @@ from funcgrad.torch._op_node import INFERENCE_ERROR, OpNode, PrimNode, trace_op
 from funcgrad.torch._scopes import in_scopes, open_scopes, scopes
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch._views import output
-from funcgrad.torch.autograd import grad_mode, graph, profiler
-from funcgrad.torch.autograd.node import meta_of, node_class, sequence_number, setup
+from funcgrad.torch import _saved_hooks as graph
+from funcgrad.torch._runtime import grad_mode, profiler
+from funcgrad.torch._runtime.node import meta_of, node_class, sequence_number, setup
 
-__all__ = ["apply", "PrimCall", "const_like"]
+__all__ = ["apply", "PrimCall", "const_like", "refresh_view"]
 
 _NO_EDGE = (None, 0)
 _new = object.__new__
@@ -260,3 +261,16 @@ def _edges(inputs: Sequence, diff: list) -> tuple:
         fn = x._grad_fn
         edges[i] = (fn, x._output_nr) if fn is not None else x._edge()
     return tuple(edges)
+
+
+def refresh_view(view_tensor: Tensor) -> None:
+    """A view whose storage was written since its graph was made: its values are now a
+    part of the base's new ones, so its node is made again off the base's
+    (``AsStridedBackward0``, as PyTorch's). The tensor calls it (as ``_refresh_view``)
+    where a view's graph is read."""
+    view = view_tensor._view
+    if not view.grad_enabled or not grad_mode.state.enabled:
+        return
+    view.version = view_tensor._vc.v
+    if view.base.requires_grad:
+        view_tensor._take_graph(apply(view.node, view.fn, [view.base]))

@@ -18,7 +18,7 @@ from funcgrad.array import new_array
 from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.core import Tracer
 from funcgrad.torch import _compiled_random
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._compile_state import GraphBreak
 from funcgrad.torch._compiled_random import STATE_BYTES, state_bytes, stream_of
 from funcgrad.torch._dispatch import apply, const_like
@@ -30,7 +30,7 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full"
            "logspace", "eye", "rand", "randn", "randint", "rand_like", "randn_like",
            "randint_like", "randperm", "normal", "bernoulli", "manual_seed", "seed",
            "initial_seed", "Generator", "default_generator", "scalar_tensor", "get_rng_state",
-           "set_rng_state", "multinomial"]
+           "set_rng_state", "multinomial", "legacy_init"]
 
 
 class Generator:
@@ -503,3 +503,15 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         raw = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     raw = raw.reshape(tuple(input.shape[:-1]) + (num_samples,))
     return finish(raw, D.int64, input.device, False)
+
+
+def legacy_init(self: Tensor, *args: Any) -> None:
+    """The legacy constructor ``Tensor(2, 3)`` (zeros of that size) or ``Tensor(data)``
+    (default dtype), attached to `Tensor` as its ``__init__``."""
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        src = tensor(args[0], dtype=D.get_default_dtype())
+    else:
+        src = zeros(*args)
+    initialised = make(src._data)
+    for name in Tensor.__slots__[:-2]:
+        setattr(self, name, getattr(initialised, name))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from funcgrad.torch.autograd import anomaly
+from funcgrad.torch._runtime import anomaly
 
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",

@@ -17,10 +17,10 @@ import funcgrad.numpy as fnp
 from funcgrad.array import Array
 from funcgrad.meta import ShapeDtypeStruct, is_meta, to_meta
 from funcgrad.primitives import elementwise as elementwise_prims
-from funcgrad.torch import _dtypes as D, _storage
+from funcgrad.torch._runtime import dtypes as D, storage as _storage
 from funcgrad.torch._dispatch import apply, const_like
 from funcgrad.torch._tensor import Tensor, _type_word, make
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 
 __all__ = ["inplace"]
 

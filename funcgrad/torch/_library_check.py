@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from funcgrad.core import is_inexact
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._tensor import Tensor
 
 __all__ = ["run_test"]

@@ -22,7 +22,7 @@ import types
 import typing
 from typing import Any, Callable, NamedTuple, Sequence
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._tensor import Tensor
 
 __all__ = ["Schema", "Param", "Slot", "infer_schema"]

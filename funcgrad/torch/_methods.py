@@ -11,11 +11,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from funcgrad.torch import _tensor_str
 from funcgrad.torch._conversions import CONVERSIONS
+from funcgrad.torch._dispatch import refresh_view
 from funcgrad.torch._ops_basic import (FAST_OPERATORS, FUNCTIONS, METHODS,
                                        operator_fast_path)
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch._factories import full_like
+from funcgrad.torch._factories import full_like, legacy_init
+from funcgrad.torch.autograd.engine import tensor_backward
 
 __all__ = ["install"]
 
@@ -61,8 +64,19 @@ def _op(name: str) -> Callable:
     return METHODS.get(name) or FUNCTIONS[name]
 
 
+def _install_layers() -> None:
+    """What the layers above the tensor give it: the legacy constructor (factories),
+    ``backward`` (the engine), the replay of a written view's graph (the op layer) and
+    ``repr`` (printing). `Tensor` imports only the runtime floor, so they are set here."""
+    Tensor.__init__ = legacy_init
+    Tensor.backward = tensor_backward
+    Tensor._refresh_view = refresh_view
+    _tensor_str.install(Tensor)
+
+
 def install() -> None:
     """Add every op of the table as a Tensor method, and the operators."""
+    _install_layers()
     for name, fn in {**CONVERSIONS, **METHODS}.items():
         setattr(Tensor, name, fn)
     binary = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div",

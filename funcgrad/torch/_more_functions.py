@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D, _factories
+from funcgrad.torch import _factories
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._ops_reduce import return_types
 from funcgrad.torch._tensor import Tensor

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from funcgrad import dtypes as lowp
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
+from funcgrad.torch._factories import tensor
 
 __all__ = ["finfo", "iinfo", "range", "get_num_threads", "set_num_threads",
            "get_num_interop_threads", "set_num_interop_threads",
@@ -65,7 +66,6 @@ def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None,  # noqa: A0
           device: Any = None, requires_grad: bool = False) -> Any:
     """``start, start + step, ..., end`` (end included), in the default float dtype
     unless ``dtype``; deprecated in PyTorch for arange."""
-    from funcgrad.torch._factories import tensor  # the factories import the op tables
     warnings.warn("torch.range is deprecated and will be removed in a future release "
                   "because its behavior is inconsistent with Python's range builtin. "
                   "Instead, use torch.arange, which produces values in [start, end).",

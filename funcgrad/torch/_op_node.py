@@ -27,12 +27,12 @@ from funcgrad.array import Array, buffer_of, zeros_on
 from funcgrad.core import is_inexact
 from funcgrad.transforms.tape import Residual, Tape, trace_flat
 from funcgrad.transforms.tape_call import CallTape, call_cotangents
-from funcgrad.torch import _storage
-from funcgrad.torch._tensor import Tensor, as_array, make
-from funcgrad.torch.autograd import graph, saved
-from funcgrad.torch.autograd.node import FREED_ERROR, Node, SavedRef
+from funcgrad.torch._runtime import storage as _storage
+from funcgrad.torch._tensor import Tensor, as_array, make, proxy
+from funcgrad.torch import _saved_hooks as graph, _saved_tensors as saved
+from funcgrad.torch._runtime.node import FREED_ERROR, Node, SavedRef
 
-__all__ = ["OpNode", "PrimNode", "zeros_of", "proxy", "pull_back", "trace_op",
+__all__ = ["OpNode", "PrimNode", "zeros_of", "pull_back", "trace_op",
            "INFERENCE_ERROR"]
 
 INFERENCE_ERROR = ("Inference tensors cannot be saved for backward. To work around you can "
@@ -43,12 +43,6 @@ def zeros_of(meta: tuple) -> Any:
     shape, dtype, device = meta
     z = fnp.zeros(shape, dtype)
     return z if device == "cpu" else funcgrad.device_put(z, device)
-
-
-def proxy(data: Any, edge: tuple) -> Tensor:
-    """A tensor holding ``data`` that feeds gradients into ``edge`` (for double backward)."""
-    node, nr = edge
-    return make(data, requires_grad=node is not None, grad_fn=node, output_nr=nr)
 
 
 def pull_back(tape: Tape, cotangents: Sequence) -> list:

@@ -18,11 +18,14 @@ from typing import Any, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._factories import empty
+from funcgrad.torch._ops_basic import _size_mismatch
+from funcgrad.torch._factories import tensor
 
 __all__ = ["meshgrid", "cartesian_prod", "combinations", "block_diag", "atleast_1d",
            "atleast_2d", "atleast_3d", "tensor_split", "broadcast_tensors",
@@ -90,7 +93,6 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        from funcgrad.torch._factories import empty  # the factories import the op tables
         return empty(0, dtype=input.dtype, device=input.device)
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
@@ -101,7 +103,6 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 
 
 def _index(raw: np.ndarray, like: Tensor) -> Tensor:
-    from funcgrad.torch._factories import tensor  # the factories import the op tables
     return tensor(raw, dtype=D.int64, device=like.device)
 
 
@@ -404,7 +405,6 @@ def broadcast_tensors(*tensors: Tensor) -> tuple:
     try:
         shape = tuple(np.broadcast_shapes(*[tuple(t.shape) for t in tensors]))
     except ValueError:
-        from funcgrad.torch._ops_basic import _size_mismatch  # PyTorch's words for it
         raise _size_mismatch(tensors) from None
     return tuple(t if tuple(t.shape) == shape else t.expand(*shape) for t in tensors)
 
@@ -432,7 +432,6 @@ def _vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Spec:
 def _triangle_indices(upper: bool) -> Any:
     def indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
                 device: Any = None, layout: Any = None) -> Tensor:
-        from funcgrad.torch._factories import tensor  # the factories import the op tables
         if row < 0 or col < 0:
             raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else
                                f"col must be non-negative, got{col}")

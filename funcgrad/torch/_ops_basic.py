@@ -24,14 +24,16 @@ from funcgrad.array import new_array
 from funcgrad.core import Tracer, is_inexact
 import funcgrad.scipy.special as sps
 from funcgrad.primitives.binary import floored_quotient, power
-from funcgrad.torch import _conventions as conventions, _dtypes as D
+from funcgrad.torch import _conventions as conventions
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._inplace import inplace as _inplace
 from funcgrad.torch._out import accepting_out
-from funcgrad.torch._layouts import dims_order
+from funcgrad.torch._runtime.layouts import dims_order
 from funcgrad.torch._tensor import Tensor, _type_word, of_other_kind
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._factories import tensor
+from funcgrad.torch._factories import _draws
 
 __all__ = ["Spec", "op", "METHODS", "FUNCTIONS", "np_fn", "sp_fn", "operand", "result_type",
            "cast", "to", "FAST_OPERATORS", "operator_fast_path"]
@@ -575,7 +577,6 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
 
 def _random_fill(name: str, draw: Callable) -> Callable:
     def method(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
-        from funcgrad.torch._factories import _draws  # the factories import these ops
         return _fill(self, name, draw(_draws(generator, self.device), tuple(self.shape),
                                       *args, **kwargs))
     method.__name__ = name

@@ -15,7 +15,8 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.core import is_inexact
 from funcgrad.primitives import binary as binary_prims, elementwise as elementwise_prims
-from funcgrad.torch import _conventions as conventions, _dtypes as D
+from funcgrad.torch import _conventions as conventions
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._autocast import listed
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import (FUNCTIONS, METHODS, Spec, _direct, _new_tuple, cast,

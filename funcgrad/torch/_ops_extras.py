@@ -11,10 +11,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from funcgrad.torch import _dtypes as D, _factories
+from funcgrad.torch import _factories
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor, _size_args
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.nn import functional as F
 
 __all__ = ["install"]

@@ -12,8 +12,8 @@ from funcgrad.torch._inplace import inplace
 from funcgrad.torch._ops_basic import cast, operand
 from funcgrad.torch._ops_shape import basic_index_call, unbind
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.node import VIEW_OF_LEAF_ERROR
+from funcgrad.torch._runtime import grad_mode
+from funcgrad.torch._runtime.node import VIEW_OF_LEAF_ERROR
 
 __all__ = ["getitem", "setitem"]
 

@@ -17,11 +17,13 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 import funcgrad.scipy.linalg as spl  # expm
-from funcgrad.torch import _conventions as conventions, _dtypes as D
+from funcgrad.torch import _conventions as conventions
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, result_type
 from funcgrad.torch._ops_reduce import _axes, _return_type, return_types
 from funcgrad.torch._tensor import Tensor, _type_word
+from funcgrad.torch._factories import zeros
 
 __all__ = ["slogdet", "qr", "svd", "chain_matmul", "cov", "corrcoef"]
 
@@ -162,7 +164,6 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
         batch = tuple(input.shape[:-2])
         s = apply("LinalgSvdBackward0", lambda a: fnp.linalg.svd(a, compute_uv=False),
                   [input])
-        from funcgrad.torch._factories import zeros  # the factories import the op tables
         return return_types.svd(zeros(*batch, m, m, dtype=input.dtype), s,
                                 zeros(*batch, n, n, dtype=input.dtype))
     u, s, vh = apply("LinalgSvdBackward0", lambda a: tuple(fnp.linalg.svd(

@@ -18,12 +18,15 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.primitives.control import stop_gradient
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._ops_basic import (FUNCTIONS, METHODS, Spec, _binary, cast, np_fn, op,
                                        sp_fn)
 from funcgrad.torch._ops_elementwise import UNARY, _unary_spec
 from funcgrad.torch._ops_reduce import _return_type, return_types
 from funcgrad.torch._tensor import Tensor, _type_word
+from funcgrad.torch import _conventions
+from funcgrad.torch._inplace import inplace
+from funcgrad.torch._dispatch import apply
 
 __all__ = ["frexp", "is_nonzero", "is_same_size", "is_signed", "positive", "polar",
            "complex"]
@@ -41,7 +44,6 @@ def _frac(x: Any) -> Any:
 def _sgn(x: Any) -> Any:
     """sign for reals; x / |x| (0 at 0) for complex numbers."""
     if not np.iscomplexobj(x):
-        from funcgrad.torch import _conventions  # PyTorch's sign (0 at NaN)
         return _conventions.sign(x)
     magnitude = fnp.abs(x)
     zero = fnp.equal(magnitude, 0)
@@ -83,7 +85,6 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
 
 
 def _polygamma_inplace(self: Tensor, n: int) -> Tensor:
-    from funcgrad.torch._inplace import inplace  # the in-place writer of every op
     dt = _float_np(self)
     return inplace(self, "PolygammaBackward0", lambda x: sp_fn("polygamma")(
         n, cast(x, dt)), [])
@@ -233,7 +234,6 @@ def frexp(input: Tensor) -> Any:
     [0.5, 1); the mantissa's gradient is 2 ** -exponent."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    from funcgrad.torch._dispatch import apply  # one op with two outputs
 
     def f(x: Any) -> tuple:
         exponent = stop_gradient(fnp.frexp(x)[1])
@@ -246,7 +246,6 @@ def frexp(input: Tensor) -> Any:
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """The complex numbers abs * (cos(angle) + i sin(angle))."""
     _same_float("polar", abs, angle)
-    from funcgrad.torch._dispatch import apply  # a composite op of two inputs
     return apply("PolarBackward0", lambda r, t: fnp.add(
         fnp.multiply(r, fnp.cos(t)), fnp.multiply(fnp.multiply(r, fnp.sin(t)), 1j)),
         [abs, angle])
@@ -255,7 +254,6 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
 def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """The complex tensor real + i imag."""
     _same_float("complex", real, imag)
-    from funcgrad.torch._dispatch import apply  # a composite op of two inputs
     return apply("ComplexBackward0", lambda a, b: fnp.add(a, fnp.multiply(b, 1j)),
                  [real, imag])
 

@@ -20,11 +20,12 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.primitives.control import stop_gradient
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply, const_like
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand
 from funcgrad.torch._ops_reduce import _axes, _correction, _return_type, _std, return_types
 from funcgrad.torch._tensor import Tensor, _type_word
+from funcgrad.torch._factories import tensor
 
 __all__ = ["median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "aminmax", "unique",
            "searchsorted", "bucketize", "histc", "bincount", "isin", "std_mean", "var_mean"]
@@ -522,7 +523,6 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
 
 def unravel_index(indices: Any, shape: Any) -> tuple:
     """The coordinates, one int64 tensor per dimension of ``shape``, of flat indices."""
-    from funcgrad.torch._factories import tensor  # the factories import the op tables
     idx = indices if isinstance(indices, Tensor) else tensor(indices)
     if idx.dtype.np.kind not in "iu":
         raise TypeError(f"expected 'indices' to be integer dtype, but got {idx.dtype}")

@@ -14,7 +14,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.meta import dynamic_shape_error
-from funcgrad.torch import _conventions as conventions, _dtypes as D
+from funcgrad.torch import _conventions as conventions
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.primitives import reductions as reduction_prims
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, np_fn, op, sp_fn

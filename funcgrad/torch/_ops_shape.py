@@ -18,14 +18,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D, _storage
+from funcgrad.torch._runtime import dtypes as D, storage as _storage
 from funcgrad.numpy._indexing import parse_index
 from funcgrad.primitives import conv as conv_prims, elementwise as elementwise_prims, \
     indexing as index_prims, shape as shape_prims
 from funcgrad.primitives.indexing import NO_INDEX
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._dispatch import PrimCall, apply, const_like
-from funcgrad.torch._layouts import dims_order
+from funcgrad.torch._runtime.layouts import dims_order
 from funcgrad.torch._views import as_view
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, Spec, cast, op, operand, result_type
 from funcgrad.torch._ops_reduce import _axes

@@ -14,7 +14,7 @@ import warnings
 from typing import Any, Callable
 
 from funcgrad.torch._tensor import Tensor, tensors_in
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 
 __all__ = ["accepting_out", "write_out", "install"]
 

@@ -32,9 +32,9 @@ import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array, buffer_of, new_array
-from funcgrad.torch import _storage
+from funcgrad.torch._runtime import storage as _storage
 from funcgrad.torch._tensor import array_of, borrowing, grad_of, make
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 
 __all__ = ["Probes", "Replay", "MISS", "owner_id"]
 

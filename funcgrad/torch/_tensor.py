@@ -1,8 +1,8 @@
 """`Tensor`: a PyTorch-style handle on a funcgrad Array, with autograd metadata.
 
 A concrete tensor's Array wraps a numpy (or cupy) ndarray, and that memory is the tensor's
-storage (`funcgrad.torch._storage`): ``from_numpy``, ``numpy()``, views (``view``, slicing,
-``t()``, ``expand``, ``diagonal``...) and ``detach()`` share it, as in PyTorch. A view
+storage (`funcgrad.torch._runtime.storage`): ``from_numpy``, ``numpy()``, views (``view``,
+slicing, ``t()``, ``expand``, ``diagonal``...) and ``detach()`` share it, as in PyTorch. A view
 remembers its base and how it was made (`ViewOf`) and shares the base's version counter.
 In-place ops (`funcgrad.torch._dispatch.inplace`) compute the new values with funcgrad,
 then write them into the memory and bump the counter; under autograd an in-place op on a
@@ -25,9 +25,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from funcgrad.array import Array
-from funcgrad.torch import _dtypes as D, _storage
-from funcgrad.torch.autograd import forward_ad, grad_mode
-from funcgrad.torch.autograd.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
+from funcgrad.torch._runtime import dtypes as D, dual, grad_mode, storage as _storage
+from funcgrad.torch._runtime.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
                                           NO_GRAD_VIEW_ERROR, NO_GRAD_VIEW_WRITTEN_ERROR,
                                           VIEW_OF_LEAF_ERROR, add_hook)
 import funcgrad.numpy as fnp
@@ -111,7 +110,7 @@ def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr:
         state = grad_mode.state
         t._inference = state.inference
         if state.dual_levels and type(data) is not Array:  # maybe a dual tensor's result
-            forward_ad.track(t)
+            dual.track(t)
     else:
         t._inference = False
     return t
@@ -123,6 +122,12 @@ _new = object.__new__
 # optimizers' fused updates, a compiled training step): C getters, cheaper than a property.
 array_of = operator.attrgetter("_a")    # its funcgrad Array (a tracer while traced)
 grad_of = operator.attrgetter("_grad")  # its .grad, without the property's warning
+
+
+def proxy(data: Any, edge: tuple) -> "Tensor":
+    """A tensor holding ``data`` that feeds gradients into ``edge`` (for double backward)."""
+    node, nr = edge
+    return make(data, requires_grad=node is not None, grad_fn=node, output_nr=nr)
 
 
 def borrowing(data: Any) -> "Tensor":
@@ -168,16 +173,9 @@ class Tensor(TensorData):
     # ``_kind_op`` runs the ops it has (`of_other_kind`)
     _refuses = False
 
-    def __init__(self, *args: Any) -> None:
-        """Legacy constructor: ``Tensor(2, 3)`` (zeros of that size) or ``Tensor(data)``."""
-        from funcgrad.torch import _factories  # late: _factories imports this module
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            src = _factories.tensor(args[0], dtype=D.get_default_dtype())
-        else:
-            src = _factories.zeros(*args)
-        initialised = make(src._data)
-        for name in Tensor.__slots__[:-2]:
-            setattr(self, name, getattr(initialised, name))
+    # What the layers above give the tensor is attached from above (`_methods.install`):
+    # the legacy constructor ``Tensor(2, 3)`` (the factories), ``backward`` (the engine),
+    # the replay of a written view's graph (the op layer) and ``repr`` (printing).
 
     def __reduce_ex__(self, protocol: int) -> tuple:
         return (_rebuild, (type(self), self.detach().numpy(force=True), self._rg))
@@ -207,19 +205,6 @@ class Tensor(TensorData):
         return new
 
     # -- autograd metadata -------------------------------------------------------------
-    def _refresh_view(self) -> None:
-        """A view whose storage was written since its graph was made: its values are now
-        a part of the base's new ones, so its node is made again off the base's
-        (``AsStridedBackward0``, as PyTorch's). Call it where a view's graph is read."""
-        view = self._view
-        base = view.base
-        if not view.grad_enabled or not grad_mode.state.enabled:
-            return
-        view.version = self._vc.v
-        if base.requires_grad:
-            from funcgrad.torch._dispatch import apply  # the op layer sits above tensors
-            self._take_graph(apply(view.node, view.fn, [base]))
-
     @property
     def requires_grad(self) -> bool:
         view = self._view
@@ -357,13 +342,6 @@ class Tensor(TensorData):
         if self._rg:
             return (self._accumulator(), 0)
         return (None, 0)
-
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
-        """Accumulate d(self)/d(leaf) into the ``.grad`` of the leaves (or of ``inputs``)."""
-        # late: the engine imports this module
-        from funcgrad.torch.autograd.engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
         """The same values and memory, cut from the graph; shares the version counter."""

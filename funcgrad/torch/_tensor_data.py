@@ -15,9 +15,8 @@ import numpy as np
 from funcgrad.array import Array, buffer_of, new_array
 from funcgrad.core import Tracer
 from funcgrad.meta import is_meta
-from funcgrad.torch import _dtypes as D, _storage
-from funcgrad.torch._layouts import dims_order, strided
-from funcgrad.torch._tensor_str import tensor_repr
+from funcgrad.torch._runtime import dtypes as D, storage as _storage
+from funcgrad.torch._runtime.layouts import dims_order, strided
 from funcgrad.viz.html import tensor_html
 
 __all__ = ["TensorData"]
@@ -318,11 +317,6 @@ class TensorData:
         if self.dim() == 0 and not isinstance(self._a, Tracer):
             return self.item().__format__(spec)
         return object.__format__(self, spec)
-
-    def __repr__(self, *, tensor_contents: Any = None) -> str:
-        return tensor_repr(self)
-
-    __str__ = __repr__
 
     def _repr_html_(self) -> str:
         return tensor_html(self)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch.autograd import forward_ad
 from funcgrad.core import Tracer
 
@@ -183,8 +183,7 @@ def add_suffixes(text: str, suffixes: list, indent: int, force_newline: bool = F
 
 
 def tensor_repr(t: Any) -> str:
-    # late: nn imports _tensor, which imports this module
-    from funcgrad.torch.nn.parameter import Parameter
+    """PyTorch's ``repr`` of a tensor: values, then device, dtype, grad_fn and tangent."""
     data = t._a
     tangent = forward_ad.tangent_of(t) if isinstance(data, Tracer) else None
     meta = t.is_meta
@@ -221,7 +220,15 @@ def tensor_repr(t: Any) -> str:
         suffixes.append("requires_grad=True")
     if tangent is not None:
         suffixes.append(f"tangent={tensor_repr(tangent)}")
-    out = add_suffixes(prefix + body, suffixes, indent)
-    if isinstance(t, Parameter):
-        out = "Parameter containing:\n" + out
-    return out
+    return add_suffixes(prefix + body, suffixes, indent)
+
+
+def _repr(self: Any, *, tensor_contents: Any = None) -> str:
+    return tensor_repr(self)
+
+
+def install(cls: type) -> None:
+    """Give the tensor class its ``repr`` (and so its ``str``). Printing sits above the
+    tensor (a dual tensor prints its tangent, which forward AD's layer unpacks), so it is
+    attached from here."""
+    cls.__repr__ = _repr

@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 
 from funcgrad.array import Array, buffer_of
 from funcgrad.meta import MetaTracer
-from funcgrad.torch import _storage
+from funcgrad.torch._runtime import storage as _storage
 from funcgrad.torch._tensor import Tensor, ViewOf, make
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 
 __all__ = ["VIEW_NODES", "output", "as_view"]
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._factories import finish
 from funcgrad.torch._tensor import Tensor
 

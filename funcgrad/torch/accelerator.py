@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad.backend import cupy_available
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 
 __all__ = ["is_available", "current_accelerator", "device_count", "current_device_index",
            "current_device_idx", "set_device_index", "set_device_idx", "synchronize"]

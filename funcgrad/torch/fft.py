@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch import _factories
 from funcgrad.torch._factories import arange

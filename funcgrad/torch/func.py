@@ -18,7 +18,7 @@ from funcgrad.torch import _factories
 from funcgrad.transforms.vmap import flatten_axes
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
            "functional_call", "reparametrized", "vmap", "stack_module_state", "to_array",

@@ -62,7 +62,7 @@ from funcgrad.torch._compiled_call import avals_of, call_recorded
 from funcgrad.torch._compiled_shapes import Shapes, run_forward
 from funcgrad.torch._graph_split import SplitFunction, Unsplittable
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch._script import (Final, ScriptFunction, ScriptModule, annotate, export,
                                     ignore, is_scripting, script, unused)

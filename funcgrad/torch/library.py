@@ -44,12 +44,14 @@ from funcgrad.array import Array, as_array, to_raw
 from funcgrad._results import wrap_raw
 from funcgrad.core import Primitive, is_inexact
 from funcgrad.meta import def_meta_impl
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import PrimCall, apply
 from funcgrad.torch._library_schema import Schema, Slot, infer_schema
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.autograd.function import FunctionCtx
+from funcgrad.torch.amp import autocast_mode
+from funcgrad.torch._library_check import run_test
 
 __all__ = ["custom_op", "CustomOpDef", "register_kernel", "register_autograd",
            "register_fake", "opcheck", "infer_schema", "ops", "OpCheckError"]
@@ -145,7 +147,6 @@ class CustomOpDef:
     def register_autocast(self, device_type: str, cast_inputs: Any) -> None:
         """Under ``autocast(device_type)``, cast the op's floating tensor inputs to
         ``cast_inputs`` (and run the op outside autocast)."""
-        from funcgrad.torch.amp import autocast_mode  # amp imports the facade's ops
         autocast_mode.register_custom_op(self, D.device(device_type).type,
                                          D.to_torch_dtype(cast_inputs))
 
@@ -492,7 +493,6 @@ def opcheck(op: Any, args: tuple, kwargs: dict | None = None, *,
     ``test_faketensor``: the fake's outputs have the kernel's shapes, dtypes and devices;
     ``test_aot_dispatch_dynamic``: traced by funcgrad (`torch.func.vjp`, funcgrad's
     stand-in for AOT dispatch) the op gives the eager values and the eager gradients."""
-    from funcgrad.torch._library_check import run_test  # it imports torch.func
     target = _lookup(op._op if isinstance(op, OpOverload) else op)
     tests = [test_utils] if isinstance(test_utils, str) else list(test_utils)
     unknown = [t for t in tests if t not in _TESTS]

@@ -9,7 +9,7 @@ from typing import Any
 import funcgrad.numpy as fnp
 from funcgrad.torch import _conventions as conventions
 from funcgrad.torch._dispatch import apply
-from funcgrad.torch._dtypes import to_torch_dtype
+from funcgrad.torch._runtime.dtypes import to_torch_dtype
 from funcgrad.torch._ops_basic import cast
 from funcgrad.torch._ops_reduce import _axes
 from funcgrad.torch._tensor import Tensor, _type_word

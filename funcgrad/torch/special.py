@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any as _Any, Callable as _Callable
 
 import funcgrad.scipy.special as _sps
-from funcgrad.torch import _dtypes as _D
+from funcgrad.torch._runtime import dtypes as _D
 from funcgrad.torch._dispatch import apply as _apply
 from funcgrad.torch._factories import tensor as _tensor
 from funcgrad.torch._ops_basic import FUNCTIONS as _FUNCTIONS

@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._factories import finish
 from funcgrad.torch._tensor import Tensor
 

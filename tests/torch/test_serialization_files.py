@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import funcgrad.torch as torch
-from funcgrad.torch import _storage
+from funcgrad.torch._runtime import storage as _storage
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 FILES = ["pytorch_checkpoint.pt", "pytorch_checkpoint_legacy.pt"]

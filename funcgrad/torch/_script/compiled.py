@@ -20,7 +20,7 @@ from funcgrad import tree_util
 from funcgrad.torch import func
 from funcgrad.torch._script.ir import Graph
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 
 __all__ = ["CompiledRunner"]
 

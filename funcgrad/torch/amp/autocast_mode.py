@@ -16,7 +16,8 @@ import warnings
 from typing import Any, Callable
 
 from funcgrad.backend import cupy_available
-from funcgrad.torch import _autocast as state, _dtypes as D
+from funcgrad.torch import _autocast as state
+from funcgrad.torch._runtime import dtypes as D
 
 __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 

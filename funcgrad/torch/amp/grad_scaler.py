@@ -20,9 +20,10 @@ from typing import Any, Iterable
 
 import funcgrad.amp as functional_amp
 from funcgrad.backend import cupy_available
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
+from funcgrad.torch._factories import full
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -74,7 +75,6 @@ class GradScaler:
         return self._scale, self._growth_tracker
 
     def _lazy_init_scale_growth_tracker(self, dev: D.device) -> None:
-        from funcgrad.torch._factories import full  # the facade's factories import late
         if self._growth_tracker is not None:
             raise AssertionError("_growth_tracker initialized before _scale")
         self._scale = full((), self._init_scale, dtype=D.float32, device=dev)
@@ -138,7 +138,6 @@ class GradScaler:
                                "the last update().")
         if optimizer_state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        from funcgrad.torch._factories import full  # the facade's factories import late
         inv_scale = self._scale.double().reciprocal().float()  # FP32 division can round
         found_inf = full((), 0.0, dtype=D.float32, device=self._scale.device)
         optimizer_state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale,

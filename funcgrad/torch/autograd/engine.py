@@ -25,11 +25,11 @@ from funcgrad.array import Array
 from funcgrad.dtypes import is_floating
 from funcgrad.primitives import constants
 from funcgrad.torch._tensor import Tensor, as_array, make
-from funcgrad.torch.autograd import anomaly, grad_mode, profiler
-from funcgrad.torch.autograd.node import AccumulateGrad, GraphRoot, Node
+from funcgrad.torch._runtime import anomaly, grad_mode, profiler
+from funcgrad.torch._runtime.node import AccumulateGrad, GraphRoot, Node
 from funcgrad.torch import _factories
 
-__all__ = ["backward", "grad", "run_backward"]
+__all__ = ["backward", "grad", "run_backward", "tensor_backward"]
 
 
 def _tuple(x: Any) -> tuple:
@@ -82,6 +82,13 @@ def _grads_tuple(grads: Any, n: int) -> tuple:
     if len(grads) < n:
         raise RuntimeError(f"got {n} tensors and {len(grads)} gradients")
     return grads[:n]
+
+
+def tensor_backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,
+                    create_graph: bool = False, inputs: Any = None) -> None:
+    """``Tensor.backward``: accumulate d(self)/d(leaf) into the ``.grad`` of the leaves (or
+    of ``inputs``)."""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,

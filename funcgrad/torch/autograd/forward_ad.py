@@ -11,70 +11,17 @@ from __future__ import annotations
 import weakref
 from typing import Any, NamedTuple
 
-from funcgrad.core import new_trace
-from funcgrad.transforms.jvp import JVPTrace
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
+from funcgrad.torch._runtime.dual import current, enter_dual_level, exit_dual_level
+from funcgrad.torch._tensor import Tensor, proxy
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor",
            "enter_dual_level", "exit_dual_level"]
-
-_NO_LEVEL = ("Trying to create a dual Tensor for forward AD but no level exists, make sure "
-             "to enter_dual_level() first.")
 
 
 class UnpackedDualTensor(NamedTuple):
     primal: Any
     tangent: Any
-
-
-class _Level:
-    """An entered dual level: its forward-mode trace and the tensors that hold its
-    tracers (weakly: they are cleared when the level is left)."""
-
-    def __init__(self) -> None:
-        self.trace = JVPTrace()
-        self.context = new_trace(self.trace)
-        self.context.__enter__()
-        self.tensors: list = []
-        self.tangents: dict = {}  # id(tangent array) -> the tangent tensor given for it
-
-    def holds(self, tensor: Any) -> bool:
-        return self.trace.split([tensor._data])[1][0] is not None
-
-    def leave(self) -> None:
-        """Retire the trace; the dual tensors still alive keep their primals."""
-        for ref in self.tensors:
-            t = ref()
-            if t is not None and self.holds(t):
-                t._a = self.trace.split([t._data])[0][0]
-        self.context.__exit__(None, None, None)
-
-
-def _current(level: int | None) -> _Level:
-    levels = grad_mode.state.dual_levels
-    if not levels:
-        raise RuntimeError(_NO_LEVEL)
-    if level is not None and level != len(levels) - 1:
-        raise RuntimeError(f"Trying to use forward AD level {level} but the current level "
-                           f"is {len(levels) - 1}")
-    return levels[-1]
-
-
-def enter_dual_level() -> int:
-    """Enter a new forward-AD level (PyTorch supports one at a time)."""
-    state = grad_mode.state
-    if state.dual_levels:
-        raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    grad_mode.special.enter()
-    state.dual_levels = [_Level()]
-    return 0
-
-
-def exit_dual_level(*, level: int | None = None) -> None:
-    """Leave the current level; the tangents of its dual tensors are dropped."""
-    _current(level).leave()
-    grad_mode.state.dual_levels = []
-    grad_mode.special.exit()
 
 
 class dual_level:
@@ -96,7 +43,7 @@ def _check_float(what: str, t: Any) -> None:
 def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     """A tensor with ``tensor``'s value and ``tangent`` as its forward gradient; it feeds
     backward gradients into ``tensor`` (a view of it, as in PyTorch)."""
-    lvl = _current(level)
+    lvl = current(level)
     _check_float("primal", tensor)
     _check_float("tangent", tangent)
     if tuple(tensor.shape) != tuple(tangent.shape):
@@ -118,15 +65,14 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
 def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     """(primal, tangent) of ``tensor``; the tangent is None for a tensor that is not dual
     at this level (or outside any level)."""
-    from funcgrad.torch._op_node import proxy  # the node module imports the autograd package
     levels = grad_mode.state.dual_levels
     if not levels:
         return UnpackedDualTensor(tensor, None)
-    trace = _current(level).trace
+    trace = current(level).trace
     (primal,), (tangent,) = trace.split([tensor._data])
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    given = _current(level).tangents.get(id(tangent))
+    given = current(level).tangents.get(id(tangent))
     if given is None or given._data is not tangent:
         given = proxy(tangent, (None, 0))
     return UnpackedDualTensor(proxy(primal, tensor._edge()), given)
@@ -138,7 +84,6 @@ def dual_tangents(args: tuple) -> list | None:
     levels = grad_mode.state.dual_levels
     if not levels:
         return None
-    from funcgrad.torch._tensor import Tensor  # the tensor module imports this one
     tangents = [unpack_dual(a).tangent if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return None
@@ -148,18 +93,7 @@ def dual_tangents(args: tuple) -> list | None:
 
 def primal_of(x: Any) -> Any:
     """A dual tensor's primal (feeding its gradients where the dual does); else ``x``."""
-    from funcgrad.torch._tensor import Tensor  # the tensor module imports this one
     return unpack_dual(x).primal if isinstance(x, Tensor) else x
-
-
-def attach_tangent(tensor: Any, tangent: Any) -> None:
-    """Make ``tensor`` dual at the current level with ``tangent``, keeping its graph."""
-    lvl = _current(None)
-    value = tangent._data
-    if value.dtype != tensor._data.dtype:
-        value = value.astype(tensor._data.dtype)
-    tensor._a = lvl.trace.new(tensor._data, value)
-    lvl.tensors.append(weakref.ref(tensor))
 
 
 def tangent_of(tensor: Any) -> Any:
@@ -168,8 +102,3 @@ def tangent_of(tensor: Any) -> Any:
     return unpack_dual(tensor).tangent if levels else None
 
 
-def track(tensor: Any) -> None:
-    """Remember an op result that holds the current level's tracer (cleared on leaving)."""
-    levels = grad_mode.state.dual_levels
-    if levels and levels[-1].holds(tensor):
-        levels[-1].tensors.append(weakref.ref(tensor))

@@ -19,8 +19,10 @@ from typing import Any, Callable
 import numpy as np
 
 from funcgrad.torch._tensor import Tensor, make
-from funcgrad.torch.autograd import forward_ad, grad_mode
-from funcgrad.torch.autograd.node import (FREED_ERROR, LEAF_INPLACE_ERROR, Node, SavedRef,
+from funcgrad.torch.autograd import forward_ad
+from funcgrad.torch._runtime import dual
+from funcgrad.torch._runtime import grad_mode
+from funcgrad.torch._runtime.node import (FREED_ERROR, LEAF_INPLACE_ERROR, Node, SavedRef,
                                           node_class)
 from funcgrad.torch._op_node import zeros_of
 
@@ -271,7 +273,7 @@ def _attach_output_tangents(results: Any, tangents: Any) -> None:
     tangents = tangents if isinstance(tangents, tuple) else (tangents,)
     for o, t in zip(outs, tangents):
         if isinstance(o, Tensor) and isinstance(t, Tensor):
-            forward_ad.attach_tangent(o, t)
+            dual.attach_tangent(o, t)
 
 
 def _wrap_outputs(ctx: BackwardCFunction, args: tuple, outputs: Any,

@@ -20,8 +20,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.autograd.engine import grad as autograd_grad
+from funcgrad.torch import _factories
+from funcgrad.torch._ops_shape import stack
+from funcgrad.torch import func as torch_func
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -153,7 +156,6 @@ def _zeros_for_missing(grads: tuple, refs: tuple, strict: bool, create_graph: bo
         if g is None:
             if strict:
                 raise RuntimeError(_INDEPENDENT[stage].format(i=i))
-            from funcgrad.torch import _factories  # _factories imports autograd
             g = _factories.zeros_like(refs[i])
         elif strict and create_graph and not g.requires_grad:
             which = "hessian" if "double" in stage else "jacobian"
@@ -214,7 +216,6 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(*inputs), J v)``: the Jacobian-vector product, by the double-backward
     trick (the VJP's own VJP)."""
-    from funcgrad.torch import _factories  # _factories imports autograd
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _alias_inputs(inputs, create_graph, need_graph=True)
@@ -252,7 +253,6 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(*inputs), H v)`` for scalar ``func`` (the double-backward trick on the
     gradient)."""
-    from funcgrad.torch import _factories  # _factories imports autograd
     with grad_mode.enable_grad():
         inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _alias_inputs(inputs, create_graph, need_graph=True)
@@ -304,8 +304,6 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
 def _jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool,
                    strict: bool) -> tuple:
     """d out / d inputs[j] for each j, one engine pass per element of ``out``."""
-    from funcgrad.torch import _factories  # _factories imports autograd
-    from funcgrad.torch._ops_shape import stack  # the op table is built after autograd
     rows: list = [[] for _ in inputs]
     flat = out.reshape(-1)
     for k in range(out.nelement()):
@@ -351,7 +349,6 @@ def _transformed_jacobian(kind: str, func: Callable, inputs: tuple, inputs_tuple
                           hessian_of: bool = False) -> Any:
     """The Jacobian by funcgrad's transform ``kind`` (``jacrev``/``jacfwd``), laid out as
     PyTorch's; with ``hessian_of``, the Jacobian of scalar ``func``'s gradient."""
-    from funcgrad.torch import func as torch_func  # torch.func imports the whole facade
     argnums = tuple(range(len(inputs)))
     outer_tuple = [inputs_tuple]
 

@@ -16,6 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from funcgrad.torch._tensor import Tensor, make
+from funcgrad.torch._runtime import dual
+from funcgrad.torch.autograd import forward_ad
 from funcgrad.torch.autograd.engine import grad as autograd_grad
 import funcgrad.numpy as fnp
 
@@ -90,7 +92,6 @@ def _analytical_jacobian(outputs: list, diff_inputs: list) -> list:
 def _forward_jacobian(func: Callable, inputs: tuple, x: Tensor, n_outputs: int) -> list:
     """Per output: (numel(x), numel(output)) by forward mode, one tangent per element of
     ``x`` (made dual in place, so that closures reading it see the tangent too)."""
-    from funcgrad.torch.autograd import forward_ad  # the autograd package imports this
     rows: list = []
     n = x.numel()
     for j in range(n):
@@ -98,7 +99,7 @@ def _forward_jacobian(func: Callable, inputs: tuple, x: Tensor, n_outputs: int) 
         e[j] = 1.0
         old = x._a
         with forward_ad.dual_level():
-            forward_ad.attach_tangent(x, _to_tensor(e.reshape(tuple(x.shape))))
+            dual.attach_tangent(x, _to_tensor(e.reshape(tuple(x.shape))))
             try:
                 outs = _diff_outputs(_as_tuple(func(*inputs)))
                 rows.append([_tangent_values(forward_ad.unpack_dual(o).tangent, o)

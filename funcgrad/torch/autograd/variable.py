@@ -11,13 +11,14 @@ import warnings
 from typing import Any
 
 from funcgrad.torch._tensor import Tensor
+from funcgrad.torch._tensor import Tensor
+from funcgrad.torch import _factories
 
 __all__ = ["Variable"]
 
 
 class _VariableMeta(type):
     def __instancecheck__(cls, other: Any) -> bool:
-        from funcgrad.torch._tensor import Tensor  # _tensor imports autograd: import late
         return isinstance(other, Tensor)
 
 
@@ -26,7 +27,6 @@ class Variable(metaclass=_VariableMeta):
 
     def __new__(cls, data: Any = None, requires_grad: bool = False,
                 volatile: bool = False) -> Any:
-        from funcgrad.torch import _factories  # _factories imports autograd: import late
         if volatile:
             warnings.warn("volatile was removed and now has no effect. Use `with "
                           "torch.no_grad():` instead.", UserWarning, stacklevel=2)

@@ -2,7 +2,7 @@
 with PyTorch's FutureWarnings."""
 from __future__ import annotations
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch.amp.deprecated import device_classes
 
 __all__ = ["autocast", "GradScaler"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch.amp import autocast_mode
 from funcgrad.torch.amp.deprecated import device_classes
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from funcgrad import _gpu_memory
 from funcgrad.backend import cupy_available
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 
 __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved",
            "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",

@@ -18,7 +18,7 @@ from funcgrad.array import new_array
 from funcgrad.primitives.kernels.collectives import Pending
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd.grad_mode import no_grad
+from funcgrad.torch._runtime.grad_mode import no_grad
 from funcgrad.torch.futures import Future
 from ._groups import TRANSPORT_OP, ProcessGroup, ReduceOp, not_in_group, resolve
 

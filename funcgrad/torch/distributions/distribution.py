@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from funcgrad.torch import _dtypes as D, _factories
+from funcgrad.torch import _factories
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._numeric_info import finfo
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.distributions import constraints
 
 __all__ = ["Distribution", "broadcast_all", "logits_to_probs", "probs_to_logits",

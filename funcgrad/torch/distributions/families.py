@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from funcgrad.torch import _dtypes as D, _factories, linalg
+from funcgrad.torch import _factories, linalg
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._numeric_info import finfo
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor

@@ -23,7 +23,8 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as sps
-from funcgrad.torch import _dtypes as D, _factories
+from funcgrad.torch import _factories
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor

@@ -15,7 +15,7 @@ import warnings
 from typing import Any, Callable
 
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.autograd.function import Function
 
 __all__ = ["BackwardHook"]

@@ -16,7 +16,7 @@ from funcgrad.torch import _factories
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._inplace import inplace as _inplace
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.nn._common import array_of, check_probability
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",

@@ -17,6 +17,7 @@ from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._common import const_on
 from funcgrad.torch.nn._pooling import avg_pool2d, avg_pool3d
+from funcgrad.torch.nn._conv import pad
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist", "bilinear", "pixel_shuffle",
            "pixel_unshuffle", "channel_shuffle", "local_response_norm", "rrelu", "rrelu_",
@@ -136,7 +137,6 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Tensor:
     """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta."""
-    from funcgrad.torch.nn._conv import pad  # (F.pad lives with the convolutions)
     dim = input.ndim
     if dim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from funcgrad.torch import _dtypes as D, _factories
+from funcgrad.torch import _factories
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.nn import functional as F
 from funcgrad.torch.nn import init
 from funcgrad.torch.nn.module import Module

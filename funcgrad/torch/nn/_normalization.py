@@ -21,9 +21,9 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad.dtypes import LOW_FLOATS
 from funcgrad.torch._dispatch import apply
-from funcgrad.torch._dtypes import bfloat16, float16
+from funcgrad.torch._runtime.dtypes import bfloat16, float16
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.nn._common import array_of, shape_list
 from funcgrad.torch._autocast import autocast_op
 

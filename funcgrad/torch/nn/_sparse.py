@@ -22,7 +22,7 @@ from funcgrad.torch._dispatch import apply
 from funcgrad.torch._factories import tensor, zeros
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.nn._common import array_of, const_on, host
 from funcgrad.torch.sparse._tensor import gathered_rows
 

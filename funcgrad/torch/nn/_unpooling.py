@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn._common import array_of, host, ntuple

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _conventions as conventions, _dtypes as D
+from funcgrad.torch import _conventions as conventions
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._inplace import inplace
 from funcgrad.torch._ops_basic import FUNCTIONS, METHODS, sp_fn

@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 
 from funcgrad.torch import _factories
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import engine, grad_mode
+from funcgrad.torch.autograd import engine
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.nn import _conv
 
 __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "conv3d_input",

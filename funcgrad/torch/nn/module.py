@@ -13,12 +13,12 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 from funcgrad.meta import NO_DATA_ERROR
 from funcgrad.torch import _factories, __future__ as torch_future
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.node import add_hook
+from funcgrad.torch._runtime import grad_mode
+from funcgrad.torch._runtime.node import add_hook
 from funcgrad.torch.nn.parameter import Buffer, Parameter, is_lazy
 from funcgrad.torch.nn._backward_hooks import BackwardHook
 from funcgrad.torch.utils._swap import swap_tensors
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 
 __all__ = ["Module", "zero_grads"]
 

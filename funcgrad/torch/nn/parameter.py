@@ -48,6 +48,9 @@ class Parameter(Tensor):
     def __reduce_ex__(self, protocol: int) -> tuple:
         return (_rebuild_parameter, (self.detach(), self._rg))
 
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
     return Parameter(data, requires_grad)

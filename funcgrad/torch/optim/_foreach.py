@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from funcgrad.torch import _storage
+from funcgrad.torch._runtime import storage as _storage
 from funcgrad.torch._tensor import array_of
 
 __all__ = ["buffers", "bump", "sgd", "adam"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from funcgrad.torch import _dtypes as D, _factories, _storage
+from funcgrad.torch import _factories
+from funcgrad.torch._runtime import dtypes as D, storage as _storage
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim import _foreach

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 from funcgrad.torch import _factories
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.optim.optimizer import Optimizer, check_lr, to_scalar
 
 __all__ = ["LBFGS"]

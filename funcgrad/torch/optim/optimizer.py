@@ -21,11 +21,12 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any, Callable, Iterable
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._tensor import Tensor, grad_of
-from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.node import RemovableHandle
+from funcgrad.torch._runtime import grad_mode
+from funcgrad.torch._runtime.node import RemovableHandle
 from funcgrad.torch.nn.module import zero_grads
+from funcgrad.torch import _factories
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook", "scalar_dtype", "has_sparse_grad",
@@ -117,7 +118,6 @@ def scalar_dtype(fused: Any = None) -> D.dtype:
 def new_step(p: Tensor, group: dict) -> Tensor:
     """A fresh ``state['step']`` (0.0): on the parameter's device when the group is
     capturable or fused, else on the CPU, as PyTorch's Adam places it."""
-    from funcgrad.torch import _factories  # _factories needs the op table, built later
     on_device = group.get("capturable") or group.get("fused")
     return _factories.tensor(0.0, dtype=scalar_dtype(group.get("fused")),
                              device=p.device if on_device else "cpu")
@@ -175,7 +175,6 @@ class Optimizer:
                 group.setdefault(key, value)
         for p, s in self.state.items():
             if "step" in s and not isinstance(s["step"], Tensor):  # an old float step
-                from funcgrad.torch import _factories  # _factories imports the op table
                 s["step"] = _factories.tensor(float(s["step"]), dtype=scalar_dtype())
 
     def __repr__(self) -> str:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from funcgrad.array import new_array
-from funcgrad.torch import _storage
+from funcgrad.torch._runtime import storage as _storage
 from funcgrad.torch.optim import _foreach
-from funcgrad.torch._layouts import strided
+from funcgrad.torch._runtime.layouts import strided
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.optim.optimizer import (Optimizer, check_fused, check_lr,
                                             has_sparse_grad, to_scalar)

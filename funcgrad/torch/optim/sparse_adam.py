@@ -11,7 +11,7 @@ import math
 from typing import Any, Callable, Iterable
 
 from funcgrad.torch import _factories
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.optim.optimizer import Optimizer, check_betas, to_scalar
 

@@ -1,5 +1,5 @@
 """``torch.profiler``: `profile` with activities, a step `schedule` and `on_trace_ready`,
-on the events of `funcgrad.torch.autograd.profiler`."""
+on the events of `funcgrad.torch._runtime.profiler`."""
 from __future__ import annotations
 
 import enum
@@ -8,8 +8,8 @@ import socket
 import time
 from typing import Any, Callable, Iterable
 
-from funcgrad.torch.autograd import profiler as _autograd_profiler
-from funcgrad.torch.autograd.profiler import EventList, record_function
+from funcgrad.torch._runtime import profiler as _autograd_profiler
+from funcgrad.torch._runtime.profiler import EventList, record_function
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
            "tensorboard_trace_handler"]

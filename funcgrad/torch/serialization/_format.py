@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 
 __all__ = ["StorageType", "STORAGE_TYPES", "storage_type_of", "DTYPE_NAMES",
            "FOREIGN_DTYPES", "MAGIC_NUMBER", "PROTOCOL_VERSION", "ALIGNMENT", "UNSAFE_MESSAGE",

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch import cuda
 from funcgrad.torch.serialization._format import (CUDA_UNAVAILABLE, MAGIC_NUMBER,
                                                   PROTOCOL_VERSION, StorageType)

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from funcgrad.array import new_array
-from funcgrad.torch import _dtypes as D
-from funcgrad.torch._storage import as_strided
+from funcgrad.torch._runtime import dtypes as D
+from funcgrad.torch._runtime.storage import as_strided
 from funcgrad.torch._factories import empty
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.nn.parameter import Parameter

@@ -23,7 +23,7 @@ from collections import Counter, OrderedDict
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn.parameter import Parameter
 from funcgrad.torch.serialization import _rebuild as R

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.torch import _dtypes as D
-from funcgrad.torch import _storage
+from funcgrad.torch._runtime import dtypes as D
+from funcgrad.torch._runtime import storage as _storage
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn.parameter import Parameter
 from funcgrad.torch.serialization._format import (ALIGNMENT, MAGIC_NUMBER, PROTOCOL_VERSION,

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._factories import as_tensor
-from funcgrad.torch._layouts import sparse_csr
+from funcgrad.torch._runtime.layouts import sparse_csr
 from funcgrad.torch._tensor import Tensor, make
 from funcgrad.torch.sparse import _ops
 from funcgrad.torch.sparse._ops import addmm, log_softmax, mm, softmax, sparse_mask, sum

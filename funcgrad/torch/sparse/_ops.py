@@ -15,7 +15,7 @@ import numpy as np
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._tensor import Tensor

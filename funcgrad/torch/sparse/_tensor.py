@@ -22,13 +22,13 @@ from typing import Any, Callable
 import numpy as np
 
 import funcgrad.numpy as fnp
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._dispatch import apply
-from funcgrad.torch._layouts import sparse_coo, sparse_csr
+from funcgrad.torch._runtime.layouts import sparse_coo, sparse_csr
 from funcgrad.torch._tensor import Tensor, as_array, make
 from funcgrad.torch._tensor_str import add_suffixes, tensor_str
-from funcgrad.torch.autograd import grad_mode
-from funcgrad.torch.autograd.node import AccumulateGrad
+from funcgrad.torch._runtime import grad_mode
+from funcgrad.torch._runtime.node import AccumulateGrad
 
 __all__ = ["SparseTensor", "SparseCoo", "SparseCsr", "SPARSE_OPS", "coo", "csr",
            "values_of", "dense_of", "gathered_rows", "as_coo", "coalesced_keys"]

@@ -26,7 +26,7 @@ from funcgrad.transforms.checkpoint import compose
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._scopes import capture_inputs, substituting
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd.grad_mode import no_grad
+from funcgrad.torch._runtime.grad_mode import no_grad
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 

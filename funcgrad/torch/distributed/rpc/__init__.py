@@ -21,6 +21,7 @@ from typing import Any, Callable
 from funcgrad.torch.futures import Future
 from .agent import Agent, WorkerInfo
 from funcgrad.distributed.world import world
+from funcgrad.torch import distributed
 
 __all__ = ["init_rpc", "shutdown", "rpc_sync", "rpc_async", "remote", "RRef", "WorkerInfo",
            "get_worker_info", "BackendType", "TensorPipeRpcBackendOptions", "is_available"]
@@ -46,7 +47,6 @@ class TensorPipeRpcBackendOptions:
 
 
 def is_available() -> bool:
-    from funcgrad.torch import distributed  # the package's own check (mpi4py present)
     return distributed.is_available()
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from funcgrad.torch import cuda, _dtypes as D
+from funcgrad.torch import cuda
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._tensor import Tensor
 from funcgrad.torch.nn.module import Module
 

@@ -28,7 +28,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.distributed._groups import resolve
 from funcgrad.torch.distributed._ops import tensor_of, values_of, write
 from funcgrad.torch.nn.module import Module

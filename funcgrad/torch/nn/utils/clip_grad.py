@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
+from funcgrad.torch import _factories, _ops_basic
+from funcgrad.torch import _ops_basic
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
@@ -23,7 +25,6 @@ def _grads(parameters: Any) -> list:
 def get_total_norm(tensors: Iterable[Tensor] | Tensor, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:
     """The ``norm_type``-norm of the tensors' norms (of all their elements together)."""
-    from funcgrad.torch import _factories, _ops_basic  # the op table is built after nn
     F = _ops_basic.FUNCTIONS
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     norm_type = float(norm_type)
@@ -42,7 +43,6 @@ def get_total_norm(tensors: Iterable[Tensor] | Tensor, norm_type: float = 2.0,
 def clip_grads_with_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
                           total_norm: Tensor, foreach: Any = None) -> None:
     """Scale the gradients in place by ``min(1, max_norm / (total_norm + 1e-6))``."""
-    from funcgrad.torch import _ops_basic  # the op table is built after nn
     grads = _grads(parameters)
     if not grads:
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch._ops_shape import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad.torch._tensor import Tensor
-from funcgrad.torch.autograd import grad_mode
+from funcgrad.torch._runtime import grad_mode
 from funcgrad.torch.nn._containers import ModuleDict, ModuleList
 from funcgrad.torch.nn.module import Module
 from funcgrad.torch.nn.parameter import Parameter

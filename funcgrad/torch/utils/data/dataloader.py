@@ -35,6 +35,7 @@ from funcgrad.torch.utils.data._utils.worker import InProcessWorker
 from funcgrad.torch.utils.data.dataset import IterableDataset
 from funcgrad.torch.utils.data.sampler import (BatchSampler, RandomSampler, Sampler,
                                                SequentialSampler, draw_seed)
+from funcgrad.torch import accelerator
 
 __all__ = ["DataLoader"]
 
@@ -324,7 +325,6 @@ class _DataLoaderIter:
 
 
 def _warn_pin_memory(loader: DataLoader) -> None:
-    from funcgrad.torch import accelerator  # the facade's package imports utils first
     if loader.pin_memory_device:
         warnings.warn("pin_memory_device is deprecated, the current accelerator will be used "
                       f"as the device,ignore pin_memory_device='{loader.pin_memory_device}'.",

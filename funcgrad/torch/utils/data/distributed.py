@@ -13,6 +13,7 @@ import math
 from typing import Any, Iterator
 
 from funcgrad.torch.utils.data.sampler import Sampler
+from funcgrad.torch import distributed as dist
 
 __all__ = ["DistributedSampler"]
 
@@ -22,7 +23,6 @@ class DistributedSampler(Sampler):
 
     def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
-        from funcgrad.torch import distributed as dist  # the sampler asks the default group
         if num_replicas is None or rank is None:
             if not dist.is_available():
                 raise RuntimeError("Requires distributed package to be available")

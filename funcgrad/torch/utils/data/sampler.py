@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Iterable, Iterator, Sequence
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._factories import Generator, as_tensor, multinomial, randint, randperm
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 from funcgrad.torch._factories import as_tensor, from_numpy, tensor
 from funcgrad.torch._ops_shape import stack
 from funcgrad.torch._tensor import Tensor

@@ -24,7 +24,7 @@ import numpy as np
 from funcgrad.array import Array, buffer_of, new_array
 from funcgrad.backend import backend_of
 from funcgrad.dtypes import EXTENDED_FLOATS
-from funcgrad.torch import _dtypes as D
+from funcgrad.torch._runtime import dtypes as D
 
 __all__ = ["raw_of", "owner", "same_storage", "address", "storage_address",
            "storage_nbytes", "restrided", "grown", "NOT_RESIZABLE", "write", "add_scaled",

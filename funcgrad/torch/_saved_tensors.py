@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from funcgrad.torch.autograd.node import FREED_ERROR
+from funcgrad.torch._runtime.node import FREED_ERROR
+from funcgrad.torch._tensor import proxy
 
 __all__ = ["attribute", "attribute_names", "install", "SavedTensor", "REGISTER_FREED_ERROR"]
 
@@ -125,7 +126,6 @@ class SavedTensor:
             return hooked
         if not ref.is_output:
             return t
-        from funcgrad.torch._op_node import proxy  # the node module imports this one
         return proxy(t._data, (node, ref.output_nr))
 
     def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:

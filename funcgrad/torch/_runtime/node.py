@@ -18,8 +18,8 @@ import weakref
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-from funcgrad.torch.autograd import anomaly, grad_mode
-from funcgrad.torch._dtypes import tensor_type_name, to_torch_dtype
+from funcgrad.torch._runtime import anomaly, grad_mode
+from funcgrad.torch._runtime.dtypes import tensor_type_name, to_torch_dtype
 
 __all__ = ["Node", "GraphRoot", "AccumulateGrad", "SavedRef", "RemovableHandle",
            "node_class", "setup", "sequence_number", "meta_of", "FREED_ERROR",
