@@ -409,7 +409,9 @@ class Jitted:
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """JAX's first ahead-of-time stage: the traced program (``.jaxpr``), its outputs'
         shapes and dtypes (``.out_info``), and ``.lower()``."""
-        return Traced(self.lower(*args, **kwargs), self.__name__)
+        lowered = self.lower(*args, **kwargs)
+        _, static, tree, _ = lowered.calling
+        return Traced(lowered, self.__name__, self._flat_fun(static, tree))
 
     def __repr__(self) -> str:
         return f"<jitted function {self.__name__}>"
