@@ -17,8 +17,9 @@ JAX's error.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -29,7 +30,8 @@ from funcgrad.core import Tracer, active_traces
 from funcgrad.meta import ShapeDtypeStruct, eval_shape
 import funcgrad.numpy as fnp
 
-__all__ = ["Ref", "new_ref", "freeze", "get", "set", "swap", "addupdate", "check_jit_refs"]
+__all__ = ["Ref", "new_ref", "freeze", "get", "set", "swap", "addupdate", "check_jit_refs",
+           "undone_on_error"]
 
 _LEAK_ERRORS = {  # (JAX's texts, by the mode of the trace whose value would leak)
     "rev": "performing a set/swap operation with a differentiated value on a "
@@ -147,14 +149,45 @@ def set(ref: Ref, idx: Any, value: Any) -> None:  # noqa: A001 (JAX's name, jax.
     value = value if isinstance(value, Array) else fnp.asarray(value)
     if ref._local():
         _check_no_leak(ref, value)
-        ref._value = _written(ref._value, idx, value)
+        _assign(ref, _written(ref._value, idx, value))
         return
     arrays, rebuild = _split_index(idx)
 
     def write(v: Any, *a: Any) -> None:
-        ref._value = _written(ref._value, rebuild([fnp.asarray(x) for x in a]),
-                              fnp.asarray(v))
+        _assign(ref, _written(ref._value, rebuild([fnp.asarray(x) for x in a]),
+                              fnp.asarray(v)))
     staged_io_callback(_innermost_jit(), write, None, value, *arrays)
+
+
+# one per jit trace in progress: id(ref) -> (ref, its value before the trace's first write)
+_journals: list[dict] = []
+
+
+@contextlib.contextmanager
+def undone_on_error() -> Iterator[None]:
+    """A jit trace is its function's first call, so writes to refs happen while it runs;
+    a trace that fails is no call, and what it wrote to refs is undone (as JAX, which runs
+    nothing of a program it could not trace). A trace that succeeds inside another leaves
+    its writes to the outer one's journal."""
+    journal: dict = {}
+    _journals.append(journal)
+    try:
+        yield
+    except BaseException:
+        for ref, value in journal.values():
+            ref._value = value
+        raise
+    finally:
+        _journals.pop()
+    if _journals:
+        for key, entry in journal.items():
+            _journals[-1].setdefault(key, entry)
+
+
+def _assign(ref: Ref, value: Array) -> None:
+    if _journals:
+        _journals[-1].setdefault(id(ref), (ref, ref._value))
+    ref._value = value
 
 
 def _written(held: Array, idx: Any, value: Array) -> Array:

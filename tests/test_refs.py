@@ -180,3 +180,27 @@ def test_ref_is_not_an_array():
     assert repr(funcgrad.new_ref(fnp.arange(2.0))) == "Ref([0., 1.], dtype=float64)"
     with pytest.raises(TypeError, match="higher-order"):
         funcgrad.new_ref(funcgrad.new_ref(1.0))
+
+
+def test_writes_of_a_trace_that_fails_are_undone():
+    """A jit trace runs its function's first call; a trace that fails is no call, so the
+    refs keep their values (JAX runs nothing of it). Closed over and passed, and a ref
+    written by a nested jit whose trace succeeded before the outer one failed."""
+    def program(lib, np_):
+        closed, passed = lib.new_ref(np_.zeros(3)), lib.new_ref(np_.ones(2))
+
+        @lib.jit
+        def inner(x):
+            closed[1] = x.sum()
+
+        @lib.jit
+        def f(x, r):
+            closed[0] = x[0]
+            r[...] = x[:2] * 3.0
+            inner(x)
+            raise RuntimeError("fails after its writes")
+        with pytest.raises(RuntimeError, match="fails after its writes"):
+            f(np_.arange(1.0, 4.0), passed)
+        f = lib.jit(lambda x: _set(closed, x * 2.0))  # then a trace that succeeds writes
+        return _value(closed), _value(passed), f(np_.arange(3.0)), _value(closed)
+    _both(program)

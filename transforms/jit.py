@@ -32,7 +32,7 @@ from funcgrad.core import Tracer
 from funcgrad.dtypes import check_numeric, check_python_int
 from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.primitives import sampling
-from funcgrad.ref import check_jit_refs
+from funcgrad.ref import check_jit_refs, undone_on_error
 from . import argspec
 from . import compile as compiler
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
@@ -340,8 +340,9 @@ class Jitted:
         flat = self._flat_fun(static, tree)
         inputs = [x if type(x) in SCALAR_TYPES or isinstance(x, Array) else fnp.asarray(x)
                   for x in leaves]
-        tape, values, trace = trace_to_tape(flat, inputs, f"jit({flat.__name__})",
-                                            self.refuse_closures, effects)
+        with undone_on_error():
+            tape, values, trace = trace_to_tape(flat, inputs, f"jit({flat.__name__})",
+                                                self.refuse_closures, effects)
         return tape, values, trace, flat.out_trees[-1]
 
     def _first_call(self, key: tuple, static: tuple, leaves: list, tree: Any,
