@@ -10,8 +10,9 @@ A `Ref` holds one array value that indexed writes replace. Where it is used deci
   reads and writes are `io_callback` effects (`staged_io_callback`) of the compiled program: they happen each time
   it runs, in program order, on the ref object itself (JAX's in-place update).
 
-A ref passed to ``jit`` is a pytree node without leaves whose node data is the ref itself:
-the compiled program is specialised to that ref (a new ref traces again). Writing a value
+A ref is a pytree leaf (as JAX's); ``jit`` holds a ref argument in its argument tree
+(`flatten_holding_refs`): the compiled program is specialised to that ref (a new ref traces
+again). Writing a value
 of a newer ``grad``/``jvp``/``vmap`` trace into an older ref would leak its tracer; that is
 JAX's error.
 """
@@ -31,7 +32,7 @@ from funcgrad.meta import ShapeDtypeStruct, eval_shape
 import funcgrad.numpy as fnp
 
 __all__ = ["Ref", "new_ref", "freeze", "get", "set", "swap", "addupdate", "check_jit_refs",
-           "undone_on_error"]
+           "undone_on_error", "flatten_holding_refs"]
 
 _LEAK_ERRORS = {  # (JAX's texts, by the mode of the trace whose value would leak)
     "rev": "performing a set/swap operation with a differentiated value on a "
@@ -95,7 +96,28 @@ class Ref:
         return self._scope is _innermost_jit()
 
 
-tree_util.register_pytree_node(Ref, lambda r: ((), r), lambda r, children: r)
+class _Held:
+    """A ref in a jitted call's argument tree: a node without leaves whose node data is
+    the ref, so the program is specialised to that ref (the tree is the cache key) and
+    the traced function receives the ref itself (unflattening gives it back)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: Ref):
+        self.ref = ref
+
+
+tree_util.register_pytree_node(_Held, lambda h: ((), h.ref), lambda ref, children: ref)
+
+
+def flatten_holding_refs(tree: Any) -> tuple[list, Any]:
+    """``tree_flatten(tree)`` with each ref (a leaf, as JAX's) held in the structure
+    instead (`_Held`): how jit flattens its arguments."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    if not any(type(x) is Ref for x in leaves):
+        return leaves, treedef
+    return tree_util.tree_flatten(treedef.unflatten(
+        [_Held(x) if type(x) is Ref else x for x in leaves]))
 
 
 def new_ref(init_val: Any) -> Ref:

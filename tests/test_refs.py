@@ -204,3 +204,12 @@ def test_writes_of_a_trace_that_fails_are_undone():
         f = lib.jit(lambda x: _set(closed, x * 2.0))  # then a trace that succeeds writes
         return _value(closed), _value(passed), f(np_.arange(3.0)), _value(closed)
     _both(program)
+
+
+def test_a_ref_is_a_pytree_leaf():
+    for lib, np_ in ((funcgrad, fnp), (jax, jnp)):
+        r = lib.new_ref(np_.zeros(3))
+        leaves, tree = lib.tree_util.tree_flatten({"a": r, "b": (r, 1.0)})
+        assert leaves[0] is r and leaves[1] is r and tree.num_leaves == 3
+        assert lib.tree_util.tree_leaves(r) == [r]
+        assert lib.tree_util.tree_map(lambda x: 0, [r]) == [0]

@@ -32,7 +32,7 @@ from funcgrad.core import Tracer
 from funcgrad.dtypes import check_numeric, check_python_int
 from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.primitives import sampling
-from funcgrad.ref import check_jit_refs, undone_on_error
+from funcgrad.ref import check_jit_refs, flatten_holding_refs, undone_on_error
 from . import argspec
 from . import compile as compiler
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
@@ -188,7 +188,7 @@ class Jitted:
         positions)."""
         if not (kwargs or self.static_argnums or self.static_argnames
                 or self.donate_argnums):  # the common call: only dynamic positionals
-            leaves, tree = tree_util.tree_flatten((args, {}))
+            leaves, tree = flatten_holding_refs((args, {}))
             return (), leaves, tree, ()
         static = []
         dynamic = []
@@ -204,7 +204,7 @@ class Jitted:
                 static.append((k, _hashable(kwargs[k], f"static argument {k!r}")))
             else:
                 dyn_kwargs[k] = kwargs[k]
-        leaves, tree = tree_util.tree_flatten((tuple(dynamic), dyn_kwargs))
+        leaves, tree = flatten_holding_refs((tuple(dynamic), dyn_kwargs))
         if self.donate_argnums:
             donated = self._donated_leaves(args, leaves)
         return tuple(static), leaves, tree, tuple(donated)
