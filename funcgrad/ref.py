@@ -31,8 +31,8 @@ from funcgrad.core import Tracer, active_traces
 from funcgrad.meta import ShapeDtypeStruct, eval_shape
 import funcgrad.numpy as fnp
 
-__all__ = ["Ref", "new_ref", "freeze", "get", "set", "swap", "addupdate", "check_jit_refs",
-           "undone_on_error", "flatten_holding_refs"]
+__all__ = ["Ref", "new_ref", "freeze", "get", "set", "swap", "addupdate", "check_jit_args",
+           "check_jit_result", "undone_on_error", "flatten_holding_refs"]
 
 _LEAK_ERRORS = {  # (JAX's texts, by the mode of the trace whose value would leak)
     "rev": "performing a set/swap operation with a differentiated value on a "
@@ -226,29 +226,70 @@ def _check_no_leak(ref: Ref, value: Any) -> None:
             raise Exception(text.format(ty=ref.type_text()))
 
 
-def check_jit_refs(fun: Any, args: tuple, kwargs: dict, out: Any) -> None:
-    """JAX's refusals at the boundary of a jitted function (checked while tracing only):
-    one ref passed as two arguments, and a ref among the results."""
-    is_ref = lambda x: isinstance(x, Ref)  # noqa: E731
-    names = _argument_names(fun, args, kwargs)
+def check_jit_args(fun: Any, args: tuple, kwargs: dict) -> dict:
+    """JAX's refusals of a jitted function's arguments (checked while tracing only, before
+    the function runs): one ref passed as two arguments, or passed and also closed over
+    (JAX's aliasing errors: two names for one mutable array). Returns id(ref) -> the
+    argument's name, for `check_jit_result`."""
+    closed = _closed_over_refs(fun)
     seen: dict = {}
-    for name, value in names:
-        for r in tree_util.tree_leaves(value, is_leaf=is_ref):
-            if is_ref(r) and id(r) in seen:
+    for name, value in _argument_names(fun, args, kwargs):
+        for r in tree_util.tree_leaves(value):
+            if type(r) is not Ref:
+                continue
+            if id(r) in seen:
                 raise ValueError(
                     "only one reference to a mutable array may be passed as an argument to a "
                     f"function, but when tracing {_where(fun)} for jit the mutable array "
                     f"reference of type {r.type_text()} appeared at both {seen[id(r)]} and "
                     f"{name}.")
-            if is_ref(r):
-                seen[id(r)] = name
-    for r in tree_util.tree_leaves(out, is_leaf=is_ref):
-        if is_ref(r):
+            if id(r) in closed:
+                raise ValueError(f"when tracing {_where(fun)} for jit, a mutable array "
+                                 f"reference of type {r.type_text()} was both closed over "
+                                 f"and passed as the argument {name}")
+            seen[id(r)] = name
+    return seen
+
+
+def check_jit_result(fun: Any, out: Any, passed: dict) -> None:
+    """JAX's refusal of a ref among a jitted function's results (``passed``: what
+    `check_jit_args` returned, naming the argument it came in as)."""
+    for r in tree_util.tree_leaves(out):
+        if type(r) is Ref:
             origin = (f"\n\nThe returned mutable array was passed in as the argument "
-                      f"{seen[id(r)]}." if id(r) in seen else "")
+                      f"{passed[id(r)]}." if id(r) in passed else "")
             raise ValueError(f"function {_where(fun)} traced for jit returned a mutable array "
                              f"reference of type {r.type_text()}, but mutable array "
                              f"references cannot be returned.{origin}")
+
+
+def _closed_over_refs(fun: Any) -> frozenset:
+    """The ids of the refs ``fun`` closes over: in its closure cells, or globals its code
+    (nested functions' code included) names. JAX sees the refs a trace uses; a Python
+    function's free variables are the nearest view of them before it runs."""
+    fun = getattr(fun, "__wrapped__", fun)
+    code, found = getattr(fun, "__code__", None), []
+    for cell in getattr(fun, "__closure__", None) or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # a cell not yet filled
+            continue
+    names, codes = [], [code] if code is not None else []  # (`set` is this module's)
+    while codes:
+        c = codes.pop()
+        names += c.co_names
+        codes.extend(k for k in c.co_consts if inspect.iscode(k))
+    glob = getattr(fun, "__globals__", {})
+    found += [glob[n] for n in dict.fromkeys(names) if n in glob]
+    refs: list = []
+    for value in found:  # a ref, or refs in a container (not every global's leaves)
+        try:
+            leaves = tree_util.tree_leaves(value) if type(value) in (list, tuple, dict) \
+                else [value]
+        except RecursionError:  # a container holding itself
+            continue
+        refs += [id(r) for r in leaves if type(r) is Ref]
+    return frozenset(refs)
 
 
 def _where(fun: Any) -> str:

@@ -163,10 +163,15 @@ def test_errors_are_jaxs():
 
         def err5(x):
             outer[...] = x
+        shared = lib.new_ref(np_.zeros(3))
+
+        def err7(x):  # passed as x and closed over as shared
+            x[...] += 1.0
+            shared[...] += 2.0
         r = lib.new_ref(0.0)
         return [lambda: lib.jit(err1)(r), lambda: lib.jit(err2)(r, r),
                 lambda: lib.grad(err6)(1.0, lib.new_ref(0.0)),
-                lambda: lib.vmap(err5)(np_.arange(3.0))]
+                lambda: lib.vmap(err5)(np_.arange(3.0)), lambda: lib.jit(err7)(shared)]
     for ours, theirs in zip(cases(funcgrad, fnp), cases(jax, jnp)):
         (t1, m1), (t2, m2) = _message(ours), _message(theirs)
         assert t1 is t2

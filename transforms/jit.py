@@ -32,7 +32,8 @@ from funcgrad.core import Tracer
 from funcgrad.dtypes import check_numeric, check_python_int
 from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.primitives import sampling
-from funcgrad.ref import check_jit_refs, flatten_holding_refs, undone_on_error
+from funcgrad.ref import (check_jit_args, check_jit_result, flatten_holding_refs,
+                          undone_on_error)
 from . import argspec
 from . import compile as compiler
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
@@ -309,8 +310,9 @@ class Jitted:
             n = len(dynamic) + sum(1 for k in statics if isinstance(k, int))
             full = [statics[i] if i in statics else next(it) for i in range(n)]
             kwargs.update({k: v for k, v in statics.items() if isinstance(k, str)})
+            passed = check_jit_args(fun, full, kwargs)
             out = fun(*full, **kwargs)
-            check_jit_refs(fun, full, kwargs, out)
+            check_jit_result(fun, out, passed)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             out_trees.append(out_tree)
             return out_leaves
