@@ -7,9 +7,11 @@ unpickled or evaluated. Format (version 1), all little-endian:
 
     b"FGEXPORT" | header length (uint64) | header (UTF-8 JSON) | buffers
 
-The header holds ``version``, ``fun_name``, ``in_avals``/``out_avals`` ([shape, dtype]),
-``in_tree``/``out_tree`` (nested {"t": "tuple"|"list"|"dict"|"none"|"leaf"} nodes),
-``nvars``, ``in_vars``, ``outs`` and ``eqns``: per equation the primitive's registered
+The header holds ``version``, ``buffers`` and an exported program's fields: ``fun_name``,
+``in_avals``/``out_avals`` ([shape, dtype]), ``in_tree``/``out_tree`` (nested
+{"t": "tuple"|"list"|"dict"|"none"|"leaf"} nodes), ``nvars``, ``program`` (``in_vars``,
+``outs`` and ``eqns``) and, written by ``serialize(vjp_order=n)`` for n > 0, ``vjp``: the
+same fields for its VJP program, to order n - 1. Per equation the primitive's registered
 name, its params (JSON values; tuples, dtypes, indices and non-finite floats tagged, see
 `_encode`) and its inputs and outputs. An input or output is a variable number or a
 constant ``{"buf": k}``; buffer k is described in ``buffers`` ([dtype, shape, offset]) and
@@ -21,8 +23,15 @@ are written as sub-programs (``{"programs": [{"in_vars", "eqns", "outs"}, ...]}`
 scan's ``n_carry``, ``length``, ``reverse``) and rebuilt as the same lax construct over
 them; any other param holding a function (custom_jvp, checkpoint, callbacks) is refused.
 
-Calling the program binds its primitives again, so it composes with grad, vmap and jit
-(JAX needs ``vjp_order`` for derivatives of a deserialized call; funcgrad re-derives them).
+Calling the program binds its primitives again, so it composes with vmap and jit. Its
+reverse-mode derivatives are, as JAX's, those of its exported VJP program (``vjp()``),
+never re-derived from the program: jit's trace keeps only the primal computation of a
+custom_jvp or custom_vjp function, so re-deriving would silently drop the user's rule. An
+exported (in-process) program makes its VJP on demand from funcgrad's vjp of the function
+itself, to any order; a deserialized one has the orders ``serialize(vjp_order=...)`` wrote,
+and differentiating it once more raises JAX's ValueError "No VJP is available". (Forward
+mode, which JAX refuses for an exported call, is funcgrad's custom_vjp's transpose of the
+VJP, so it needs one order more.)
 """
 from __future__ import annotations
 
@@ -35,10 +44,13 @@ import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array, new_array
-from funcgrad.core import bind, registry
-from funcgrad.meta import ShapeDtypeStruct
+from funcgrad.core import bind, is_inexact, registry
+from funcgrad.meta import ShapeDtypeStruct, is_meta
 from funcgrad.primitives.indexing import Index, Ref, Slice
 from funcgrad.transforms.control_flow import switch, while_loop
+from funcgrad.transforms.custom import custom_vjp
+from funcgrad.transforms.grad import float0, vjp
+from funcgrad.transforms.jit import jit
 from funcgrad.transforms.scan import scan
 
 __all__ = ["export", "deserialize", "Exported", "ExportError", "VERSION"]
@@ -222,25 +234,53 @@ def _program_of(tape: Any) -> _Program:
                       **{k: getattr(call, k) for k in _CONTROL_PARAMS[rec.prim.name]}}
         eqns.append((rec.prim, params, ins, list(rec.out_vars)))
     outs = [_Var(v) if v >= 0 else c for v, c in zip(tape.out_vars, tape.out_consts)]
+    if any(is_meta(x) for e in eqns for x in e[2] if type(x) is not _Var) or any(
+            is_meta(x) for x in outs if type(x) is not _Var):
+        raise ExportError("export: the program has a constant computed from a "
+                          "ShapeDtypeStruct argument (zeros_like of it, say), which has no "
+                          "value: export with example arrays in place of ShapeDtypeStructs")
     return _Program(list(tape.in_vars), eqns, outs)
 
 
 class Exported:
     """An exported program: ``in_avals``/``out_avals`` (flat `ShapeDtypeStruct`s),
-    ``in_tree``/``out_tree``, ``fun_name``; ``call(*args)`` runs it; ``serialize()``."""
+    ``in_tree``/``out_tree``, ``fun_name``; ``call(*args)`` runs it; ``serialize()``;
+    ``vjp()`` is the exported program of its VJP (`_vjp_exporter`), where it has one."""
 
     def __init__(self, fun_name: str, in_tree: Any, out_tree: Any, in_avals: tuple,
-                 out_avals: tuple, nvars: int, program: _Program):
+                 out_avals: tuple, nvars: int, program: _Program,
+                 get_vjp: Callable[[], "Exported"] | None = None):
         self.fun_name, self.in_tree, self.out_tree = fun_name, in_tree, out_tree
         self.in_avals, self.out_avals = in_avals, out_avals
         self._nvars, self._program = nvars, program
+        self._get_vjp, self._vjp = get_vjp, None
+        self._call_flat = _differentiable(self)
 
     def __repr__(self) -> str:
         return f"Exported({self.fun_name}, {len(self._program.eqns)} equations)"
 
+    def has_vjp(self) -> bool:
+        """Whether this program can be differentiated (in reverse mode) once more."""
+        return self._get_vjp is not None
+
+    def vjp(self) -> "Exported":
+        """The exported VJP: a program of the primal inputs and the inexact outputs'
+        cotangents, returning the inexact inputs' cotangents (float0 ones, which hold no
+        data, left out). ValueError (JAX's text) where there is none: a deserialized
+        program has as many orders as ``serialize(vjp_order=...)`` wrote."""
+        if self._get_vjp is None:
+            raise ValueError("No VJP is available: this Exported was deserialized from "
+                             "bytes holding no VJP of this order; serialize it with "
+                             "serialize(vjp_order=n) to differentiate the deserialized "
+                             "call n times")
+        if self._vjp is None:
+            self._vjp = self._get_vjp()
+        return self._vjp
+
     def call(self, *args: Any, **kwargs: Any) -> Any:
         """The program on ``args`` (of the exported tree and avals), through any active
-        transforms (its primitives are bound again)."""
+        transforms; its reverse-mode derivatives are the exported VJP programs' (as JAX's:
+        the program itself lacks custom_jvp/custom_vjp rules)."""
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         if tree != self.in_tree:
             raise TypeError(f"Exported.call: expected arguments {self.in_tree}, got {tree}")
@@ -249,41 +289,113 @@ class Exported:
             if tuple(np.shape(x)) != a.shape or dtype != a.dtype:
                 raise TypeError(f"Exported.call: argument {k} has shape {np.shape(x)} and "
                                 f"dtype {dtype}; the program takes {a.shape} {a.dtype}")
-        return self.out_tree.unflatten(_run(self._program, [None] * self._nvars, leaves))
+        return self.out_tree.unflatten(self._call_flat(*leaves))
 
-    def serialize(self) -> bytes:
-        """The program as bytes (the format in funcgrad.export's docstring)."""
-        buffers: list = []
-        chunks: list = []
-
-        def ref(x: Any) -> Any:
-            if type(x) is _Var:
-                return int(x)
-            if type(x) in (bool, int, float):  # a Python number: weakly typed, kept so
-                return {"py": _encode(x, "a constant")}
-            raw = np.ascontiguousarray(np.asarray(x.to_numpy() if isinstance(x, Array) else x))
-            name = _dtype_name(raw.dtype, "a constant")
-            chunks.append(raw.astype(raw.dtype.newbyteorder("<"), copy=False).tobytes())
-            buffers.append([name, list(raw.shape), sum(map(len, chunks[:-1]))])
-            return {"buf": len(buffers) - 1}
-
-        def program(p: _Program) -> dict:
-            return {"in_vars": list(p.in_vars), "outs": [ref(r) for r in p.outs],
-                    "eqns": [{"prim": prim.name, "params": {
-                        k: [program(q) for q in v] if k == "programs" and prim.name in _CONTROL
-                        else _encode(v, f"param {k!r} of {prim.name}")
-                        for k, v in params.items()},
-                        "in": [ref(r) for r in ins], "out": list(outs)}
-                        for prim, params, ins, outs in p.eqns]}
-        header = {"version": VERSION, "fun_name": self.fun_name,
-                  "in_tree": _tree_to_json(self.in_tree),
-                  "out_tree": _tree_to_json(self.out_tree),
-                  "in_avals": [[list(a.shape), a.dtype.name] for a in self.in_avals],
-                  "out_avals": [[list(a.shape), a.dtype.name] for a in self.out_avals],
-                  "nvars": self._nvars, "program": program(self._program),
-                  "buffers": buffers}
+    def serialize(self, vjp_order: int = 0) -> bytes:
+        """The program as bytes (the format in funcgrad.export's docstring), with its VJP
+        programs up to order ``vjp_order`` (JAX's: what the deserialized call can be
+        differentiated by, ``grad`` applied ``vjp_order`` times)."""
+        if type(vjp_order) is not int or vjp_order < 0:
+            raise ValueError(f"serialize: vjp_order must be a non-negative int, got "
+                             f"{vjp_order!r}")
+        writer = _Writer()
+        header = {"version": VERSION, **writer.exported(self, vjp_order),
+                  "buffers": writer.buffers}
         text = json.dumps(header, allow_nan=False).encode()
-        return _MAGIC + struct.pack("<Q", len(text)) + text + b"".join(chunks)
+        return _MAGIC + struct.pack("<Q", len(text)) + text + b"".join(writer.chunks)
+
+
+def _inexact(avals: tuple) -> list:
+    """The positions of the avals that carry derivatives (the others' are float0)."""
+    return [k for k, a in enumerate(avals) if is_inexact(a.dtype)]
+
+
+def _differentiable(exp: Exported) -> Callable:
+    """``exp``'s program on flat leaves, its reverse mode ``exp.vjp()``'s (JAX's
+    ``call_exported`` under a custom_vjp): differentiating the program itself would go
+    through the primal computation of a custom_jvp/custom_vjp function, not its rule."""
+    def run(*leaves: Any) -> list:
+        return _run(exp._program, [None] * exp._nvars, leaves)
+
+    def bwd(leaves: tuple, g: list) -> tuple:
+        cts = iter(exp.vjp().call(*leaves, *[g[k] for k in _inexact(exp.out_avals)]))
+        return tuple(next(cts) if is_inexact(a.dtype) else None for a in exp.in_avals)
+    call = custom_vjp(run)
+    call.defvjp(lambda *leaves: (run(*leaves), leaves), bwd)
+    return call
+
+
+class _Writer:
+    """Writes exported programs as JSON, their constants as buffers (``chunks``)."""
+
+    def __init__(self) -> None:
+        self.buffers: list = []
+        self.chunks: list = []
+        self.size = 0
+
+    def ref(self, x: Any) -> Any:
+        if type(x) is _Var:
+            return int(x)
+        if type(x) in (bool, int, float):  # a Python number: weakly typed, kept so
+            return {"py": _encode(x, "a constant")}
+        raw = np.ascontiguousarray(np.asarray(x.to_numpy() if isinstance(x, Array) else x))
+        name = _dtype_name(raw.dtype, "a constant")
+        self.chunks.append(raw.astype(raw.dtype.newbyteorder("<"), copy=False).tobytes())
+        self.buffers.append([name, list(raw.shape), self.size])
+        self.size += len(self.chunks[-1])
+        return {"buf": len(self.buffers) - 1}
+
+    def program(self, p: _Program) -> dict:
+        return {"in_vars": list(p.in_vars), "outs": [self.ref(r) for r in p.outs],
+                "eqns": [{"prim": prim.name, "params": {
+                    k: [self.program(q) for q in v] if k == "programs" and prim.name in _CONTROL
+                    else _encode(v, f"param {k!r} of {prim.name}")
+                    for k, v in params.items()},
+                    "in": [self.ref(r) for r in ins], "out": list(outs)}
+                    for prim, params, ins, outs in p.eqns]}
+
+    def exported(self, exp: Exported, vjp_order: int) -> dict:
+        """``exp``'s header fields, and its VJP's under "vjp" while ``vjp_order`` > 0."""
+        header = {"fun_name": exp.fun_name, "in_tree": _tree_to_json(exp.in_tree),
+                  "out_tree": _tree_to_json(exp.out_tree),
+                  "in_avals": [[list(a.shape), a.dtype.name] for a in exp.in_avals],
+                  "out_avals": [[list(a.shape), a.dtype.name] for a in exp.out_avals],
+                  "nvars": exp._nvars, "program": self.program(exp._program)}
+        if vjp_order > 0:
+            if not exp.has_vjp():
+                raise ExportError("serialization of an Exported that does not have vjps of "
+                                  "high-enough order (it was deserialized with fewer: "
+                                  "serialize the original with a lower vjp_order)")
+            header["vjp"] = self.exported(exp.vjp(), vjp_order - 1)
+        return header
+
+
+def _vjp_exporter(fun_name: str, flat_fun: Callable, shaped: list,
+                  out_avals: tuple) -> Callable[[], Exported]:
+    """How the VJP of a program exported from ``flat_fun`` on arguments of ``shaped``
+    (`ShapedArray`s) is exported (see `Exported.vjp`): funcgrad's vjp of the function
+    itself, not of its program, so that custom rules hold."""
+    in_avals = tuple(ShapeDtypeStruct(a.shape, a.dtype) for a in shaped)
+    n, ins, outs = len(in_avals), _inexact(in_avals), _inexact(out_avals)
+
+    def fun_vjp(*primals_and_cts: Any) -> list:
+        primals, g = list(primals_and_cts[:n]), [np.zeros(a.shape, float0) for a in out_avals]
+        for k, ct in zip(outs, primals_and_cts[n:]):
+            g[k] = ct
+
+        def of_inexact(*xs: Any) -> list:  # the others stay out of vjp's trace: constants
+            full = list(primals)
+            for k, x in zip(ins, xs):
+                full[k] = x
+            return flat_fun(*full)
+        return list(vjp(of_inexact, *[primals[k] for k in ins])[1](g))
+    fun_vjp.__name__ = f"{fun_name}_vjp"
+    # traced on zeros, not on ShapeDtypeStructs: a cotangent that is zero whatever the
+    # inputs (a rule ignoring one) is then a constant with a value; a weakly typed input
+    # was a Python number, and is traced as one
+    specs = [a.dtype.type(0).item() if a.weak_type else np.zeros(a.shape, a.dtype)
+             for a in shaped] + [np.zeros(out_avals[k].shape, out_avals[k].dtype) for k in outs]
+    return lambda: export(jit(fun_vjp))(*specs)
 
 
 def export(fun_jit: Any, **_: Any) -> Callable[..., Exported]:
@@ -297,9 +409,12 @@ def export(fun_jit: Any, **_: Any) -> Callable[..., Exported]:
         traced = fun_jit.trace(*args, **kwargs)
         flat_avals = lambda tree: tuple(ShapeDtypeStruct(a.shape, a.dtype)  # noqa: E731
                                         for a in tree_util.tree_leaves(tree))
-        exp = Exported(getattr(fun_jit, "__name__", "fun"), traced.in_tree, traced.out_tree,
-                       flat_avals(traced.in_avals), flat_avals(traced.out_info),
-                       len(traced.jaxpr.var_avals), _program_of(traced.jaxpr))
+        name = getattr(fun_jit, "__name__", "fun")
+        out_avals = flat_avals(traced.out_info)
+        exp = Exported(name, traced.in_tree, traced.out_tree, flat_avals(traced.in_avals),
+                       out_avals, len(traced.jaxpr.var_avals), _program_of(traced.jaxpr),
+                       _vjp_exporter(name, traced.flat_fun,
+                                     tree_util.tree_leaves(traced.in_avals), out_avals))
         exp.serialize()  # refuse what cannot be serialized now, not when it is saved
         return exp
     return do_export
@@ -356,11 +471,16 @@ def _read(data: bytes) -> Exported:
     if header.get("version") != VERSION:
         raise ExportError(f"deserialize: serialization version {header.get('version')!r} "
                           f"is not supported (this funcgrad reads version {VERSION})")
+    return _exported_of(header, _buffers(header, bytes(data[16 + n:])))
+
+
+def _exported_of(header: Any, bufs: list) -> Exported:
+    """The `Exported` of a header's fields (and of its "vjp", nested, where present)."""
+    _need(type(header) is dict, "an exported program")
     nvars = header.get("nvars")
     _need(type(nvars) is int and 0 <= nvars < 2 ** 31, "nvars")
     _need(type(header.get("fun_name")) is str, "fun_name")
-    program = _ProgramReader(_buffers(header, bytes(data[16 + n:])), nvars).program(
-        header.get("program"))
+    program = _ProgramReader(bufs, nvars).program(header.get("program"))
     in_tree = tree_util.tree_structure(_tree_from_json(header.get("in_tree")))
     out_tree = tree_util.tree_structure(_tree_from_json(header.get("out_tree")))
     in_avals = _avals(header.get("in_avals"), "in_avals")
@@ -368,8 +488,15 @@ def _read(data: bytes) -> Exported:
     _need(in_tree.num_leaves == len(in_avals) == len(program.in_vars) and
           out_tree.num_leaves == len(out_avals) == len(program.outs),
           "trees and avals disagree")
+    get_vjp = None
+    if "vjp" in header:
+        vjp_exp = _exported_of(header["vjp"], bufs)
+        _need(vjp_exp.in_avals == in_avals + tuple(out_avals[k] for k in _inexact(out_avals))
+              and vjp_exp.out_avals == tuple(in_avals[k] for k in _inexact(in_avals)),
+              "the VJP's avals disagree with the program's")
+        get_vjp = lambda: vjp_exp  # noqa: E731
     return Exported(header["fun_name"], in_tree, out_tree, in_avals, out_avals, nvars,
-                    program)
+                    program, get_vjp)
 
 
 class _ProgramReader:

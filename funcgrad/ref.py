@@ -10,15 +10,17 @@ A `Ref` holds one array value that indexed writes replace. Where it is used deci
   reads and writes are `io_callback` effects (`staged_io_callback`) of the compiled program: they happen each time
   it runs, in program order, on the ref object itself (JAX's in-place update).
 
-A ref passed to ``jit`` is a pytree node without leaves whose node data is the ref itself:
-the compiled program is specialised to that ref (a new ref traces again). Writing a value
+A ref is a pytree leaf (as JAX's); ``jit`` holds a ref argument in its argument tree
+(`flatten_holding_refs`): the compiled program is specialised to that ref (a new ref traces
+again). Writing a value
 of a newer ``grad``/``jvp``/``vmap`` trace into an older ref would leak its tracer; that is
 JAX's error.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -29,7 +31,8 @@ from funcgrad.core import Tracer, active_traces
 from funcgrad.meta import ShapeDtypeStruct, eval_shape
 import funcgrad.numpy as fnp
 
-__all__ = ["Ref", "new_ref", "freeze", "get", "set", "swap", "addupdate", "check_jit_refs"]
+__all__ = ["Ref", "new_ref", "freeze", "get", "set", "swap", "addupdate", "check_jit_args",
+           "check_jit_result", "undone_on_error", "flatten_holding_refs"]
 
 _LEAK_ERRORS = {  # (JAX's texts, by the mode of the trace whose value would leak)
     "rev": "performing a set/swap operation with a differentiated value on a "
@@ -93,7 +96,28 @@ class Ref:
         return self._scope is _innermost_jit()
 
 
-tree_util.register_pytree_node(Ref, lambda r: ((), r), lambda r, children: r)
+class _Held:
+    """A ref in a jitted call's argument tree: a node without leaves whose node data is
+    the ref, so the program is specialised to that ref (the tree is the cache key) and
+    the traced function receives the ref itself (unflattening gives it back)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: Ref):
+        self.ref = ref
+
+
+tree_util.register_pytree_node(_Held, lambda h: ((), h.ref), lambda ref, children: ref)
+
+
+def flatten_holding_refs(tree: Any) -> tuple[list, Any]:
+    """``tree_flatten(tree)`` with each ref (a leaf, as JAX's) held in the structure
+    instead (`_Held`): how jit flattens its arguments."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    if not any(type(x) is Ref for x in leaves):
+        return leaves, treedef
+    return tree_util.tree_flatten(treedef.unflatten(
+        [_Held(x) if type(x) is Ref else x for x in leaves]))
 
 
 def new_ref(init_val: Any) -> Ref:
@@ -147,14 +171,45 @@ def set(ref: Ref, idx: Any, value: Any) -> None:  # noqa: A001 (JAX's name, jax.
     value = value if isinstance(value, Array) else fnp.asarray(value)
     if ref._local():
         _check_no_leak(ref, value)
-        ref._value = _written(ref._value, idx, value)
+        _assign(ref, _written(ref._value, idx, value))
         return
     arrays, rebuild = _split_index(idx)
 
     def write(v: Any, *a: Any) -> None:
-        ref._value = _written(ref._value, rebuild([fnp.asarray(x) for x in a]),
-                              fnp.asarray(v))
+        _assign(ref, _written(ref._value, rebuild([fnp.asarray(x) for x in a]),
+                              fnp.asarray(v)))
     staged_io_callback(_innermost_jit(), write, None, value, *arrays)
+
+
+# one per jit trace in progress: id(ref) -> (ref, its value before the trace's first write)
+_journals: list[dict] = []
+
+
+@contextlib.contextmanager
+def undone_on_error() -> Iterator[None]:
+    """A jit trace is its function's first call, so writes to refs happen while it runs;
+    a trace that fails is no call, and what it wrote to refs is undone (as JAX, which runs
+    nothing of a program it could not trace). A trace that succeeds inside another leaves
+    its writes to the outer one's journal."""
+    journal: dict = {}
+    _journals.append(journal)
+    try:
+        yield
+    except BaseException:
+        for ref, value in journal.values():
+            ref._value = value
+        raise
+    finally:
+        _journals.pop()
+    if _journals:
+        for key, entry in journal.items():
+            _journals[-1].setdefault(key, entry)
+
+
+def _assign(ref: Ref, value: Array) -> None:
+    if _journals:
+        _journals[-1].setdefault(id(ref), (ref, ref._value))
+    ref._value = value
 
 
 def _written(held: Array, idx: Any, value: Array) -> Array:
@@ -171,29 +226,70 @@ def _check_no_leak(ref: Ref, value: Any) -> None:
             raise Exception(text.format(ty=ref.type_text()))
 
 
-def check_jit_refs(fun: Any, args: tuple, kwargs: dict, out: Any) -> None:
-    """JAX's refusals at the boundary of a jitted function (checked while tracing only):
-    one ref passed as two arguments, and a ref among the results."""
-    is_ref = lambda x: isinstance(x, Ref)  # noqa: E731
-    names = _argument_names(fun, args, kwargs)
+def check_jit_args(fun: Any, args: tuple, kwargs: dict) -> dict:
+    """JAX's refusals of a jitted function's arguments (checked while tracing only, before
+    the function runs): one ref passed as two arguments, or passed and also closed over
+    (JAX's aliasing errors: two names for one mutable array). Returns id(ref) -> the
+    argument's name, for `check_jit_result`."""
+    closed = _closed_over_refs(fun)
     seen: dict = {}
-    for name, value in names:
-        for r in tree_util.tree_leaves(value, is_leaf=is_ref):
-            if is_ref(r) and id(r) in seen:
+    for name, value in _argument_names(fun, args, kwargs):
+        for r in tree_util.tree_leaves(value):
+            if type(r) is not Ref:
+                continue
+            if id(r) in seen:
                 raise ValueError(
                     "only one reference to a mutable array may be passed as an argument to a "
                     f"function, but when tracing {_where(fun)} for jit the mutable array "
                     f"reference of type {r.type_text()} appeared at both {seen[id(r)]} and "
                     f"{name}.")
-            if is_ref(r):
-                seen[id(r)] = name
-    for r in tree_util.tree_leaves(out, is_leaf=is_ref):
-        if is_ref(r):
+            if id(r) in closed:
+                raise ValueError(f"when tracing {_where(fun)} for jit, a mutable array "
+                                 f"reference of type {r.type_text()} was both closed over "
+                                 f"and passed as the argument {name}")
+            seen[id(r)] = name
+    return seen
+
+
+def check_jit_result(fun: Any, out: Any, passed: dict) -> None:
+    """JAX's refusal of a ref among a jitted function's results (``passed``: what
+    `check_jit_args` returned, naming the argument it came in as)."""
+    for r in tree_util.tree_leaves(out):
+        if type(r) is Ref:
             origin = (f"\n\nThe returned mutable array was passed in as the argument "
-                      f"{seen[id(r)]}." if id(r) in seen else "")
+                      f"{passed[id(r)]}." if id(r) in passed else "")
             raise ValueError(f"function {_where(fun)} traced for jit returned a mutable array "
                              f"reference of type {r.type_text()}, but mutable array "
                              f"references cannot be returned.{origin}")
+
+
+def _closed_over_refs(fun: Any) -> frozenset:
+    """The ids of the refs ``fun`` closes over: in its closure cells, or globals its code
+    (nested functions' code included) names. JAX sees the refs a trace uses; a Python
+    function's free variables are the nearest view of them before it runs."""
+    fun = getattr(fun, "__wrapped__", fun)
+    code, found = getattr(fun, "__code__", None), []
+    for cell in getattr(fun, "__closure__", None) or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # a cell not yet filled
+            continue
+    names, codes = [], [code] if code is not None else []  # (`set` is this module's)
+    while codes:
+        c = codes.pop()
+        names += c.co_names
+        codes.extend(k for k in c.co_consts if inspect.iscode(k))
+    glob = getattr(fun, "__globals__", {})
+    found += [glob[n] for n in dict.fromkeys(names) if n in glob]
+    refs: list = []
+    for value in found:  # a ref, or refs in a container (not every global's leaves)
+        try:
+            leaves = tree_util.tree_leaves(value) if type(value) in (list, tuple, dict) \
+                else [value]
+        except RecursionError:  # a container holding itself
+            continue
+        refs += [id(r) for r in leaves if type(r) is Ref]
+    return frozenset(refs)
 
 
 def _where(fun: Any) -> str:

@@ -163,10 +163,15 @@ def test_errors_are_jaxs():
 
         def err5(x):
             outer[...] = x
+        shared = lib.new_ref(np_.zeros(3))
+
+        def err7(x):  # passed as x and closed over as shared
+            x[...] += 1.0
+            shared[...] += 2.0
         r = lib.new_ref(0.0)
         return [lambda: lib.jit(err1)(r), lambda: lib.jit(err2)(r, r),
                 lambda: lib.grad(err6)(1.0, lib.new_ref(0.0)),
-                lambda: lib.vmap(err5)(np_.arange(3.0))]
+                lambda: lib.vmap(err5)(np_.arange(3.0)), lambda: lib.jit(err7)(shared)]
     for ours, theirs in zip(cases(funcgrad, fnp), cases(jax, jnp)):
         (t1, m1), (t2, m2) = _message(ours), _message(theirs)
         assert t1 is t2
@@ -180,3 +185,36 @@ def test_ref_is_not_an_array():
     assert repr(funcgrad.new_ref(fnp.arange(2.0))) == "Ref([0., 1.], dtype=float64)"
     with pytest.raises(TypeError, match="higher-order"):
         funcgrad.new_ref(funcgrad.new_ref(1.0))
+
+
+def test_writes_of_a_trace_that_fails_are_undone():
+    """A jit trace runs its function's first call; a trace that fails is no call, so the
+    refs keep their values (JAX runs nothing of it). Closed over and passed, and a ref
+    written by a nested jit whose trace succeeded before the outer one failed."""
+    def program(lib, np_):
+        closed, passed = lib.new_ref(np_.zeros(3)), lib.new_ref(np_.ones(2))
+
+        @lib.jit
+        def inner(x):
+            closed[1] = x.sum()
+
+        @lib.jit
+        def f(x, r):
+            closed[0] = x[0]
+            r[...] = x[:2] * 3.0
+            inner(x)
+            raise RuntimeError("fails after its writes")
+        with pytest.raises(RuntimeError, match="fails after its writes"):
+            f(np_.arange(1.0, 4.0), passed)
+        f = lib.jit(lambda x: _set(closed, x * 2.0))  # then a trace that succeeds writes
+        return _value(closed), _value(passed), f(np_.arange(3.0)), _value(closed)
+    _both(program)
+
+
+def test_a_ref_is_a_pytree_leaf():
+    for lib, np_ in ((funcgrad, fnp), (jax, jnp)):
+        r = lib.new_ref(np_.zeros(3))
+        leaves, tree = lib.tree_util.tree_flatten({"a": r, "b": (r, 1.0)})
+        assert leaves[0] is r and leaves[1] is r and tree.num_leaves == 3
+        assert lib.tree_util.tree_leaves(r) == [r]
+        assert lib.tree_util.tree_map(lambda x: 0, [r]) == [0]

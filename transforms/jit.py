@@ -32,7 +32,8 @@ from funcgrad.core import Tracer
 from funcgrad.dtypes import check_numeric, check_python_int
 from funcgrad.meta import ShapeDtypeStruct, to_meta
 from funcgrad.primitives import sampling
-from funcgrad.ref import check_jit_refs
+from funcgrad.ref import (check_jit_args, check_jit_result, flatten_holding_refs,
+                          undone_on_error)
 from . import argspec
 from . import compile as compiler
 from .jit_trace import (  # noqa: F401 (JitTracer, StagedClosureError: re-exported)
@@ -188,7 +189,7 @@ class Jitted:
         positions)."""
         if not (kwargs or self.static_argnums or self.static_argnames
                 or self.donate_argnums):  # the common call: only dynamic positionals
-            leaves, tree = tree_util.tree_flatten((args, {}))
+            leaves, tree = flatten_holding_refs((args, {}))
             return (), leaves, tree, ()
         static = []
         dynamic = []
@@ -204,7 +205,7 @@ class Jitted:
                 static.append((k, _hashable(kwargs[k], f"static argument {k!r}")))
             else:
                 dyn_kwargs[k] = kwargs[k]
-        leaves, tree = tree_util.tree_flatten((tuple(dynamic), dyn_kwargs))
+        leaves, tree = flatten_holding_refs((tuple(dynamic), dyn_kwargs))
         if self.donate_argnums:
             donated = self._donated_leaves(args, leaves)
         return tuple(static), leaves, tree, tuple(donated)
@@ -309,8 +310,9 @@ class Jitted:
             n = len(dynamic) + sum(1 for k in statics if isinstance(k, int))
             full = [statics[i] if i in statics else next(it) for i in range(n)]
             kwargs.update({k: v for k, v in statics.items() if isinstance(k, str)})
+            passed = check_jit_args(fun, full, kwargs)
             out = fun(*full, **kwargs)
-            check_jit_refs(fun, full, kwargs, out)
+            check_jit_result(fun, out, passed)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             out_trees.append(out_tree)
             return out_leaves
@@ -340,8 +342,9 @@ class Jitted:
         flat = self._flat_fun(static, tree)
         inputs = [x if type(x) in SCALAR_TYPES or isinstance(x, Array) else fnp.asarray(x)
                   for x in leaves]
-        tape, values, trace = trace_to_tape(flat, inputs, f"jit({flat.__name__})",
-                                            self.refuse_closures, effects)
+        with undone_on_error():
+            tape, values, trace = trace_to_tape(flat, inputs, f"jit({flat.__name__})",
+                                                self.refuse_closures, effects)
         return tape, values, trace, flat.out_trees[-1]
 
     def _first_call(self, key: tuple, static: tuple, leaves: list, tree: Any,
@@ -409,7 +412,9 @@ class Jitted:
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """JAX's first ahead-of-time stage: the traced program (``.jaxpr``), its outputs'
         shapes and dtypes (``.out_info``), and ``.lower()``."""
-        return Traced(self.lower(*args, **kwargs), self.__name__)
+        lowered = self.lower(*args, **kwargs)
+        _, static, tree, _ = lowered.calling
+        return Traced(lowered, self.__name__, self._flat_fun(static, tree))
 
     def __repr__(self) -> str:
         return f"<jitted function {self.__name__}>"

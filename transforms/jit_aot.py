@@ -21,9 +21,12 @@ class Traced:
     """JAX's ``jit(f).trace(*args)``: the program traced for these arguments, before
     lowering; what to inspect (the jaxpr, the outputs' shapes) without compiling."""
 
-    def __init__(self, lowered: "Lowered", fun_name: str):
+    def __init__(self, lowered: "Lowered", fun_name: str, flat_fun: Callable):
         self._lowered = lowered
         self.fun_name = fun_name
+        # the function itself on the flat dynamic arguments (flat outputs): what export
+        # differentiates, as the program keeps a custom_jvp/custom_vjp's primal, not its rule
+        self.flat_fun = flat_fun
 
     @property
     def jaxpr(self) -> Tape:
