@@ -221,6 +221,8 @@ def _record_primitive(name: str, call: PrimCall, inputs: Sequence, datas: list,
     node._has_saved = bool(saved_in or reads_out)
     if not node._has_saved:
         node._held_refs = ()
+        if graph.open_hooks.open and graph.current_hooks() is not None:
+            node._pack_under_hooks(inputs, [result], ())  # PyTorch's formula may save some
         return result
     # per saved tensor, (the tensor, or a weak reference to a saved output; its version
     # counter; its version; its input position, -1 for the output; its array), flat:

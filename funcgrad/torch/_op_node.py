@@ -30,6 +30,7 @@ from funcgrad.transforms.tape_call import CallTape, call_cotangents
 from funcgrad.torch._runtime import storage as _storage
 from funcgrad.torch._tensor import Tensor, as_array, make, proxy
 from funcgrad.torch import _saved_hooks as graph, _saved_tensors as saved
+from funcgrad.torch._saved_variables import declared
 from funcgrad.torch._runtime.node import FREED_ERROR, Node, SavedRef
 
 __all__ = ["OpNode", "PrimNode", "zeros_of", "pull_back", "trace_op",
@@ -162,15 +163,26 @@ class OpNode(Node):
         # tuples, not lists: the garbage collector stops tracking a tuple of untracked
         # values, and stops visiting the graph's small containers, which live until backward
         self._held_refs = tuple(refs)
-        if has_saved and graph.current_hooks() is not None:
-            self._pack_under_hooks(inputs, outs, saved_in)
+        if graph.open_hooks.open and graph.current_hooks() is not None:
+            self._pack_under_hooks(inputs, outs, saved_in, target)
 
-    def _pack_under_hooks(self, inputs: Sequence, outs: list, saved_in: Sequence) -> None:
-        """Pack the tape's residuals with the saved-tensor hooks in force."""
-        known = {id(inputs[i]._a): inputs[i] for i in saved_in
-                 if i < len(inputs) and isinstance(inputs[i], Tensor)}
-        known.update({id(t._a): t for t in outs})
-        self._tape, packed = graph.pack_tape(self._tape, graph.current_hooks(), known)
+    def _pack_under_hooks(self, inputs: Sequence, outs: list, saved_in: Sequence,
+                          target: Tensor | None = None) -> None:
+        """Pack, with the saved-tensor hooks in force, the tensors PyTorch's formula for
+        this node saves (`funcgrad.torch._saved_variables`), or where it has no row (and
+        for in-place ops) the tape's residuals."""
+        hooks = graph.current_hooks()
+        saved = None if target is not None else declared(self.name(), inputs, outs[0],
+                                                           self._diff)
+        if saved is not None:
+            self._tape, packed = graph.pack_declared(self._tape, hooks, saved)
+        elif self._has_saved:
+            known = {id(inputs[i]._a): inputs[i] for i in saved_in
+                     if i < len(inputs) and isinstance(inputs[i], Tensor)}
+            known.update({id(t._a): t for t in outs})
+            self._tape, packed = graph.pack_tape(self._tape, hooks, known)
+        else:
+            return
         self._packed = [packed]
 
     def _snapshot_old_value(self, target: Tensor, result: Tensor) -> None:

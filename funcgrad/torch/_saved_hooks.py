@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from funcgrad.array import Array
 from funcgrad.regions import Regions
 from funcgrad.torch._tensor import make
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
-           "current_hooks", "open_hooks", "pack_tape", "unpacked"]
+           "current_hooks", "open_hooks", "pack_tape", "pack_declared", "unpacked"]
 
 
 class _HookState(threading.local):
@@ -88,6 +88,11 @@ class _Key(int):
     """A packed residual's key (other saved values, e.g. Python numbers, stay in place)."""
 
 
+class _Slot(_Key):
+    """The key of a declared saved tensor: its position among the node's (`pack_declared`;
+    small numbers, where `pack_tape`'s keys are array ids)."""
+
+
 def pack_tape(tape: Any, hooks: tuple, known: dict, only: int | None = None) -> tuple:
     """(the tape with every array residual (or only the array of id ``only``) replaced by a
     key, what `unpacked` needs). Each array goes through the pack hook once; ``known`` maps
@@ -105,6 +110,26 @@ def pack_tape(tape: Any, hooks: tuple, known: dict, only: int | None = None) -> 
             t = known.get(k)
             packed[k] = pack(make(a) if t is None else t)
         return k
+
+    return tape.with_residuals(key_of), (unpack, packed)
+
+
+def pack_declared(tape: Any, hooks: tuple, tensors: Sequence) -> tuple:
+    """`pack_tape` for a node whose saved tensors are PyTorch's (`_saved_variables`):
+    each of ``tensors`` goes through the pack hook, in order and once per occurrence (as
+    PyTorch packs per saved variable); a residual that is one of them is replaced by its
+    key, any other residual (an intermediate of a composition) stays as it is."""
+    pack, unpack = hooks
+    packed: dict = {}
+    key_by_array: dict = {}
+    for position, t in enumerate(tensors):
+        key = _Slot(position)
+        packed[key] = pack(t)
+        key_by_array.setdefault(id(t._a), key)
+
+    def key_of(r: Any) -> Any:
+        a = r.value
+        return key_by_array.get(id(a), a) if isinstance(a, Array) else a
 
     return tape.with_residuals(key_of), (unpack, packed)
 
