@@ -81,6 +81,11 @@ from funcgrad.torch.version import __version__  # noqa: E402
 from funcgrad.torch.amp import GradScaler  # noqa: E402
 from funcgrad.torch import _ops_extras  # noqa: E402
 _ops_extras.install(globals())
+from funcgrad.torch import _legacy_api  # noqa: E402  (torch.lu, geqrf, cauchy_, ...)
+_legacy_api.install(globals())
+from funcgrad.torch import _aten_native  # noqa: E402  (native_layer_norm, cond, ...)
+_aten_native.install(globals())
+from funcgrad.torch._aten_native import AcceleratorError, OutOfMemoryError  # noqa: E402
 from funcgrad.torch._windows import (hann_window, hamming_window,  # noqa: E402
                                      blackman_window, bartlett_window, kaiser_window)
 from funcgrad.torch import functional  # noqa: E402  (names the functions just made)

@@ -38,7 +38,7 @@ MISSING = {
         "is_vulkan_available get_autocast_ipu_dtype get_autocast_xla_dtype "
         "is_autocast_ipu_enabled is_autocast_xla_enabled set_autocast_ipu_dtype "
         "set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled "
-        "record_stream pin_memory"),
+        "record_stream"),
     "symbolic shapes (torch.compile's dynamic shapes are funcgrad's own)": (
         "SymBool SymBoolType SymFloat SymInt SymIntType sym_constrain_range "
         "sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max "
@@ -46,11 +46,13 @@ MISSING = {
     "sub-byte and other dtypes without numpy support": (
         "int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 uint4 uint5 uint6 uint7 bits16 "
         "bits1x8 bits2x4 bits4x2 bits8 complex32 chalf float4_e2m1fn_x2 float8_e8m0fnu"),
+    "nested and masked tensors, torch.fx and torch.export graphs, torch.hub downloads": (
+        "nested to_padded_tensor masked fx export hub package"),
     "typed storages and the legacy tensor types (use UntypedStorage and dtypes)": (
         "BFloat16Storage BoolStorage ByteStorage CharStorage ComplexDoubleStorage "
         "ComplexFloatStorage DoubleStorage FloatStorage HalfStorage IntStorage LongStorage "
         "ShortStorage Storage StorageBase TypedStorage BFloat16Tensor CharTensor HalfTensor "
-        "ShortTensor storage_type set_default_tensor_type"),
+        "ShortTensor storage storage_type set_default_tensor_type"),
     "TorchScript's internal graph and type classes (torch.jit's programs are funcgrad's)": (
         "AliasDb AnyType Argument ArgumentSpec AwaitType Block BoolType CallStack Capsule "
         "ClassType Code CompilationUnit CompleteArgumentSpec ComplexType ConcreteModuleType "
@@ -72,7 +74,7 @@ MISSING = {
     "the sparse CSC, BSR and BSC layouts (COO and CSR are supported)": (
         "sparse_bsc_tensor sparse_bsr_tensor sparse_csc_tensor sparse_compressed_tensor "
         "ccol_indices_copy row_indices_copy to_sparse_bsc to_sparse_bsr to_sparse_csc "
-        "ccol_indices row_indices sspaddmm saddmm hspmm dsmm hsmm smm sparse_resize_ "
+        "sspaddmm saddmm hspmm dsmm hsmm smm sparse_resize_ "
         "sparse_resize_and_clear_ resize_as_sparse_"),
 }
 

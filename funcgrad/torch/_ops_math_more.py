@@ -202,7 +202,7 @@ _integer_binary("bitwise_left_shift", "left_shift", "lshift")
 _integer_binary("bitwise_right_shift", "right_shift", "rshift")
 
 
-@op("ldexp")
+@op("ldexp")  # (ldexp_: `funcgrad.torch._legacy_api`, with its own check)
 def _ldexp(input: Tensor, other: Tensor) -> Spec:
     """input * 2 ** other."""
     dt = _float_np(input) if not (isinstance(other, Tensor) and other.dtype.is_floating_point

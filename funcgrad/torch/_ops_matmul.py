@@ -211,7 +211,7 @@ def _baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
                 [input, batch1, batch2])
 
 
-@op("addbmm")  # (PyTorch's addbmm_ resizes a smaller self: not offered)
+@op("addbmm")  # (addbmm_: `funcgrad.torch._legacy_api`, as it may resize)
 def _addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
             alpha: Any = 1) -> Spec:
     """``beta * input + alpha * sum_i batch1[i] @ batch2[i]``, input broadcast to (n, p)."""
@@ -238,7 +238,7 @@ def _addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,
                                                                alpha), [input, mat, vec])
 
 
-@op("addr")
+@op("addr")  # (addr_: `funcgrad.torch._legacy_api`, with its own checks)
 def _addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1,
           alpha: Any = 1) -> Spec:
     """``beta * input + alpha * outer(vec1, vec2)`` (addr promotes its dtypes)."""

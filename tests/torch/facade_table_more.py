@@ -289,6 +289,28 @@ NOT_COMPARED = {
     "get_num_interop_threads": "a setting (test_torch_functions_more.py)",
     "set_float32_matmul_precision": "a setting (test_torch_functions_more.py)",
 }
+# PyTorch's older and lower-level names: compared with PyTorch (values, gradients, warnings,
+# error texts) in test_legacy_api.py
+NOT_COMPARED.update({name: "test_legacy_api.py" for name in (
+    "as_strided_scatter eig geqrf is_storage lstsq lu lu_solve lu_unpack matrix_rank orgqr "
+    "ormqr slice_copy solve symeig triangular_solve Tensor.as_strided_scatter Tensor.cauchy_ "
+    "Tensor.ccol_indices Tensor.coalesce Tensor.col_indices Tensor.const_data_ptr "
+    "Tensor.crow_indices Tensor.dense_dim Tensor.eig Tensor.geometric_ Tensor.geqrf "
+    "Tensor.indices Tensor.log_normal_ Tensor.lstsq Tensor.lu Tensor.lu_solve "
+    "Tensor.module_load Tensor.new_empty_strided Tensor.orgqr Tensor.ormqr Tensor.pin_memory "
+    "Tensor.reinforce Tensor.resize Tensor.resize_as Tensor.row_indices Tensor.share_memory_ "
+    "Tensor.solve Tensor.sparse_dim Tensor.symeig Tensor.triangular_solve Tensor.values"
+).split()})
+# ATen's lower-level names: compared with PyTorch (or, for the synchronised batch norm's
+# statistics, which PyTorch has on CUDA only, with their formulas) in test_aten_native.py
+NOT_COMPARED.update({name: "test_aten_native.py" for name in (
+    "affine_grid_generator batch_norm_elemt batch_norm_gather_stats "
+    "batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats "
+    "compiled_with_cxx11_abi cond constant_pad_nd convolution empty_permuted feature_dropout "
+    "feature_dropout_ frobenius_norm get_device_module grid_sampler grid_sampler_2d "
+    "grid_sampler_3d gru_cell histogramdd lstm_cell native_batch_norm native_channel_shuffle "
+    "native_dropout native_group_norm native_layer_norm norm_except_dim nuclear_norm "
+    "rnn_relu_cell rnn_tanh_cell to_dlpack while_loop").split()})
 known(TABLE["logaddexp"], 5, "grad", "PyTorch's gradient at logaddexp(-inf, -inf) is NaN "
       "(exp(-inf - -inf)); ours splits it evenly")
 known(TABLE["polygamma"], 2, "name", "PyTorch's method form records the other overload")

@@ -1,0 +1,162 @@
+"""ATen's lower-level torch.* names (`funcgrad.torch._aten_native`) against PyTorch: the
+same call on both libraries, values (and gradients where the op is differentiable)."""
+import numpy as np
+import pytest
+
+import funcgrad.torch as ftorch
+
+torch = pytest.importorskip("torch")
+if not hasattr(torch, "tensor"):  # the tests/torch folder itself, seen as a namespace
+    pytest.skip("PyTorch is not installed", allow_module_level=True)
+
+RNG = np.random.default_rng(3)
+X4 = RNG.standard_normal((2, 3, 4, 5))
+X2 = RNG.standard_normal((6, 3))
+
+
+def _numpy(x):
+    if isinstance(x, (tuple, list)):
+        return tuple(_numpy(v) for v in x)
+    return x.detach().numpy() if hasattr(x, "detach") else x
+
+
+def _same(fn, atol=1e-12):
+    ours, theirs = (_numpy(fn(lib)) for lib in (ftorch, torch))
+    _close(ours, theirs, atol)
+
+
+def _close(a, b, atol):
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _close(x, y, atol)
+    else:
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=atol)
+
+
+def t(lib, values, **kw):
+    return lib.tensor(values, dtype=lib.float64, **kw)
+
+
+CASES = {
+    "native_layer_norm": lambda L: L.native_layer_norm(t(L, X4), (4, 5), t(L, np.ones((4, 5))),
+                                                       None, 1e-5),
+    "native_group_norm": lambda L: L.native_group_norm(t(L, X4[:, :2].reshape(2, 2, 20)), None,
+                                                       None, 2, 2, 20, 1, 1e-5),
+    "native_batch_norm_train": lambda L: (
+        *L.native_batch_norm(t(L, X4), None, None, t(L, np.zeros(3)), t(L, np.ones(3)), True,
+                             0.1, 1e-5),),
+    "native_batch_norm_eval": lambda L: L.native_batch_norm(
+        t(L, X4), t(L, np.ones(3) * 2), None, t(L, np.zeros(3)), t(L, np.ones(3)), False, 0.1,
+        1e-5),
+    "native_dropout_eval": lambda L: L.native_dropout(t(L, X2), 0.5, False),
+    "native_channel_shuffle": lambda L: L.native_channel_shuffle(t(L, X4[:, :2]), 2),
+    "convolution": lambda L: L.convolution(t(L, X4), t(L, X4[:2, :3, :3, :3]), None, [1, 2],
+                                           [1, 0], [1, 1], False, [0, 0], 1),
+    "convolution_transposed": lambda L: L.convolution(
+        t(L, X4), t(L, X4[:, :, :3, :3].transpose(1, 0, 2, 3)), t(L, [0.5, -0.5]), [2, 1],
+        [1, 0], [1, 1], True, [1, 0], 1),
+    "constant_pad_nd": lambda L: L.constant_pad_nd(t(L, X2), [1, 2], 3.5),
+    "grid_sampler": lambda L: L.grid_sampler(t(L, X4), t(L, np.tanh(RNG.standard_normal(
+        (2, 3, 3, 2)))), 0, 1, False),
+    "affine_grid_generator": lambda L: L.affine_grid_generator(t(L, X4[:, 0, :2, :3]),
+                                                               [2, 1, 3, 4], False),
+    "batch_norm_update_stats": lambda L: L.batch_norm_update_stats(
+        t(L, X4), t(L, np.zeros(3)), t(L, np.ones(3)), 0.2),
+    "norms": lambda L: (L.frobenius_norm(t(L, X4), [1, 2]), L.nuclear_norm(t(L, X2)),
+                        L.nuclear_norm(t(L, X4), [2, 3], True),
+                        L.norm_except_dim(t(L, X4), 2, 1)),
+    "feature_dropout_eval": lambda L: L.feature_dropout(t(L, X4), 0.5, False),
+    "lstm_cell": lambda L: L.lstm_cell(t(L, X2[:2]), (t(L, X2[2:4, :2]), t(L, X2[4:, :2])),
+                                       t(L, RNG.standard_normal((8, 3))),
+                                       t(L, RNG.standard_normal((8, 2))), None, None),
+    "gru_cell": lambda L: L.gru_cell(t(L, X2[:2]), t(L, X2[2:4, :2]),
+                                     t(L, RNG.standard_normal((6, 3))),
+                                     t(L, RNG.standard_normal((6, 2))),
+                                     t(L, RNG.standard_normal(6)), None),
+    "rnn_cells": lambda L: (L.rnn_tanh_cell(t(L, X2[:2]), t(L, X2[2:4, :2]), t(L, X2[:2]),
+                                            t(L, X2[2:4, :2])),
+                            L.rnn_relu_cell(t(L, X2[:2]), t(L, X2[2:4, :2]), t(L, X2[:2]),
+                                            t(L, X2[2:4, :2]))),
+    "grid_sampler_3d": lambda L: L.grid_sampler_3d(
+        t(L, X4[:, :, :3, :4, None].repeat(2, -1)),
+        t(L, np.tanh(RNG.standard_normal((2, 2, 3, 2, 3)))), 1, 0, True),
+    "feature_dropout_inplace_eval": lambda L: L.feature_dropout_(t(L, X4), 0.5, False),
+    "histogramdd": lambda L: L.histogramdd(t(L, X2[:, :2]), [3, 4]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_are_pytorchs(name):
+    state = RNG.bit_generator.state
+    outs = []
+    for lib in (ftorch, torch):
+        RNG.bit_generator.state = state  # the same random inputs for both
+        outs.append(_numpy(CASES[name](lib)))
+    _close(outs[0], outs[1], 1e-10)
+
+
+def test_synchronised_batch_norm_statistics():
+    """PyTorch has these on CUDA only (its CPU raises NotImplementedError); the facade's
+    CPU ones are checked against the formulas: per-process (mean, invstd), normalisation with
+    them, and their combination over processes weighted by counts, which also updates the
+    running statistics with the unbiased variance."""
+    x = t(ftorch, X4)
+    mean, invstd = ftorch.batch_norm_stats(x, 1e-5)
+    np.testing.assert_allclose(mean.numpy(), X4.mean((0, 2, 3)), rtol=1e-12)
+    np.testing.assert_allclose(invstd.numpy(), 1 / np.sqrt(X4.var((0, 2, 3)) + 1e-5),
+                               rtol=1e-12)
+    out = ftorch.batch_norm_elemt(x, t(ftorch, [1.0, 2.0, 3.0]), None, mean, invstd, 1e-5)
+    expected = (X4 - X4.mean((0, 2, 3))[:, None, None]) / np.sqrt(
+        X4.var((0, 2, 3))[:, None, None] + 1e-5) * np.array([1.0, 2.0, 3.0])[:, None, None]
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10)
+    halves = [X4[:, :, :2], X4[:, :, 2:]]  # two "processes", 20 values per channel each
+    stats = [ftorch.batch_norm_stats(t(ftorch, h), 1e-5) for h in halves]
+    rm, rv = t(ftorch, np.zeros(3)), t(ftorch, np.ones(3))
+    g_mean, g_invstd = ftorch.batch_norm_gather_stats_with_counts(
+        x, ftorch.stack([s[0] for s in stats]), ftorch.stack([s[1] for s in stats]), rm, rv,
+        0.1, 1e-5, t(ftorch, [20.0, 20.0]))
+    np.testing.assert_allclose(g_mean.numpy(), mean.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(g_invstd.numpy(), invstd.numpy(), rtol=1e-8)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * X4.mean((0, 2, 3)), rtol=1e-10)
+    np.testing.assert_allclose(rv.numpy(), 0.9 + 0.1 * X4.var((0, 2, 3), ddof=1), rtol=1e-8)
+
+
+def test_layer_norm_statistics_are_differentiable_as_the_output():
+    def run(lib):
+        x = t(lib, X4, requires_grad=True)
+        out, mean, rstd = lib.native_layer_norm(x, (5,), None, None, 1e-5)
+        (out * t(lib, X4)).sum().backward()
+        return out, x.grad
+    _same(run, atol=1e-10)
+
+
+def test_empty_permuted_lays_out_memory_in_the_given_order():
+    for lib in (ftorch, torch):
+        e = lib.empty_permuted((2, 3, 4), (0, 2, 1))
+        assert tuple(e.shape) == (2, 3, 4) and e.stride() == (12, 1, 3)
+
+
+def test_cond_and_while_loop_run_eagerly():
+    for lib in (ftorch, torch):
+        x = lib.ones(3)
+        assert lib.cond(x.sum() > 2, lambda v: v + 1, lambda v: v - 1, (x,)).tolist() == \
+            [2.0, 2.0, 2.0]
+        assert lib.cond(False, lambda v: v + 1, lambda v: v - 1, (x,)).tolist() == \
+            [0.0, 0.0, 0.0]
+        i, acc = lib.while_loop(lambda i, a: i < 4, lambda i, a: (i + 1, a * 2),
+                                (lib.tensor(0), lib.ones(2)))
+        assert int(i) == 4 and acc.tolist() == [16.0, 16.0]
+    with pytest.raises(RuntimeError, match="Expected pred to be bool or single-element"):
+        ftorch.cond(ftorch.ones(2) > 0, lambda: 1, lambda: 2)
+
+
+def test_namespace_flags_and_aliases():
+    assert ftorch.get_device_module("cpu") is ftorch.cpu
+    assert ftorch.get_device_module("cuda:0") is ftorch.cuda
+    assert ftorch.cuda.OutOfMemoryError is ftorch.OutOfMemoryError
+    assert issubclass(ftorch.OutOfMemoryError, RuntimeError)
+    assert ftorch.has_lapack and ftorch.compiled_with_cxx11_abi()
+    assert ftorch.Future is ftorch.futures.Future
+    x = ftorch.zeros(3)
+    assert ftorch.fill_(x, 2.0) is x and x.tolist() == [2.0, 2.0, 2.0]
