@@ -346,14 +346,16 @@ def install(namespace: dict) -> None:
                  "triangular_solve": triangular_solve, "geqrf": geqrf,
                  "orgqr": householder_product, "ormqr": ormqr, "narrow_copy": narrow_copy,
                  "slice_copy": slice_copy, "as_strided_scatter": as_strided_scatter,
-                 "is_storage": is_storage, "matrix_rank": _removed("matrix_rank"), **removed}
+                 "is_storage": is_storage, "matrix_rank": _removed("matrix_rank"),
+                 "ldexp_": ldexp_, "UntypedStorage": UntypedStorage, **removed}
     namespace.update(functions)
     namespace["linalg"].householder_product = householder_product
     methods = {"lu": lu, "lu_solve": lu_solve, "triangular_solve": triangular_solve,
                "geqrf": geqrf, "orgqr": householder_product, "ormqr": ormqr,
                "narrow_copy": narrow_copy, "as_strided_scatter": as_strided_scatter,
                "cauchy_": cauchy_, "geometric_": geometric_, "log_normal_": log_normal_,
-               "igamma_": igamma_, "igammac_": igammac_, "addbmm_": addbmm_, "addr_": addr_, "ldexp_": ldexp_, "pin_memory": pin_memory,
+               "igamma_": igamma_, "igammac_": igammac_, "addbmm_": addbmm_, "addr_": addr_,
+               "ldexp_": ldexp_, "pin_memory": pin_memory,
                "share_memory_": share_memory_, "module_load": module_load,
                "new_empty_strided": new_empty_strided,
                "resize": _deprecated_resize("resize"),

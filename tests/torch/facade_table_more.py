@@ -292,7 +292,7 @@ NOT_COMPARED = {
 # PyTorch's older and lower-level names: compared with PyTorch (values, gradients, warnings,
 # error texts) in test_legacy_api.py
 NOT_COMPARED.update({name: "test_legacy_api.py" for name in (
-    "as_strided_scatter eig geqrf is_storage lstsq lu lu_solve lu_unpack matrix_rank orgqr "
+    "ldexp_ as_strided_scatter eig geqrf is_storage lstsq lu lu_solve lu_unpack matrix_rank orgqr "
     "ormqr slice_copy solve symeig triangular_solve Tensor.as_strided_scatter Tensor.cauchy_ "
     "Tensor.ccol_indices Tensor.coalesce Tensor.col_indices Tensor.const_data_ptr "
     "Tensor.crow_indices Tensor.dense_dim Tensor.eig Tensor.geometric_ Tensor.geqrf "

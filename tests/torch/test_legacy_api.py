@@ -138,6 +138,7 @@ def test_deprecated_and_storage_methods(lib):
     with pytest.raises(RuntimeError, match="Cannot access accelerator device when none"):
         x.pin_memory()
     assert lib.is_storage(x.untyped_storage()) and not lib.is_storage(x)
+    assert isinstance(x.untyped_storage(), lib.UntypedStorage)
 
 
 def test_copies_scatter_and_fills():
