@@ -74,6 +74,7 @@ sparse.install(globals())
 from funcgrad.torch import _aten_aliases  # noqa: E402  (so are these names)
 _aten_aliases.install(globals())
 from funcgrad.torch import fft, testing, distributions, random, version  # noqa: E402
+from funcgrad.torch import multiprocessing, signal  # noqa: E402
 from funcgrad.torch.fft import stft, istft  # noqa: E402
 Tensor.stft, Tensor.istft = stft, istft
 from funcgrad.torch._more_functions import *  # noqa: E402,F401,F403  (asarray, gradient...)
@@ -85,6 +86,7 @@ from funcgrad.torch import _legacy_api  # noqa: E402  (torch.lu, geqrf, cauchy_,
 _legacy_api.install(globals())
 from funcgrad.torch import _aten_native  # noqa: E402  (native_layer_norm, cond, ...)
 _aten_native.install(globals())
+from funcgrad.torch._lowrank import svd_lowrank, pca_lowrank  # noqa: E402
 from funcgrad.torch._aten_native import AcceleratorError, OutOfMemoryError  # noqa: E402
 from funcgrad.torch._windows import (hann_window, hamming_window,  # noqa: E402
                                      blackman_window, bartlett_window, kaiser_window)

@@ -16,7 +16,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.torch import cpu, cuda, futures
-from funcgrad.torch._factories import empty, ones, rand_like, tensor
+from funcgrad.torch._factories import (empty, from_numpy, full, full_like, ones, rand_like,
+                                       tensor)
 from funcgrad.torch._ops_basic import FUNCTIONS
 from funcgrad.torch._runtime import dtypes as D, grad_mode
 from funcgrad.torch._tensor import Tensor
@@ -282,6 +283,64 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Any) -> Any
                                f"carried_inputs: got {len(out)}, expected {len(carried)}")
         carried = out
     return carried
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """A 1-D convolution of (time, batch, channels) input with a (width, in, out) weight."""
+    out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+# an empty segment's value without ``initial``
+_EMPTY_SEGMENT = {"sum": 0.0, "mean": float("nan"), "max": float("-inf"),
+                  "min": float("inf"), "prod": 1.0}
+
+
+def _segment(part: Tensor, reduce: str, initial: Any) -> Tensor:
+    """One segment (its elements along dim 0) reduced, ``initial`` taking part."""
+    if part.shape[0] == 0:
+        fill = _EMPTY_SEGMENT[reduce] if initial is None else initial
+        return full(tuple(part.shape[1:]), fill, dtype=part.dtype)
+    if reduce in ("max", "min"):
+        value = getattr(part, f"a{reduce}")(0)
+        if initial is not None:
+            value = (FUNCTIONS["maximum"] if reduce == "max" else FUNCTIONS["minimum"])(
+                value, full_like(value, initial))
+        return value
+    total = part.prod(0) if reduce == "prod" else part.sum(0)
+    if initial is not None:
+        total = total * initial if reduce == "prod" else total + initial
+    return total / part.shape[0] if reduce == "mean" else total
+
+
+def segment_reduce(data: Tensor, reduce: str, *, lengths: Any = None, indices: Any = None,
+                   offsets: Any = None, axis: int = 0, unsafe: bool = False,
+                   initial: Any = None) -> Tensor:
+    """Reduce consecutive segments of ``data`` along ``axis`` (of the given ``lengths``, or
+    between ``offsets``) by sum, mean, max, min or prod."""
+    if reduce not in _EMPTY_SEGMENT:
+        raise RuntimeError(f"segment_reduce(): unsupported reduction {reduce}")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+    sizes = (lengths.tolist() if lengths is not None else
+             np.diff(offsets.numpy(force=True)).tolist())
+    moved = data.movedim(axis, 0)
+    if not unsafe and sum(sizes) != moved.shape[0]:
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                           "to data.size(lengths.dim()-1) when !unsafe.")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+    parts = [_segment(moved[s:s + n], reduce, initial) for s, n in zip(starts, sizes)]
+    return FUNCTIONS["stack"](parts).movedim(0, axis)
+
+
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype: Any = None,
+              **unused: Any) -> Tensor:
+    """``size`` elements of ``dtype`` read from the raw bytes of ``filename`` (with
+    ``shared``, the tensor's memory is the file, mapped: writes reach it)."""
+    np_dtype = (D.get_default_dtype() if dtype is None else D.to_torch_dtype(dtype)).np
+    if shared:
+        return from_numpy(np.memmap(filename, np_dtype, "r+", shape=(size,)))
+    return tensor(np.fromfile(filename, np_dtype, count=size))
 
 
 def get_device_module(device: Any = None) -> Any:

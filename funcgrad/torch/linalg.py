@@ -11,7 +11,7 @@ from funcgrad.torch import _conventions as conventions
 from funcgrad.torch._dispatch import apply
 from funcgrad.torch._runtime.dtypes import to_torch_dtype
 from funcgrad.torch._ops_basic import cast
-from funcgrad.torch._ops_reduce import _axes
+from funcgrad.torch._ops_reduce import _axes, _return_type, return_types
 from funcgrad.torch._tensor import Tensor, _type_word
 from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._ops_arrange import linalg_cross
@@ -113,3 +113,28 @@ qr = _multi("LinalgQrBackward0", "qr")
 eigh = _multi("LinalgEighBackward0", "eigh")
 svd = _multi("LinalgSvdBackward0", "svd")
 cross = autocast_op("linalg.cross")(linalg_cross)
+
+
+# PyTorch's named results (``torch.return_types.linalg_qr(Q=..., R=...)``): ``.Q``,
+# ``.eigenvalues``... as well as unpacking
+_NAMED = {"qr": ("Q", "R"), "svd": ("U", "S", "Vh"), "eigh": ("eigenvalues", "eigenvectors"),
+          "eig": ("eigenvalues", "eigenvectors"), "slogdet": ("sign", "logabsdet"),
+          "lu_factor": ("LU", "pivots"), "lu_factor_ex": ("LU", "pivots", "info"),
+          "lu": ("P", "L", "U"), "lstsq": ("solution", "residuals", "rank", "singular_values"),
+          "inv_ex": ("inverse", "info"), "cholesky_ex": ("L", "info"),
+          "solve_ex": ("result", "info")}
+
+
+def _named(fn: Any, kind: type) -> Any:
+    def named(*args: Any, **kwargs: Any) -> Any:
+        return kind(*fn(*args, **kwargs))
+    named.__name__ = named.__qualname__ = fn.__name__
+    named.__doc__ = fn.__doc__
+    return named
+
+
+for _name, _fields in _NAMED.items():
+    _kind = getattr(return_types, f"linalg_{_name}", None) or _return_type(
+        f"linalg_{_name}", _fields)
+    setattr(return_types, f"linalg_{_name}", _kind)
+    globals()[_name] = _named(globals()[_name], _kind)

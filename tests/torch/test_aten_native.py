@@ -160,3 +160,75 @@ def test_namespace_flags_and_aliases():
     assert ftorch.Future is ftorch.futures.Future
     x = ftorch.zeros(3)
     assert ftorch.fill_(x, 2.0) is x and x.tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ftorch.signal.windows.__all__)
+def test_signal_windows_are_pytorchs(name):
+    kwargs = {"a": [0.5, 0.3, 0.2]} if name == "general_cosine" else {}
+    for M in (0, 1, 2, 7, 8):
+        for sym in (True, False):
+            ours, theirs = (getattr(lib.signal.windows, name)(M, sym=sym, dtype=lib.float64,
+                                                             **kwargs).numpy()
+                            for lib in (ftorch, torch))
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+    for lib in (ftorch, torch):
+        with pytest.raises(ValueError, match="requires non-negative window length, got M=-1"):
+            getattr(lib.signal.windows, name)(-1, **kwargs)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+def test_segment_reduce(reduce):
+    data = np.arange(10.0).reshape(5, 2)
+    for initial in (None, 7.0):
+        ours, theirs = (lib.segment_reduce(lib.tensor(data), reduce,
+                                           lengths=lib.tensor([2, 0, 3]),
+                                           initial=initial).numpy()
+                        for lib in (ftorch, torch))
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    x = ftorch.tensor(data, requires_grad=True)
+    ftorch.segment_reduce(x, reduce, offsets=ftorch.tensor([0, 2, 5])).sum().backward()
+    y = torch.tensor(data, requires_grad=True)
+    torch.segment_reduce(y, reduce, offsets=torch.tensor([0, 2, 5])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-12)
+
+
+def test_conv_tbc_lowrank_and_named_linalg_results():
+    tbc = RNG.standard_normal((5, 2, 3))  # (time, batch, channels)
+    kernel = RNG.standard_normal((3, 3, 4))  # (width, in, out)
+    _same(lambda L: L.conv_tbc(t(L, tbc), t(L, kernel), t(L, np.arange(4.0)), 1), atol=1e-10)
+    low = X2 @ RNG.standard_normal((3, 5))  # rank 3
+    U, S, V = ftorch.svd_lowrank(t(ftorch, low), q=4)
+    np.testing.assert_allclose((U @ ftorch.diag(S) @ V.mT).numpy(), low, atol=1e-10)
+    _, S_pca, _ = ftorch.pca_lowrank(t(ftorch, low), q=3)
+    np.testing.assert_allclose(S_pca.numpy(), torch.pca_lowrank(t(torch, low), q=3)[1].numpy(),
+                               rtol=1e-10)
+    for lib in (ftorch, torch):
+        qr = lib.linalg.qr(t(lib, X2))
+        assert tuple(qr.Q.shape) == (6, 3) and tuple(qr.R.shape) == (3, 3)
+        assert type(qr).__name__ == "linalg_qr"
+        assert lib.linalg.eigh(lib.eye(2)).eigenvalues.tolist() == [1.0, 1.0]
+
+
+def test_from_file_reads_raw_bytes_and_maps_shared(tmp_path):
+    path = tmp_path / "raw.bin"
+    np.arange(6, dtype=np.float32).tofile(path)
+    for lib in (ftorch, torch):
+        assert lib.from_file(str(path), size=6).tolist() == [0, 1, 2, 3, 4, 5]
+    mapped = ftorch.from_file(str(path), shared=True, size=6)
+    mapped[0] = 42
+    del mapped
+    assert np.fromfile(path, np.float32)[0] == 42
+
+
+def _child(i, values):
+    if values[i] < 0:
+        raise ValueError(f"child {i} got a negative value")
+
+
+def test_multiprocessing_spawn_raises_the_childs_error():
+    mp = ftorch.multiprocessing
+    assert mp.get_sharing_strategy() in mp.get_all_sharing_strategies()
+    mp.spawn(_child, args=([1, 2],), nprocs=2, start_method="fork")
+    with pytest.raises(mp.ProcessRaisedException, match="child 1 got a negative value"):
+        mp.spawn(_child, args=([1, -2],), nprocs=2, start_method="fork")
+    assert mp.Queue is not None and mp.get_context is not None

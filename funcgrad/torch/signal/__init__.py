@@ -1,0 +1,4 @@
+"""``torch.signal``: signal-processing helpers (its window functions: `windows`)."""
+from funcgrad.torch.signal import windows
+
+__all__ = ["windows"]
