@@ -285,6 +285,49 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Any) -> Any
     return carried
 
 
+def _recurrence(mode: str, input: Tensor, state: Any, params: Sequence[Tensor],
+                has_biases: bool, num_layers: int, dropout: float, train: bool,
+                bidirectional: bool, batch_first: bool) -> tuple:
+    """ATen's whole-sequence RNN call: (output, final state) over a padded (T, B, F)
+    input (B, T, F with ``batch_first``), ``params`` flat per (layer, direction)."""
+    directions = 2 if bidirectional else 1
+    groups = num_layers * directions
+    stride = len(params) // groups
+    weights = [list(params[k * stride:(k + 1) * stride]) for k in range(groups)]
+    seq = input.transpose(0, 1) if batch_first else input
+    steps, batch = seq.shape[0], seq.shape[1]
+    data, final = rnn.run_layers(mode, seq.reshape(steps * batch, -1), [batch] * steps,
+                                 state, weights, num_layers, directions, has_biases, dropout,
+                                 train)
+    out = data.reshape(steps, batch, -1)
+    return (out.transpose(0, 1) if batch_first else out), final
+
+
+def lstm(input: Tensor, hx: Sequence[Tensor], params: Sequence[Tensor], has_biases: bool,
+         num_layers: int, dropout: float, train: bool, bidirectional: bool,
+         batch_first: bool) -> tuple:
+    """(output, h_n, c_n)."""
+    out, (h, c) = _recurrence("LSTM", input, tuple(hx), params, has_biases, num_layers,
+                              dropout, train, bidirectional, batch_first)
+    return out, h, c
+
+
+def _single_state(mode: str) -> Callable:
+    def run(input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool,
+            num_layers: int, dropout: float, train: bool, bidirectional: bool,
+            batch_first: bool) -> tuple:
+        """(output, h_n)."""
+        return _recurrence(mode, input, hx, params, has_biases, num_layers, dropout, train,
+                           bidirectional, batch_first)
+    run.__name__ = run.__qualname__ = mode.lower()
+    return run
+
+
+gru = _single_state("GRU")
+rnn_tanh = _single_state("RNN_TANH")
+rnn_relu = _single_state("RNN_RELU")
+
+
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """A 1-D convolution of (time, batch, channels) input with a (width, in, out) weight."""
     out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
@@ -361,7 +404,7 @@ def install(namespace: dict) -> None:
     """Add the names to the torch namespace."""
     own = {name: fn for name, fn in globals().items()
            if callable(fn) and not name.startswith("_") and getattr(fn, "__module__", None)
-           == __name__ and name != "install"}
+           == __name__ and name != "install" and not isinstance(fn, type)}
     namespace.update(own)
     namespace.update(
         rnn_tanh_cell=rnn.rnn_tanh_cell, rnn_relu_cell=rnn.rnn_relu_cell,

@@ -232,3 +232,29 @@ def test_multiprocessing_spawn_raises_the_childs_error():
     with pytest.raises(mp.ProcessRaisedException, match="child 1 got a negative value"):
         mp.spawn(_child, args=([1, -2],), nprocs=2, start_method="fork")
     assert mp.Queue is not None and mp.get_context is not None
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
+@pytest.mark.parametrize("bidirectional,batch_first", [(False, False), (True, True)])
+def test_whole_sequence_rnn_calls(mode, bidirectional, batch_first):
+    gates = {"lstm": 4, "gru": 3}.get(mode, 1)
+    dirs = 2 if bidirectional else 1
+    rng = np.random.default_rng(5)
+    params = []
+    for layer in range(2):
+        width = 3 if layer == 0 else 4 * dirs
+        for _ in range(dirs):
+            params += [rng.standard_normal((gates * 4, width)),
+                       rng.standard_normal((gates * 4, 4)), rng.standard_normal(gates * 4),
+                       rng.standard_normal(gates * 4)]
+    x = rng.standard_normal((2, 5, 3) if batch_first else (5, 2, 3))
+    h0 = rng.standard_normal((2 * dirs, 2, 4))
+
+    def run(lib):
+        ws = [t(lib, p, requires_grad=True) for p in params]
+        hx = (t(lib, h0), t(lib, h0 * 0.5)) if mode == "lstm" else t(lib, h0)
+        outs = getattr(lib, mode)(t(lib, x), hx, ws, True, 2, 0.0, False, bidirectional,
+                                  batch_first)
+        sum(o.sum() for o in outs).backward()
+        return (*outs, ws[0].grad, ws[-1].grad)
+    _same(run, atol=1e-10)
