@@ -73,8 +73,8 @@ def _inputs_key(leaves: Sequence) -> tuple:
     for x in leaves:
         number = x.scalar_type if isinstance(x, JitTracer) else (
             type(x) if type(x) in SCALAR_TYPES else None)
-        key.append(number if number is not None else (tuple(x.shape), x.dtype, x.device,
-                                                      x.weak_type))
+        key.append(number if number is not None else (
+            tuple(x.shape), x.dtype, x.device, getattr(x, "weak_type", False)))
     return tuple(key)
 
 
