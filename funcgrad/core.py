@@ -39,7 +39,7 @@ from funcgrad.rules import Rule
 
 __all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry", "bind",
            "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
-           "is_inexact", "wrap_raw", "layout_of", "ShapedArray"]
+           "is_inexact", "wrap_raw", "layout_of", "ShapedArray", "weak_result"]
 
 
 class EscapedTracerError(RuntimeError):
@@ -99,8 +99,8 @@ class Primitive:
     so every transform sees operands of one dtype. ``keeps_weak``: the result is weakly
     typed when every operand is (JAX's rule for its elementwise and structural
     primitives; reductions, scans and casts give strong results): by default on for the
-    elementwise primitives (those with ``promote``), off for the others; a number k: the
-    first k operands decide (a gather's index arrays do not).
+    elementwise primitives (those with ``promote``), off for the others; a slice: those
+    operands decide (not a gather's index arrays, nor a select's condition).
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Primitive":
@@ -115,7 +115,7 @@ class Primitive:
                  dynamic_shape: bool = False, effectful: bool = False,
                  fresh: bool | None = None, sample: Callable | None = None,
                  doc: str | None = None, promote: Callable | None = None,
-                 keeps_weak: bool | int | None = None, replace: bool = False):
+                 keeps_weak: bool | slice | None = None, replace: bool = False):
         if name in _PRIMITIVES and not replace:
             raise ValueError(f"a primitive named {name!r} is already declared; choose "
                              "another name, or pass replace=True to redefine it (e.g. when "
@@ -138,8 +138,8 @@ class Primitive:
         if keeps_weak is None:
             keeps_weak = promote is not None
         self.keeps_weak = bool(keeps_weak)
-        # how many leading operands decide (None: all)
-        self.weak_operands = None if type(keeps_weak) is bool else keeps_weak
+        # the operands that decide (None: all)
+        self.weak_operands = keeps_weak if type(keeps_weak) is slice else None
         self.sample = sample
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None
@@ -400,7 +400,7 @@ def bind(prim: Primitive, args: Sequence, params: dict, promoted: bool = False) 
     if float_checks.on:  # jax_debug_nans / jax_debug_infs
         check_floats(prim.name, out if prim.multiple_results else (out,))
     # (weak operands are never Arrays: `mixed` is set where one is, see `WeakArray`)
-    weak = mixed and prim.keeps_weak and _all_weak(args, prim.weak_operands)
+    weak = mixed and weak_result(prim, args)
     if prim.plain and type(out) is np.ndarray:  # `wrap` of the common case, written out
         result = _new(WeakArray if weak else Array)
         result._value = out
@@ -418,11 +418,14 @@ def bind(prim: Primitive, args: Sequence, params: dict, promoted: bool = False) 
 _WEAK_OPERANDS = WEAK_TYPES | {type(None)}
 
 
-def _all_weak(args: Sequence, first: int | None) -> bool:
-    """Whether every operand of a call (the ``first`` ones: None, all) is weakly typed (a
-    Python number or a weak Array), which makes the result weak (JAX: ``exp(2.0)`` is a
-    weak float)."""
-    for a in args if first is None else args[:first]:
+def weak_result(prim: Primitive, args: Sequence) -> bool:
+    """Whether ``prim``'s result on concrete operands ``args`` is weakly typed: it keeps
+    weak types and every deciding operand is weak (a Python number or a weak Array; JAX:
+    ``exp(2.0)`` is a weak float)."""
+    if not prim.keeps_weak:
+        return False
+    which = prim.weak_operands
+    for a in args if which is None else args[which]:
         if type(a) not in _WEAK_OPERANDS:
             return False
     return True

@@ -27,7 +27,8 @@ import numpy as np
 from funcgrad import tree_util
 from funcgrad.array import Array, is_weak, new_array, weakened
 from funcgrad.avals import Shaped
-from funcgrad.core import Primitive, Trace, Tracer, bind
+from funcgrad._config import canonical_dtype
+from funcgrad.core import Primitive, Trace, Tracer, bind, weak_result
 
 __all__ = ["META", "MetaTrace", "MetaTracer", "to_meta", "is_meta", "ShapeDtypeStruct",
            "typeof", "eval_shape", "NO_DATA_ERROR", "dynamic_shape_error", "def_meta_impl", "stand_in",
@@ -93,7 +94,7 @@ def _elementwise_on_meta(prim: Primitive, stand_ins: list, params: dict) -> Any:
     outs = tuple(probe) if prim.multiple_results else (probe,)
     if any(np.ndim(o) for o in outs):
         return None
-    weak = prim.keeps_weak and all(is_weak(a) for a in stand_ins)  # (bind's rule)
+    weak = weak_result(prim, stand_ins)
     metas = [to_meta(ShapeDtypeStruct(shape, np.result_type(o), weak)) for o in outs]
     return type(probe)(metas) if prim.multiple_results else metas[0]
 
@@ -278,8 +279,7 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     out = fun(*args, **kwargs)
 
     def as_struct(leaf: Any) -> Any:
-        weak = is_weak(leaf)
-        if not hasattr(leaf, "shape"):
-            leaf = np.asarray(leaf)
-        return ShapeDtypeStruct(leaf.shape, leaf.dtype, weak)
+        if not hasattr(leaf, "shape"):  # a Python number: its dtype under jax_enable_x64
+            return ShapeDtypeStruct((), canonical_dtype(np.result_type(leaf)), is_weak(leaf))
+        return ShapeDtypeStruct(leaf.shape, leaf.dtype, is_weak(leaf))
     return tree_util.tree_map(as_struct, out)

@@ -82,7 +82,8 @@ def _concat_jvp(t: Any, argnum: int, shapes: tuple, axis: int) -> Any:
 
 
 concatenate = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
-                        inputs=None, params=("axis",), sample=samplers.concatenate)
+                        inputs=None, params=("axis",), sample=samplers.concatenate,
+                        keeps_weak=True)
 concatenate.defvjp(_concat_vjp)
 concatenate.defjvp(_concat_jvp)
 

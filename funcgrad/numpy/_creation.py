@@ -284,7 +284,7 @@ def _like(a: Any) -> tuple[tuple, np.dtype, str]:
     if isinstance(a, Array):
         return tuple(a.shape), a.dtype, a.device
     raw = np.asarray(to_raw(a))
-    return raw.shape, raw.dtype, "cpu"
+    return raw.shape, canonical_dtype(raw.dtype), "cpu"
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
