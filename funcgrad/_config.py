@@ -42,10 +42,9 @@ Results are weakly typed as JAX's (`funcgrad.array.WeakArray`, ``x.weak_type``):
 ``x32 * exp(2.0)`` is float32) or whose promoted type is weak (``int32 * 2.0``), and shape
 operations on weak operands; reductions, ``astype`` and explicit dtypes are strong. It holds
 under every transform (a tracer's weak type is its primal's; jit's compiled outputs keep
-the traced ones'), and ``eval_shape`` reports it. Not done: the composite functions whose
-operands are all weak (``hstack([1.0, 2.0])``) give strong results where they compute in a
-dtype of their own, and the PyTorch facade's tensors hold strong Arrays only where its own
-ops make them (PyTorch has no weak types).
+the traced ones'), and ``eval_shape`` reports it. The PyTorch facade's tensors hold
+strong Arrays (PyTorch has no weak types). Not done: ``grad``'s cotangent of a weak input
+is strong (JAX's is weak).
 """
 from __future__ import annotations
 
