@@ -36,9 +36,15 @@ truncated to 32 bits with JAX's UserWarning, as in JAX (`requested_dtype`); ``dt
 purpose: Arrays made before the flag changed keep their dtype, and so do the requests
 funcgrad's own code makes in their dtypes (the transforms' cotangents and tangents, the
 torch facade), so that their gradients stay 64-bit; an operation on them stays 64-bit.
-Not done: results are never weakly typed (JAX's
-``exp(2.0)`` is a weak float64 with x64, which float32 Arrays then absorb; funcgrad's is a
-float64 Array, so ``x32 * exp(2.0)`` is float64).
+Results are weakly typed as JAX's (`funcgrad.array.WeakArray`, ``x.weak_type``):
+``asarray(2.0)``, ``full(3, 1.0)``, an operation whose operands are all weak
+(``exp(2.0)``: a weak float64 with x64, which float32 Arrays then absorb, so
+``x32 * exp(2.0)`` is float32) or whose promoted type is weak (``int32 * 2.0``), and shape
+operations on weak operands; reductions, ``astype`` and explicit dtypes are strong. It holds
+under every transform (a tracer's weak type is its primal's; jit's compiled outputs keep
+the traced ones'), and ``eval_shape`` reports it. The PyTorch facade's tensors hold
+strong Arrays (PyTorch has no weak types). Not done: ``grad``'s cotangent of a weak input
+is strong (JAX's is weak).
 """
 from __future__ import annotations
 

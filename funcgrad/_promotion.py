@@ -33,7 +33,7 @@ from funcgrad.dtypes import EXTENDED_FLOATS, FLOAT8 as _FLOAT8, TypePromotionErr
 
 __all__ = ["TypePromotionError", "WEAK_INT", "WEAK_FLOAT", "WEAK_COMPLEX", "Node", "node_of",
            "join", "dtype_of", "promote_types", "result_type", "INEXACT", "NUMERIC",
-           "SCALAR_NODES", "COMPLEX", "computed_dtype"]
+           "SCALAR_NODES", "COMPLEX", "computed_dtype", "computed_type", "weak_node"]
 
 
 class _Weak(str):
@@ -139,17 +139,29 @@ def dtype_of(node: Node) -> np.dtype:
     return node
 
 
+# a weakly typed dtype's node by kind (JAX's: a weak bool is a bool; weak bfloat16 a
+# weak float)
+_WEAK_KINDS = {"i": WEAK_INT, "u": WEAK_INT, "f": WEAK_FLOAT, "V": WEAK_FLOAT,
+               "c": WEAK_COMPLEX}
+
+
+def weak_node(dtype: np.dtype) -> Node:
+    """The lattice node of a weakly typed value of ``dtype`` (a weak Array's, a jit
+    tracer's of a Python number)."""
+    return _WEAK_KINDS.get(dtype.kind, dtype)
+
+
 def node_of(x: Any) -> Node:
     """The lattice node of an operand or dtype specifier: a Python number (or the types
-    ``int``, ``float``, ``complex``) is weak; anything with a dtype has it; other specifiers
-    go through ``np.dtype``. Used by the queries (`result_type`), not on hot paths."""
+    ``int``, ``float``, ``complex``) is weak, and so is an Array with ``weak_type``;
+    anything else with a dtype has it; other specifiers go through ``np.dtype``."""
     t = type(x)
     if t in SCALAR_NODES:
         return SCALAR_NODES[t]
     if isinstance(x, type):  # int, float, complex (weak), np.float32, ...
         return SCALAR_NODES[x] if x in (int, float, complex) else np.dtype(x)
-    if getattr(x, "weak_type", None):  # a jit tracer of a Python number argument
-        return SCALAR_NODES[x.weak_type]
+    if getattr(x, "weak_type", False) is True:  # a weak Array, tracer or ShapedArray
+        return weak_node(x.dtype)
     dtype = getattr(x, "dtype", None)
     return np.dtype(x if dtype is None else dtype)
 
@@ -163,7 +175,7 @@ def promote_types(a: Any, b: Any) -> np.dtype:
 def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
     """JAX's ``jnp.result_type``: the promoted dtype of arrays, dtypes and Python numbers,
     canonicalized (32-bit with x64 disabled); with ``return_weak_type_flag`` also whether
-    it is weakly typed (only Python numbers took part)."""
+    it is weakly typed (only weak operands, Python numbers and weak Arrays, took part)."""
     if not args:
         raise ValueError("at least one array or dtype is required")
     node = join(*(node_of(a) for a in args))
@@ -183,16 +195,22 @@ COMPLEX: dict = {**{d: _C64 for d in (*INEXACT, _F16, _F32, _C64, *_BF16)},
                  _U64: _C128, _I64: _C128, _F64: _C128, _C128: _C128}
 
 
-def computed_dtype(*operands: Any, rule: dict | None = None) -> np.dtype:
-    """The dtype a jax.numpy function that is not one primitive (concatenate's pieces,
-    mean, polyval, interp, linspace...) computes ``operands`` in: their `result_type` (Python
-    numbers weak), sent through ``rule`` (`INEXACT`, `NUMERIC`, `COMPLEX`: JAX's
-    ``promote_dtypes_inexact`` and its siblings), canonicalized. The one place where
-    funcgrad.numpy's and the kernels' promotions are decided, so that they give
-    jax.numpy's dtypes (int64 with float32 is float32, not numpy's float64)."""
-    dtype = dtype_of(join(*(node_of(a if type(a) in SCALAR_NODES or hasattr(a, "dtype")
-                                    else np.asarray(a)) for a in operands)))
+def computed_type(*operands: Any, rule: dict | None = None) -> tuple[np.dtype, bool]:
+    """(the dtype a jax.numpy function that is not one primitive (concatenate's pieces,
+    mean, polyval, interp, linspace...) computes ``operands`` in, whether it is weakly
+    typed): their `result_type` (Python numbers and weak Arrays weak), sent through
+    ``rule`` (`INEXACT`, `NUMERIC`, `COMPLEX`: JAX's ``promote_dtypes_inexact`` and its
+    siblings), canonicalized. The one place where funcgrad.numpy's and the kernels'
+    promotions are decided, so that they give jax.numpy's dtypes (int64 with float32 is
+    float32, not numpy's float64)."""
+    node = join(*(node_of(a if type(a) in SCALAR_NODES or hasattr(a, "dtype")
+                          else np.asarray(a)) for a in operands))
+    dtype = dtype_of(node)
     if rule is not None:
         dtype = rule.get(dtype, dtype)
-    return canonical_dtype(dtype)
+    return canonical_dtype(dtype), isinstance(node, _Weak)
 
+
+def computed_dtype(*operands: Any, rule: dict | None = None) -> np.dtype:
+    """The dtype of `computed_type`."""
+    return computed_type(*operands, rule=rule)[0]

@@ -17,7 +17,8 @@ import numpy as np
 
 from funcgrad.backend import backend_of, device_of, on_device_of
 
-__all__ = ["Array", "new_array", "to_raw", "as_array", "zeros_on", "buffer_of"]
+__all__ = ["Array", "WeakArray", "new_array", "to_raw", "as_array", "zeros_on", "buffer_of",
+           "weakened", "strengthened", "is_weak", "WEAK_TYPES"]
 
 _SCALARS = (int, float, complex, bool, np.generic)
 _BACKEND_VALUES = (np.ndarray, *_SCALARS)  # what `to_raw` passes through (and cupy arrays)
@@ -36,6 +37,10 @@ class Array:
     # are read all the time (by every rule and wrapper), and a slot costs no Python call
     __slots__ = ("_value", "shape", "dtype", "ndim", "__weakref__")
     __array_priority__ = 100.0
+    # whether the dtype is weak (JAX's weak type: a Python number's, which an array of
+    # its kind or a higher one absorbs); strong here, True on `WeakArray`, a tracer's
+    # primal's on tracers
+    weak_type = False
     __hash__ = None  # type: ignore[assignment]  # == is elementwise, as in numpy
 
     def __init__(self, value: Any, dtype: Any = None):
@@ -96,7 +101,7 @@ class Array:
         return self
 
     def __reduce__(self) -> tuple:
-        return (Array, (self.to_numpy(),))
+        return (type(self), (self.to_numpy(),))
 
     # -- conversion ----------------------------------------------------------------------------
     def to_numpy(self) -> np.ndarray:
@@ -169,10 +174,54 @@ class Array:
     def __repr__(self) -> str:
         body = np.array2string(self.to_numpy(), separator=", ", prefix="Array(")
         extra = "" if self.device == "cpu" else f", device={self.device}"
+        extra += ", weak_type=True" if self.weak_type else ""
         return f"Array({body}, dtype={self.dtype}{extra})"
 
     def __str__(self) -> str:
         return str(self.to_numpy())
+
+
+class WeakArray(Array):
+    """A concrete Array whose dtype is weak (JAX's ``weak_type=True``): what
+    ``asarray(2.0)`` makes, and what an operation whose operands are all weak returns
+    (``exp(2.0)``, ``full(3, 1.0)``), so that ``x32 * exp(2.0)`` stays float32.
+
+    A subclass rather than a flag in every Array: `funcgrad.core.bind` and the transforms
+    test ``type(a) is Array`` for the common strong operand, so a weak one falls to their
+    slower general branches, where the weak type is read, and the strong path pays
+    nothing."""
+
+    __slots__ = ()
+    weak_type = True
+
+
+# what `funcgrad.core.bind` counts as a weak operand: Python numbers (a Python bool is a
+# strong bool, as in JAX) and weak Arrays
+WEAK_TYPES = frozenset([int, float, complex, WeakArray])
+
+
+def _retyped(a: Array, cls: type) -> Array:
+    out = object.__new__(cls)
+    out._value = a._value
+    out.shape, out.dtype, out.ndim = a.shape, a.dtype, a.ndim
+    return out
+
+
+def weakened(a: Array) -> Array:
+    """Concrete Array ``a`` weakly typed (the same buffer: Arrays are immutable); other
+    kinds of Array (a meta array) as they are."""
+    return _retyped(a, WeakArray) if type(a) is Array else a
+
+
+def strengthened(a: Array) -> Array:
+    """Concrete Array ``a`` strongly typed (the same buffer)."""
+    return _retyped(a, Array) if type(a) is WeakArray else a
+
+
+def is_weak(x: Any) -> bool:
+    """Whether ``x`` is weakly typed: a Python int, float or complex, or an Array (tracers
+    too) with ``weak_type``."""
+    return type(x) in WEAK_TYPES or (isinstance(x, Array) and x.weak_type)
 
 
 def new_array(raw: Any) -> Array:
@@ -215,7 +264,7 @@ def to_raw(x: Any) -> Any:
         return x
     if isinstance(x, (list, tuple)):
         return np.asarray(x)
-    if type(x) is Array:
+    if type(x) is Array or type(x) is WeakArray:
         return x._value
     if isinstance(x, Array):  # a tracer where the backend needs a concrete value
         raise x._conversion_error("a concrete array (this argument is not differentiable)")

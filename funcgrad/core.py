@@ -30,7 +30,8 @@ import numpy as np
 
 from funcgrad._config import float_checks
 from funcgrad._results import check_floats, check_same_device, wrap_raw
-from funcgrad.array import RAW_TYPES, Array, new_array, to_raw
+from funcgrad.array import RAW_TYPES, WEAK_TYPES, Array, WeakArray, new_array, to_raw, \
+    weakened
 from funcgrad.avals import ShapedArray
 from funcgrad.backend import device_of
 from funcgrad.dtypes import EXTENDED_FLOATS
@@ -38,7 +39,7 @@ from funcgrad.rules import Rule
 
 __all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry", "bind",
            "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
-           "is_inexact", "wrap_raw", "layout_of", "ShapedArray"]
+           "is_inexact", "wrap_raw", "layout_of", "ShapedArray", "weak_result"]
 
 
 class EscapedTracerError(RuntimeError):
@@ -95,7 +96,11 @@ class Primitive:
     (numpy ufuncs are; other implementations say so). ``promote``: for an elementwise
     primitive, a function that casts its operands to the dtype it computes in (JAX's type
     promotion, `funcgrad.primitives.promotion`); `bind` applies it before anything else,
-    so every transform sees operands of one dtype.
+    so every transform sees operands of one dtype. ``keeps_weak``: the result is weakly
+    typed when every operand is (JAX's rule for its elementwise and structural
+    primitives; reductions, scans and casts give strong results): by default on for the
+    elementwise primitives (those with ``promote``), off for the others; a slice: those
+    operands decide (not a gather's index arrays, nor a select's condition).
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Primitive":
@@ -110,7 +115,7 @@ class Primitive:
                  dynamic_shape: bool = False, effectful: bool = False,
                  fresh: bool | None = None, sample: Callable | None = None,
                  doc: str | None = None, promote: Callable | None = None,
-                 replace: bool = False):
+                 keeps_weak: bool | slice | None = None, replace: bool = False):
         if name in _PRIMITIVES and not replace:
             raise ValueError(f"a primitive named {name!r} is already declared; choose "
                              "another name, or pass replace=True to redefine it (e.g. when "
@@ -130,6 +135,11 @@ class Primitive:
                       if fresh is None else fresh)
         self.plain = not (multiple_results or view)  # impl's result is the Array's value
         self.promote = promote  # args -> args of one dtype (elementwise primitives)
+        if keeps_weak is None:
+            keeps_weak = promote is not None
+        self.keeps_weak = bool(keeps_weak)
+        # the operands that decide (None: all)
+        self.weak_operands = keeps_weak if type(keeps_weak) is slice else None
         self.sample = sample
         self.vjp_rules: list = []
         self.vjp_all: Rule | None = None
@@ -389,14 +399,36 @@ def bind(prim: Primitive, args: Sequence, params: dict, promoted: bool = False) 
         raise
     if float_checks.on:  # jax_debug_nans / jax_debug_infs
         check_floats(prim.name, out if prim.multiple_results else (out,))
+    # (weak operands are never Arrays: `mixed` is set where one is, see `WeakArray`)
+    weak = mixed and weak_result(prim, args)
     if prim.plain and type(out) is np.ndarray:  # `wrap` of the common case, written out
-        result = _new(Array)
+        result = _new(WeakArray if weak else Array)
         result._value = out
         result.shape = out.shape
         result.dtype = out.dtype
         result.ndim = out.ndim
         return result
-    return prim.wrap(out, raws, args)
+    out = prim.wrap(out, raws, args)
+    if weak:
+        return tuple([weakened(o) for o in out]) if prim.multiple_results else weakened(out)
+    return out
+
+
+# weak operands, and None: an absent one (getitem's index array)
+_WEAK_OPERANDS = WEAK_TYPES | {type(None)}
+
+
+def weak_result(prim: Primitive, args: Sequence) -> bool:
+    """Whether ``prim``'s result on concrete operands ``args`` is weakly typed: it keeps
+    weak types and every deciding operand is weak (a Python number or a weak Array; JAX:
+    ``exp(2.0)`` is a weak float)."""
+    if not prim.keeps_weak:
+        return False
+    which = prim.weak_operands
+    for a in args if which is None else args[which]:
+        if type(a) not in _WEAK_OPERANDS:
+            return False
+    return True
 
 
 def layout_of(x: Any) -> str:
@@ -542,6 +574,14 @@ class Tracer(Array):
 
     # shape, dtype and ndim (Array's slots) are the primal's, set when the tracer is made
     __slots__ = ("_trace", "_primal")
+
+    @property
+    def weak_type(self) -> bool:
+        """Whether the value is weakly typed: its primal's weak type (transforms are eager,
+        so the primal was computed by the same operations; a jit tracer of a Python
+        number argument holds the number)."""
+        p = self._primal
+        return type(p) in WEAK_TYPES or (isinstance(p, Array) and p.weak_type)
 
     @property
     def size(self) -> int:

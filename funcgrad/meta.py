@@ -25,9 +25,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad import tree_util
-from funcgrad.array import Array, new_array
+from funcgrad.array import Array, is_weak, new_array, weakened
 from funcgrad.avals import Shaped
-from funcgrad.core import Primitive, Trace, Tracer, bind
+from funcgrad._config import canonical_dtype
+from funcgrad.core import Primitive, Trace, Tracer, bind, weak_result
 
 __all__ = ["META", "MetaTrace", "MetaTracer", "to_meta", "is_meta", "ShapeDtypeStruct",
            "typeof", "eval_shape", "NO_DATA_ERROR", "dynamic_shape_error", "def_meta_impl", "stand_in",
@@ -93,7 +94,8 @@ def _elementwise_on_meta(prim: Primitive, stand_ins: list, params: dict) -> Any:
     outs = tuple(probe) if prim.multiple_results else (probe,)
     if any(np.ndim(o) for o in outs):
         return None
-    metas = [to_meta(ShapeDtypeStruct(shape, np.result_type(o))) for o in outs]
+    weak = weak_result(prim, stand_ins)
+    metas = [to_meta(ShapeDtypeStruct(shape, np.result_type(o), weak)) for o in outs]
     return type(probe)(metas) if prim.multiple_results else metas[0]
 
 
@@ -196,10 +198,11 @@ def stand_in(x: Any) -> np.ndarray:
     return np.broadcast_to(np.zeros((), x.dtype), x.shape)
 
 
-def _meta_array(shape: tuple, dtype: np.dtype) -> MetaTracer:
+def _meta_array(shape: tuple, dtype: np.dtype, weak: bool = False) -> MetaTracer:
     m = object.__new__(MetaTracer)
     m._trace = META
-    m._primal = new_array(np.broadcast_to(np.zeros((), dtype), shape))  # no memory of its own
+    primal = new_array(np.broadcast_to(np.zeros((), dtype), shape))  # no memory of its own
+    m._primal = weakened(primal) if weak else primal
     m.shape, m.dtype, m.ndim = shape, dtype, len(shape)
     return m
 
@@ -209,9 +212,10 @@ def to_meta(x: Any) -> MetaTracer:
     anything with ``shape`` and ``dtype``)."""
     if type(x) is MetaTracer:
         return x
+    weak = is_weak(x) or getattr(x, "weak_type", False) is True  # (a ShapeDtypeStruct's)
     if not (hasattr(x, "shape") and hasattr(x, "dtype")):
         x = np.asarray(x)
-    return _meta_array(tuple(x.shape), np.dtype(x.dtype))
+    return _meta_array(tuple(x.shape), np.dtype(x.dtype), weak)
 
 
 def is_meta(x: Any) -> bool:
@@ -225,12 +229,14 @@ def is_meta(x: Any) -> bool:
 
 class ShapeDtypeStruct(Shaped):
     """A shape and a dtype standing for an array (JAX's name): what `eval_shape` returns,
-    and what it accepts in place of an argument."""
+    and what it accepts in place of an argument; ``weak_type``: whether the dtype is weak
+    (JAX's field, see `funcgrad.array.WeakArray`)."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "weak_type")
 
-    def __init__(self, shape: Sequence[int], dtype: Any):
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False):
         self.shape = tuple(int(s) for s in shape)
+        self.weak_type = bool(weak_type)
         try:
             self.dtype = np.dtype(dtype)
         except TypeError:  # a dtype of funcgrad's own (random keys') is kept as it is
@@ -239,14 +245,15 @@ class ShapeDtypeStruct(Shaped):
             self.dtype = dtype
 
     def __eq__(self, other: Any) -> bool:
-        return (isinstance(other, ShapeDtypeStruct) and
-                (self.shape, self.dtype) == (other.shape, other.dtype))
+        return (isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type)
+                == (other.shape, other.dtype, other.weak_type))
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype))
+        return hash((self.shape, self.dtype, self.weak_type))
 
     def __repr__(self) -> str:
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
     @classmethod
     def like(cls, x: Any) -> "ShapeDtypeStruct":
@@ -272,7 +279,7 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     out = fun(*args, **kwargs)
 
     def as_struct(leaf: Any) -> Any:
-        if not hasattr(leaf, "shape"):
-            leaf = np.asarray(leaf)
-        return ShapeDtypeStruct(leaf.shape, leaf.dtype)
+        if not hasattr(leaf, "shape"):  # a Python number: its dtype under jax_enable_x64
+            return ShapeDtypeStruct((), canonical_dtype(np.result_type(leaf)), is_weak(leaf))
+        return ShapeDtypeStruct(leaf.shape, leaf.dtype, is_weak(leaf))
     return tree_util.tree_map(as_struct, out)

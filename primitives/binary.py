@@ -202,7 +202,7 @@ def _clamp_rule(g: Any, x: Any, lo: Any, hi: Any) -> Any:
 # clamp to number bounds (PyTorch's clamp with scalar bounds, either may be None): the
 # gradient is g where lo <= x <= hi, the bounds included, and 0 outside and at NaN
 # (PyTorch's clamp_backward); one record instead of the dozen of its composition
-clamp = Primitive("clamp", kernels.clamp, params=("lo", "hi"), fresh=True,
+clamp = Primitive("clamp", kernels.clamp, params=("lo", "hi"), fresh=True, keeps_weak=True,
                   sample=sampling.elementwise(1, (-2.0, 2.0), params={"lo": -0.5, "hi": 1.0}),
                   doc="min(max(x, lo), hi) for number bounds (None: no bound), NaN kept.")
 clamp.defvjp(_clamp_rule)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import tree_util
+from funcgrad.array import new_array, weakened
 from funcgrad.backend import check_device, device_of, to_device
 from funcgrad.core import Primitive
 from funcgrad.meta import to_meta
@@ -25,25 +26,36 @@ def _identity(x: Any) -> Any:
 
 
 stop_gradient = Primitive(
-    "stop_gradient", _identity, differentiable=False,
+    "stop_gradient", _identity, differentiable=False, keeps_weak=True,
     doc="The value of x, treated as a constant by every transform (zero derivative).")
 
 
-def _convert(x: Any, new_dtype: np.dtype) -> Any:
+def _convert(x: Any, new_dtype: np.dtype, weak_type: bool = False) -> Any:
+    """x as ``new_dtype``, the raw array (what compiled programs run: dtypes are fixed
+    there, and weak types matter only to the promotion done while tracing)."""
     if np.iscomplexobj(x) and not np.issubdtype(new_dtype, np.complexfloating):
         x = x.real  # as JAX: converting complex to real keeps the real part
     return x.astype(new_dtype, copy=False) if hasattr(x, "astype") else np.asarray(
         x, dtype=new_dtype)
 
 
+def _convert_eager(x: Any, new_dtype: np.dtype, weak_type: bool = False) -> Any:
+    """`_convert`, weakly typed with ``weak_type`` (JAX's parameter: the promotion's cast
+    of ``int32 * 2.0``'s int32 to a weak float): a `WeakArray`, which `bind` passes on
+    as it is (its results are otherwise strong: ``keeps_weak`` is off)."""
+    out = _convert(x, new_dtype)
+    return weakened(new_array(out)) if weak_type else out
+
+
 convert_element_type = Primitive(
-    "convert_element_type", _convert, params=("new_dtype",),
+    "convert_element_type", _convert_eager, params=("new_dtype", "weak_type"),
     sample=sampling.custom(lambda rng, draw: [sampling.Case(
         lambda x: convert_element_type(x, new_dtype=np.dtype(np.complex128)),
         (sampling.values(rng, sampling.draw_shape(draw)),), "float64 -> complex128")]),
     doc="x cast to new_dtype (complex to real keeps the real part).")
 convert_element_type.defvjp(lambda g: g)  # the tape casts g back to x's dtype
 convert_element_type.defjvp(lambda t, new_dtype: convert_element_type(t, new_dtype=new_dtype))
+convert_element_type.lowering = _convert
 
 
 def _device_put(x: Any, device: str) -> Any:
@@ -53,7 +65,7 @@ def _device_put(x: Any, device: str) -> Any:
 
 
 device_put_p = Primitive(
-    "device_put", _device_put, params=("device",),
+    "device_put", _device_put, params=("device",), keeps_weak=True,
     sample=sampling.custom(lambda rng, draw: [sampling.Case(
         lambda x: device_put_p(x, device="cpu"),
         (sampling.values(rng, sampling.draw_shape(draw)),), "cpu -> cpu")]),

@@ -110,7 +110,7 @@ def _set_winners(idx: Any, index: Index, shape: tuple) -> Any:
 # -- primitives ----------------------------------------------------------------------------
 
 getitem = Primitive("getitem", _gather, ("x", "idx"), ("index",), view=True,
-                    sample=samplers.gather,
+                    keeps_weak=slice(0, 1), sample=samplers.gather,
                     doc="x[index] with idx's rows in place of the Ref entries.")
 scatter_add = Primitive("scatter_add", _scatter_add, ("updates", "idx"), ("index", "shape"),
                         sample=samplers.update,

@@ -25,8 +25,8 @@ import numpy as np
 
 from funcgrad._config import canonical_dtype, config
 from funcgrad._promotion import INEXACT, NUMERIC, SCALAR_NODES, TypePromotionError, \
-    dtype_of, join
-from funcgrad.array import Array
+    Node, dtype_of, join, weak_node
+from funcgrad.array import Array, new_array, weakened
 from funcgrad.core import Tracer
 from .control import convert_element_type
 from .shape import concatenate
@@ -92,16 +92,9 @@ class Promotion:
         operands = args[first:stop]
         nodes, numbers = [], []
         for a in operands:
-            scalar = type(a) if type(a) in SCALAR_NODES else (
-                _scalar_behind(a) if isinstance(a, Tracer) else None)
-            numbers.append(scalar is not None)
-            if scalar is not None:
-                nodes.append(SCALAR_NODES[scalar])
-            elif isinstance(a, Array):
-                nodes.append(a.dtype)
-            else:  # numpy's arrays and scalars, lists: made arrays, canonicalized
-                raw = a if hasattr(a, "dtype") else np.asarray(a)
-                nodes.append(canonical_dtype(raw.dtype))
+            node, number = _node(a)
+            nodes.append(node)
+            numbers.append(number)
         try:
             node = join(*nodes)
         except TypePromotionError:  # (a ValueError too: no common type is JAX's error)
@@ -112,23 +105,46 @@ class Promotion:
         chosen = self.compute.get(dtype)
         if chosen is not None:
             dtype = canonical_dtype(chosen)
+        weak = node in _WEAK_NODES  # (JAX: int32 * 2.0 is a weak float)
         beside_array = not all(numbers)
-        return [*args[:first], *(_cast(a, dtype, number, beside_array)
+        return [*args[:first], *(_cast(a, dtype, weak, number, beside_array)
                                  for a, number in zip(operands, numbers)),
                 *(args[stop:] if stop is not None else ())]
 
 
-def _cast(a: Any, dtype: np.dtype, number: bool, beside_array: bool) -> Any:
-    """Operand ``a`` as ``dtype``. A Python number (``number``; or a tracer of one) stays
-    as it is ``beside_array``: numpy converts it to that array's dtype, as JAX does."""
+_WEAK_NODES = frozenset(SCALAR_NODES[t] for t in (int, float, complex))
+
+
+def _node(a: Any) -> tuple[Node, bool]:
+    """(the lattice node of operand ``a``, whether it is a Python number or a jit tracer
+    of one). Weak Arrays and tracers of them have their kind's weak node; numpy's arrays
+    and scalars and lists are made arrays, canonicalized."""
+    scalar = type(a) if type(a) in SCALAR_NODES else (
+        _scalar_behind(a) if isinstance(a, Tracer) else None)
+    if scalar is not None:
+        return SCALAR_NODES[scalar], True
+    if isinstance(a, Array):
+        return (weak_node(a.dtype) if a.weak_type else a.dtype), False
+    raw = a if hasattr(a, "dtype") else np.asarray(a)
+    return canonical_dtype(raw.dtype), False
+
+
+def _cast(a: Any, dtype: np.dtype, weak: bool, number: bool, beside_array: bool) -> Any:
+    """Operand ``a`` as ``dtype``, weakly typed if the promoted type is (``weak``). A
+    Python number (``number``; or a tracer of one) stays as it is ``beside_array``: numpy
+    converts it to that array's dtype, as JAX does."""
     if number and beside_array:
         return a
     if isinstance(a, Array):  # tracers too
-        return a if a.dtype == dtype else convert_element_type.bind(a, new_dtype=dtype)
+        if a.dtype == dtype and (a.weak_type or not weak):
+            return a
+        return (convert_element_type.bind(a, new_dtype=dtype, weak_type=True) if weak
+                else convert_element_type.bind(a, new_dtype=dtype))
     own = getattr(a, "dtype", None)
     if own is not None and own == dtype:  # (np.dtype compares None as float64)
         return a
-    return np.asarray(a, dtype) if number else np.asarray(a).astype(dtype)
+    raw = np.asarray(a, dtype) if number else np.asarray(a).astype(dtype)
+    return weakened(new_array(raw)) if weak else raw
 
 
 # the dtype rules of the elementwise primitives (JAX's jax.numpy functions):

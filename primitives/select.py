@@ -18,7 +18,7 @@ from .promotion import AFTER_CONDITION
 __all__ = ["where", "nonzero_or_one"]
 
 where = Primitive("where", kernels.where, ("condition", "x", "y"), sample=samplers.where,
-                  fresh=True, promote=AFTER_CONDITION,
+                  fresh=True, promote=AFTER_CONDITION, keeps_weak=slice(1, None),
                   doc="x where condition holds, else y (broadcast together, promoted to "
                       "one dtype).")
 where.defvjp(ZERO, lambda g, condition: where(condition, g, 0),

@@ -40,12 +40,13 @@ def _transpose(x: Any, axes: tuple) -> Any:
 
 
 reshape = Primitive("reshape", _reshape, params=("shape",),
-                    view=True, sample=samplers.reshape_flat)
+                    view=True, keeps_weak=True, sample=samplers.reshape_flat)
 reshape.defvjp(lambda g, x_shape: reshape(g, shape=x_shape))
 reshape.defjvp(lambda t, shape: reshape(t, shape=shape))
 
 broadcast_to = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
-                         params=("shape",), view=True, sample=samplers.broadcast_lead)
+                         params=("shape",), view=True, keeps_weak=True,
+                         sample=samplers.broadcast_lead)
 broadcast_to.defvjp(lambda g: g)
 broadcast_to.defjvp(lambda t, shape: broadcast_to(t, shape=shape))
 
@@ -58,7 +59,7 @@ def _inverse_permutation(axes: tuple) -> tuple:
 
 
 transpose = Primitive("transpose", _transpose, params=("axes",),
-                      view=True, sample=samplers.permutation)
+                      view=True, keeps_weak=True, sample=samplers.permutation)
 transpose.defvjp(lambda g, axes: transpose(g, axes=_inverse_permutation(axes)))
 transpose.defjvp(lambda t, axes: transpose(t, axes=axes))
 
@@ -81,7 +82,8 @@ def _concat_jvp(t: Any, argnum: int, shapes: tuple, axis: int) -> Any:
 
 
 concatenate = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
-                        inputs=None, params=("axis",), sample=samplers.concatenate)
+                        inputs=None, params=("axis",), sample=samplers.concatenate,
+                        keeps_weak=True)
 concatenate.defvjp(_concat_vjp)
 concatenate.defjvp(_concat_jvp)
 
@@ -90,7 +92,7 @@ def _pad(x: Any, pad_width: tuple, constant_values: Any) -> Any:
 
 
 pad = Primitive(
-    "pad", _pad, params=("pad_width", "constant_values"), sample=samplers.pad,
+    "pad", _pad, params=("pad_width", "constant_values"), sample=samplers.pad, keeps_weak=True,
     doc="x with pad_width=((before, after), ...) entries of constant_values added per axis.")
 pad.defvjp(lambda g, x_shape, pad_width: _slice(
     g, tuple(b for b, _ in pad_width), tuple(b + n for (b, _), n in zip(pad_width, x_shape))))

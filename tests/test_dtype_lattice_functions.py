@@ -107,14 +107,8 @@ def _int_operand(ops) -> bool:
     return any(isinstance(v, str) and v[0] in "biu" for v in ops)
 
 
-_WEAK = ("a Python number made a strong 0-d Array before the promotion (funcgrad's Arrays "
-         "carry no weak type): JAX keeps it weak, so the array operand's dtype wins")
 # name -> (the cases, why funcgrad differs)
 GAPS: dict = {
-    **{n: (_with_number, _WEAK) for n in (
-        "hstack", "append", "inner", "outer", "kron", "clip", "diff_prepend")},
-    "interp_x": (_int_operand, "x = 2.0 with integer xp: JAX computes x in a weak float "
-                               "that fp's float32 absorbs (funcgrad: a float64 Array)"),
     "histogram": (lambda ops: True, "the counts are numpy's integers (JAX: the inexact "
                                     "dtype of the input)"),
     "det": (lambda ops: _int_operand(ops) or ops == ("float16",),

@@ -25,7 +25,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
-from funcgrad.array import Array, new_array
+from funcgrad.array import Array, WeakArray, is_weak, new_array, weakened
 from funcgrad._config import float_checks
 from funcgrad._results import check_floats
 from funcgrad.core import Tracer
@@ -61,6 +61,8 @@ def _leaf_signature(x: Any) -> tuple:
         return (t,)
     if t is Array:
         return (x.shape, x.dtype, x.device)
+    if t is WeakArray:  # (its results may be weak too: a program of its own)
+        return (x.shape, x.dtype, x.device, "weak")
     if isinstance(x, np.ndarray):
         check_numeric(x)  # (JAX's refusal at the boundary, not an error inside the program)
         return (x.shape, x.dtype, "cpu")
@@ -135,20 +137,26 @@ def _signature_and_raws(leaves: list) -> tuple[tuple, list] | None:
 
 
 class _Entry:
-    """One compiled program: the function, its output structure and what it was traced
-    from (for `Lowered`)."""
+    """One compiled program: the function, its output structure, what it was traced
+    from (for `Lowered`) and which outputs are weakly typed (the traced values' weak
+    types: the program computes raw arrays, whose dtypes were fixed while tracing)."""
 
-    __slots__ = ("fn", "out_tree", "tape", "program")
+    __slots__ = ("fn", "out_tree", "tape", "program", "weak")
 
-    def __init__(self, fn: Callable, out_tree: Any, tape: Tape, program: Any):
+    def __init__(self, fn: Callable, out_tree: Any, tape: Tape, program: Any,
+                 values: Sequence):
         self.fn = fn
         self.out_tree = out_tree
         self.tape = tape
         self.program = program
+        self.weak = tuple(k for k, v in enumerate(values) if is_weak(v))
 
     def run(self, raws: list) -> Any:
         """The outputs (as Arrays, in their tree) of the program on raw inputs."""
-        return self.out_tree.unflatten([new_array(o) for o in self.fn(*raws)])
+        outs = [new_array(o) for o in self.fn(*raws)]
+        for k in self.weak:
+            outs[k] = weakened(outs[k])
+        return self.out_tree.unflatten(outs)
 
 
 class Jitted:
@@ -354,7 +362,7 @@ class Jitted:
         if not trace.closures:
             program = compiler.compile_tape(tape, trace.weak_vars, donated,
                                             blocks=_on_cpu(leaves))
-            self._cache[key] = _Entry(program.fn, out_tree, tape, program)
+            self._cache[key] = _Entry(program.fn, out_tree, tape, program, values)
             self._check_retracing(key)
         given = {id(leaves[k]) for k in donated}  # a donated input returned as it is: a
         out = out_tree.unflatten([  # new Array of its buffer, which the deletion keeps

@@ -34,7 +34,7 @@ def _raw(x: Any) -> Any:
     """The backend value a compiled program takes for an argument leaf: a numpy scalar
     becomes the 0-d array the tracing run saw (numpy's scalar loops may round differently
     from its array loops: complex square, for one)."""
-    if type(x) is Array:
+    if isinstance(x, Array):  # (not a tracer: a strong or weak concrete Array)
         return x._value
     return np.asarray(x) if isinstance(x, np.generic) else x
 
@@ -71,9 +71,10 @@ def _inputs_key(leaves: Sequence) -> tuple:
     device."""
     key = []
     for x in leaves:
-        weak = x.weak_type if isinstance(x, JitTracer) else (
+        number = x.scalar_type if isinstance(x, JitTracer) else (
             type(x) if type(x) in SCALAR_TYPES else None)
-        key.append(weak if weak is not None else (tuple(x.shape), x.dtype, x.device))
+        key.append(number if number is not None else (
+            tuple(x.shape), x.dtype, x.device, getattr(x, "weak_type", False)))
     return tuple(key)
 
 

@@ -93,8 +93,8 @@ class JitTracer(RevTracer):
 
     # a Python number argument's tracer keeps the number as its primal (weak typing)
     @property
-    def weak_type(self) -> type | None:
-        """The Python number type of a weakly typed input's tracer, else None."""
+    def scalar_type(self) -> type | None:
+        """The Python number type of a Python number input's tracer, else None."""
         return type(self._primal) if type(self._primal) in SCALAR_TYPES else None
 
     @property

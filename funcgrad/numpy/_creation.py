@@ -17,8 +17,8 @@ import numpy as np
 
 from funcgrad._config import canonical_dtype, config, default_float, default_int, \
     requested_dtype
-from funcgrad._promotion import SCALAR_NODES, computed_dtype
-from funcgrad.array import Array, new_array, to_raw
+from funcgrad._promotion import SCALAR_NODES, computed_type
+from funcgrad.array import Array, is_weak, new_array, to_raw, weakened
 from funcgrad.backend import backend_of
 from funcgrad.dtypes import check_numeric, check_python_int
 from funcgrad.primitives.control import convert_element_type, device_put
@@ -59,7 +59,8 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
     """``a`` as an Array: an Array is returned as it is (immutable, so ``copy=True`` has
     nothing to protect), other input is copied so that changing it later cannot change the
     Array (``copy=False`` raises for it). Lists holding Arrays are stacked, differentiably.
-    ``order`` is accepted for numpy compatibility (Arrays expose no memory layout)."""
+    ``order`` is accepted for numpy compatibility (Arrays expose no memory layout). A
+    Python number without ``dtype`` makes a weakly typed Array, as in JAX."""
     if isinstance(a, Array) and dtype is None and device is None:
         return a  # the common case (every wrapper calls asarray on its inputs)
     dtype = requested_dtype(dtype, "asarray")
@@ -80,7 +81,12 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
             raise _no_copy_error(f"a {type(a).__name__} is copied into funcgrad's "
                                  "immutable memory")
         out = new_array(_host_copy(a, dtype))
+        if dtype is None and type(a) in _WEAK_NUMBERS:
+            out = weakened(out)
     return _placed(out, device)
+
+
+_WEAK_NUMBERS = (int, float, complex)  # (a Python bool makes a strong bool, as in JAX)
 
 
 def _host_copy(a: Any, dtype: Any) -> Any:
@@ -163,7 +169,9 @@ def astype(x: Any, dtype: Any, /, order: Any = "K", casting: str = "unsafe",
     if casting != "unsafe" and not np.can_cast(x.dtype, dtype, casting):
         raise TypeError(f"Cannot cast array data from dtype({str(x.dtype)!r}) to "
                         f"dtype({str(dtype)!r}) according to the rule {casting!r}")
-    out = x if x.dtype == dtype else convert_element_type(x, new_dtype=dtype)
+    # (a weak x of the dtype is cast too: astype's result is strongly typed, as in JAX)
+    out = x if x.dtype == dtype and not x.weak_type else convert_element_type(
+        x, new_dtype=dtype)
     return _placed(out, device)
 
 
@@ -173,7 +181,10 @@ def promote_dtypes(*xs: Any, rule: dict | None = None) -> list:
     ``COMPLEX``, its ``promote_dtypes_inexact`` and siblings): Python numbers are weak, so
     ``polyval(int8_coefficients, 3)`` stays int8 and ``int64`` with ``float32`` is float32."""
     arrays = [x if type(x) in SCALAR_NODES else asarray(x) for x in xs]
-    dtype = computed_dtype(*arrays, rule=rule)
+    dtype, weak = computed_type(*arrays, rule=rule)
+    if weak:  # the promoted type is weak: so are the results (``hstack([1.0, 2])``)
+        return [convert_element_type(asarray(x), new_dtype=dtype, weak_type=True)
+                for x in arrays]
     return [astype(x, dtype) if type(x) in SCALAR_NODES or x.dtype != dtype else x
             for x in arrays]
 
@@ -254,13 +265,17 @@ def _fill_dtype(fill_value: Any, dtype: Any) -> Any:
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C", *,
          device: Any = None) -> Array:
     """An Array of ``shape`` filled with ``fill_value`` (broadcast when it is an array; an
-    Array fill value is differentiable)."""
+    Array fill value is differentiable). Weakly typed without ``dtype`` for a weak fill
+    value (a Python number), as in JAX."""
     shape = as_shape(shape)
+    weak = dtype is None and is_weak(fill_value)
     dtype = _fill_dtype(fill_value, requested_dtype(dtype, "full"))
     if isinstance(fill_value, Array):
         from funcgrad.numpy._shape import broadcast_to  # _shape imports this module
-        return _placed(broadcast_to(astype(fill_value, dtype), shape), device)
-    return _constant(np.full(shape, to_raw(fill_value), dtype), device)
+        fill = fill_value if weak else astype(fill_value, dtype)
+        return _placed(broadcast_to(fill, shape), device)
+    out = _constant(np.full(shape, to_raw(fill_value), dtype), device)
+    return weakened(out) if weak else out
 
 
 def _like(a: Any) -> tuple[tuple, np.dtype, str]:
@@ -269,20 +284,24 @@ def _like(a: Any) -> tuple[tuple, np.dtype, str]:
     if isinstance(a, Array):
         return tuple(a.shape), a.dtype, a.device
     raw = np.asarray(to_raw(a))
-    return raw.shape, raw.dtype, "cpu"
+    return raw.shape, canonical_dtype(raw.dtype), "cpu"
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
               subok: bool = True, shape: Any = None, *, device: Any = None) -> Array:
     """An Array shaped like ``a`` (or ``shape``), with a's dtype and device unless given,
-    filled with ``fill_value`` (an Array fill value is differentiable)."""
+    filled with ``fill_value`` (an Array fill value is differentiable); weakly typed
+    when ``a`` is and no ``dtype`` is given, as in JAX."""
+    weak = dtype is None and is_weak(a)
     a_shape, a_dtype, a_device = _like(a)
     shape = a_shape if shape is None else as_shape(shape)
     dtype = a_dtype if dtype is None else requested_dtype(dtype, "full_like")
     device = a_device if device is None else device
     if isinstance(fill_value, Array):
-        return _placed(full(shape, fill_value, dtype), device)
-    return _placed(new_array(np.full(shape, to_raw(fill_value), dtype)), device)
+        out = full(shape, fill_value, dtype)
+    else:
+        out = new_array(np.full(shape, to_raw(fill_value), dtype))
+    return _placed(weakened(out) if weak else out, device)
 
 
 def zeros_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,

@@ -40,7 +40,7 @@ DOUBLE_BACKWARD_ERROR = ("torch.compile with aot_autograd does not currently sup
 def avals_of(leaves: Sequence) -> tuple:
     """What the jitted programs' signatures say of the leaves (the key of a tape): a
     Python number's type (also for its tracer, weakly typed), else shape and dtype."""
-    return tuple((getattr(x, "weak_type", None) or (tuple(x.shape), x.dtype))
+    return tuple((getattr(x, "scalar_type", None) or (tuple(x.shape), x.dtype))
                  if isinstance(x, funcgrad.Array) else type(x) for x in leaves)
 
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from funcgrad.array import Array
+from funcgrad.array import Array, WeakArray, strengthened
 from funcgrad.torch._runtime import dtypes as D, dual, grad_mode, storage as _storage
 from funcgrad.torch._runtime.node import (AccumulateGrad, LEAF_INPLACE_ERROR, NO_ENTRIES,
                                           NO_GRAD_VIEW_ERROR, NO_GRAD_VIEW_WRITTEN_ERROR,
@@ -91,9 +91,11 @@ def make(data: Any, requires_grad: bool = False, grad_fn: Any = None, output_nr:
          cls: type | None = None, vc: _Version | None = None, view: ViewOf | None = None
          ) -> "Tensor":
     """A new tensor on funcgrad array ``data`` (no copy, no checks). Every op result is
-    made here, so the objects are filled in directly rather than through constructors."""
+    made here, so the objects are filled in directly rather than through constructors.
+    A weakly typed Array (from funcgrad.numpy on Python numbers) is held strong: PyTorch's
+    tensors have no weak types, and the storage shares only strong Arrays' memory."""
     t = _new(cls or Tensor)
-    t._a = data
+    t._a = strengthened(data) if type(data) is WeakArray else data
     if vc is None:
         vc = _new(_Version)
         vc.v = 0
