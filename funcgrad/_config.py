@@ -43,8 +43,7 @@ Results are weakly typed as JAX's (`funcgrad.array.WeakArray`, ``x.weak_type``):
 operations on weak operands; reductions, ``astype`` and explicit dtypes are strong. It holds
 under every transform (a tracer's weak type is its primal's; jit's compiled outputs keep
 the traced ones'), and ``eval_shape`` reports it. The PyTorch facade's tensors hold
-strong Arrays (PyTorch has no weak types). Not done: ``grad``'s cotangent of a weak input
-is strong (JAX's is weak).
+strong Arrays (PyTorch has no weak types). ``grad`` of a weak input is weak, as JAX's.
 """
 from __future__ import annotations
 

@@ -108,17 +108,7 @@ def _int_operand(ops) -> bool:
 
 
 # name -> (the cases, why funcgrad differs)
-GAPS: dict = {
-    "histogram": (lambda ops: True, "the counts are numpy's integers (JAX: the inexact "
-                                    "dtype of the input)"),
-    "det": (lambda ops: _int_operand(ops) or ops == ("float16",),
-            "linalg.det computes in numpy's LAPACK dtypes: float64 for integers (JAX: the "
-            "input's inexact dtype, float32 for 32-bit integers); float16 is refused"),
-    "norm": (lambda ops: _int_operand(ops) or _with_number(ops), "linalg.norm of integers computes in numpy's float64 (JAX: the "
-                           "input's inexact dtype)"),
-    "fft": (_int_operand, "fft of integers computes in numpy's complex128 (JAX: "
-                          "complex64 from 32-bit integers)"),
-}
+GAPS: dict = {}
 
 
 def _ours(fn, operands):

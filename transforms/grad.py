@@ -16,7 +16,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
-from funcgrad.array import Array
+from funcgrad.array import Array, is_weak, weakened
 from funcgrad.core import Tracer, is_inexact
 from funcgrad.dtypes import is_floating
 from funcgrad.ref import Ref, addupdate
@@ -300,8 +300,17 @@ def _check_inputs(x: Any, allow_int: bool, holomorphic: bool, name: str) -> None
                   holomorphic, name)
 
 
-def _check_leaves(leaves: list, allow_int: bool, holomorphic: bool, name: str) -> None:
+def _weak_as(primal: Any, cotangent: Any) -> Any:
+    return weakened(cotangent) if type(cotangent) is Array and is_weak(primal) else cotangent
+
+
+def _check_leaves(leaves: list, allow_int: bool, holomorphic: bool, name: str,
+                  weak: list | None = None) -> None:
+    """Refuse what the gradient is not defined for; note in ``weak`` whether an input is
+    weakly typed (its gradient is then weak too)."""
     for leaf in leaves:
+        if weak is not None and type(leaf) is not Array and is_weak(leaf):
+            weak.append(True)
         dtype = leaf.dtype
         if holomorphic and dtype.kind != "c":
             raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
@@ -322,9 +331,10 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     @functools.wraps(fun)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple:
         partial, dyn = argnums_partial(fun, argnums, args, kwargs, name)
+        weak: list = []
         out, vjp_fn, aux = _vjp(partial, dyn, has_aux, name, consume=True,
                                 check=lambda leaves: _check_leaves(leaves, allow_int,
-                                                                   holomorphic, name))
+                                                                   holomorphic, name, weak))
         if not isinstance(out, (Array, Tracer)):
             raise TypeError(f"Gradient only defined for scalar-output functions. Output was "
                             f"{out!r}.")
@@ -338,6 +348,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                             f"sub-dtype of np.floating), but got {out.dtype}. For "
                             "holomorphic differentiation, pass holomorphic=True.")
         g = vjp_fn(fnp.ones_like(out))
+        if weak:  # JAX's cotangent has its primal's type, weakness included
+            g = tree_util.tree_map(_weak_as, tuple(dyn), tuple(g))
         g = g[0] if isinstance(argnums, int) else tuple(g)
         return ((out, aux) if has_aux else out), g
 

@@ -416,9 +416,10 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     a = ravel(asarray(a))
     hist, edges = _binned(reshape(a, (-1, 1)), [bins], None if range is None else [range],
                           density, weights)
+    inexact = computed_dtype(a, rule=INEXACT)  # jax.numpy's dtype of counts and edges
     if weights is None and not density:
-        hist = astype(hist, np.intp)
-    return hist, edges[0]
+        hist = astype(hist, inexact)
+    return hist, astype(edges[0], inexact)
 
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, density: Any = None,

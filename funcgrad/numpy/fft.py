@@ -14,6 +14,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad._config import default_float
+from funcgrad._promotion import INEXACT, computed_dtype
 from funcgrad.array import Array, new_array
 from funcgrad.primitives import fft as F
 from funcgrad.numpy._creation import asarray
@@ -55,6 +56,8 @@ def _prepare(a: Any, n: int | None, axis: int, name: str, real: bool = False
     if real and np.issubdtype(a.dtype, np.complexfloating):
         raise TypeError(f"{name} takes a real input, got {a.dtype}; use fft for complex "
                         "signals (or pass the real part)")
+    if not np.issubdtype(a.dtype, np.inexact):  # jax.numpy's dtype: float32 from int32
+        a = a.astype(computed_dtype(a, rule=INEXACT))
     axis = normalize_axis(axis, a.ndim)[0]
     return (a if n is None else _resize(a, operator.index(n), axis)), axis
 

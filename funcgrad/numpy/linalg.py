@@ -19,6 +19,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad.array import Array
+from funcgrad._promotion import INEXACT, computed_dtype
 from funcgrad.core import is_inexact
 from funcgrad.primitives import decompositions as D, linalg as P
 from funcgrad.numpy._creation import asarray
@@ -109,9 +110,19 @@ def inv(a: Any) -> Array:
     return P.inv(_matrices(a, "inv"))
 
 
+def _inexact(x: Array) -> Array:
+    """``x`` in the dtype jax.numpy computes it in: integers and booleans as the default
+    inexact dtype (float32 from int32 with x64 off), half floats as they are."""
+    return x if is_inexact(x.dtype) else x.astype(computed_dtype(x, rule=INEXACT))
+
+
 def det(a: Any) -> Array:
-    """The determinant of square matrices."""
-    return P.det(_matrices(a, "det"))
+    """The determinant of square matrices (half floats computed in float32, as LAPACK has
+    no half-precision routines, and rounded back)."""
+    a = _inexact(_matrices(a, "det"))
+    if a.dtype.itemsize < 4:
+        return P.det(a.astype(np.float32)).astype(a.dtype)
+    return P.det(a)
 
 
 def slogdet(a: Any) -> SlogdetResult:
@@ -331,9 +342,7 @@ def _matrix_norm(x: Array, ord: Any, axes: tuple, keepdims: bool) -> Array:
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Array:
     """numpy's norm: vector norms (ord None/2, 1, inf, -inf, 0, any p) over one axis and
     matrix norms ('fro', 'nuc', 1, -1, 2, -2, inf, -inf) over two."""
-    x = asarray(x)
-    if not is_inexact(x.dtype):
-        x = x.astype(float)
+    x = _inexact(asarray(x))
     if axis is None:
         if ord is None:
             out = _vector_norm(fnp.ravel(x), None, (0,), False)
@@ -355,9 +364,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
                 ord: Any = 2) -> Array:
     """The vector norm over ``axis`` (None: all axes, as one vector)."""
-    x = asarray(x)
-    if not is_inexact(x.dtype):
-        x = x.astype(float)
+    x = _inexact(asarray(x))
     axes = normalize_axis(axis, x.ndim)
     if axis is None and not keepdims:
         return _vector_norm(fnp.ravel(x), ord, (0,), False)
