@@ -34,21 +34,14 @@ from funcgrad.array import RAW_TYPES, WEAK_TYPES, Array, WeakArray, new_array, t
     weakened
 from funcgrad.avals import ShapedArray
 from funcgrad.backend import device_of
+from funcgrad._calls import by_backend, weak_result
 from funcgrad.dtypes import EXTENDED_FLOATS
+from funcgrad.errors import ConcretizationTypeError, EscapedTracerError
 from funcgrad.rules import Rule
 
 __all__ = ["Primitive", "Rule", "Trace", "Tracer", "TraceCall", "ZERO", "registry", "bind",
            "EscapedTracerError", "ConcretizationTypeError", "new_trace", "find_top_trace",
            "is_inexact", "wrap_raw", "layout_of", "ShapedArray", "weak_result"]
-
-
-class EscapedTracerError(RuntimeError):
-    """A tracer was used after the transform that created it had finished."""
-
-
-class ConcretizationTypeError(TypeError):
-    """Python needed the value of an array that a transform (``jit``) only knows abstractly:
-    ``if x > 0``, ``float(x)``, ``range(n)`` on a traced value."""
 
 
 class _Zero:
@@ -123,7 +116,7 @@ class Primitive:
         self.name = name
         # backend name -> implementation; without any, calls raise naming the missing one
         self.impls: dict[str, Callable] = {} if impl is None else {"cpu": impl}
-        self.impl = impl if impl is not None else _by_backend(name, {})
+        self.impl = impl if impl is not None else by_backend(name, {})
         self.inputs = None if inputs is None else tuple(inputs)
         self.params = tuple(params)
         self.multiple_results = multiple_results
@@ -252,7 +245,7 @@ class Primitive:
             if set(impls) == {"cpu"}:  # the plain function: nothing to choose
                 self.impl = impls["cpu"]
             else:  # one dispatching implementation: no cost for single-backend primitives
-                self.impl = _by_backend(self.name, dict(impls))
+                self.impl = by_backend(self.name, dict(impls))
             return fn
         return register if impl is None else register(impl)
 
@@ -333,25 +326,6 @@ class Primitive:
         return wrap_raw(out)
 
 
-def _by_backend(name: str, impls: dict) -> Callable:
-    """An implementation that calls the one of the backend its array inputs live on."""
-    cpu = impls.get("cpu")
-
-    def impl(*raws: Any, **params: Any) -> Any:
-        on_gpu = any(hasattr(r, "__cuda_array_interface__") for r in raws)
-        fn = impls.get("gpu") if on_gpu else cpu
-        if fn is None:
-            where = "gpu" if on_gpu else "cpu"
-            raise NotImplementedError(
-                f"primitive {name!r} has no implementation for the {where} backend (it has: "
-                f"{', '.join(sorted(impls)) or 'none'}); register one with "
-                f"{name}.def_impl({where!r}, fn), or move the inputs with "
-                "funcgrad.device_put")
-        return fn(*raws, **params)
-    impl.__name__ = name
-    return impl
-
-
 _new = object.__new__
 NO_PARAMS: dict = {}  # shared by every call without params; never written to
 
@@ -412,23 +386,6 @@ def bind(prim: Primitive, args: Sequence, params: dict, promoted: bool = False) 
     if weak:
         return tuple([weakened(o) for o in out]) if prim.multiple_results else weakened(out)
     return out
-
-
-# weak operands, and None: an absent one (getitem's index array)
-_WEAK_OPERANDS = WEAK_TYPES | {type(None)}
-
-
-def weak_result(prim: Primitive, args: Sequence) -> bool:
-    """Whether ``prim``'s result on concrete operands ``args`` is weakly typed: it keeps
-    weak types and every deciding operand is weak (a Python number or a weak Array; JAX:
-    ``exp(2.0)`` is a weak float)."""
-    if not prim.keeps_weak:
-        return False
-    which = prim.weak_operands
-    for a in args if which is None else args[which]:
-        if type(a) not in _WEAK_OPERANDS:
-            return False
-    return True
 
 
 def layout_of(x: Any) -> str:
