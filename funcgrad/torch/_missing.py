@@ -48,6 +48,13 @@ MISSING = {
         "bits1x8 bits2x4 bits4x2 bits8 complex32 chalf float4_e2m1fn_x2 float8_e8m0fnu"),
     "nested and masked tensors, torch.fx and torch.export graphs, torch.hub downloads": (
         "nested to_padded_tensor masked fx export hub package"),
+    "__torch_function__ overrides and torch.monitor's event logging": "overrides monitor",
+    "quasi-random sequences (SobolEngine) and LOBPCG eigensolvers": "quasirandom lobpcg",
+    "re-pointing a tensor at other memory in place (set_, as_strided_) and tensor hashing": (
+        "set_ as_strided_ hash_tensor slice_inverse"),
+    "ATen's internal kernels (use nn.functional.embedding_bag and norms; synchronised "
+    "batch norm's backward is derived by autograd)": (
+        "embedding_bag batch_norm_backward_elemt batch_norm_backward_reduce native_norm"),
     "typed storages and the legacy tensor types (use UntypedStorage and dtypes)": (
         "BFloat16Storage BoolStorage ByteStorage CharStorage ComplexDoubleStorage "
         "ComplexFloatStorage DoubleStorage FloatStorage HalfStorage IntStorage LongStorage "
