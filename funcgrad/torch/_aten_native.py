@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from funcgrad.torch import cpu, cuda, futures
+from funcgrad.torch._autocast import autocast_op
 from funcgrad.torch._factories import (empty, from_numpy, full, full_like, ones, rand_like,
                                        tensor)
 from funcgrad.torch._ops_basic import FUNCTIONS
@@ -39,6 +40,7 @@ class OutOfMemoryError(RuntimeError):
 
 # -- native ops with their extra outputs ---------------------------------------------------
 
+@autocast_op("native_layer_norm")
 def native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Any,
                       bias: Any, eps: float) -> tuple:
     """(output, mean, rstd): the statistics over the normalised trailing dims, kept as
@@ -90,6 +92,7 @@ def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
 
 # -- convolution, padding, sampling --------------------------------------------------------
 
+@autocast_op("convolution")
 def convolution(input: Tensor, weight: Tensor, bias: Any, stride: Sequence[int],
                 padding: Sequence[int], dilation: Sequence[int], transposed: bool,
                 output_padding: Sequence[int], groups: int) -> Tensor:
@@ -109,6 +112,7 @@ _INTERPOLATION = ("bilinear", "nearest", "bicubic")
 _PADDING = ("zeros", "border", "reflection")
 
 
+@autocast_op("grid_sampler")
 def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                  align_corners: bool) -> Tensor:
     """``grid_sample`` with ATen's integer modes."""
@@ -183,10 +187,12 @@ def batch_norm_update_stats(input: Tensor, running_mean: Any, running_var: Any,
 
 # -- norms and dropouts ---------------------------------------------------------------------
 
+@autocast_op("frobenius_norm")
 def frobenius_norm(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     return FUNCTIONS["norm"](input, "fro", tuple(dim) or None, keepdim)
 
 
+@autocast_op("nuclear_norm")
 def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
         dim, keepdim = None, dim
@@ -328,6 +334,7 @@ rnn_tanh = _single_state("RNN_TANH")
 rnn_relu = _single_state("RNN_RELU")
 
 
+@autocast_op("conv_tbc")
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """A 1-D convolution of (time, batch, channels) input with a (width, in, out) weight."""
     out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
@@ -407,8 +414,10 @@ def install(namespace: dict) -> None:
            == __name__ and name != "install" and not isinstance(fn, type)}
     namespace.update(own)
     namespace.update(
-        rnn_tanh_cell=rnn.rnn_tanh_cell, rnn_relu_cell=rnn.rnn_relu_cell,
-        lstm_cell=rnn.lstm_cell, gru_cell=rnn.gru_cell, grid_sampler_2d=grid_sampler,
+        rnn_tanh_cell=autocast_op("rnn_tanh_cell")(rnn.rnn_tanh_cell),
+        rnn_relu_cell=autocast_op("rnn_relu_cell")(rnn.rnn_relu_cell),
+        lstm_cell=autocast_op("lstm_cell")(rnn.lstm_cell),
+        gru_cell=autocast_op("gru_cell")(rnn.gru_cell), grid_sampler_2d=grid_sampler,
         grid_sampler_3d=grid_sampler, fill_=FUNCTIONS.get("fill_") or Tensor.fill_,
         Future=futures.Future, to_dlpack=to_dlpack, has_lapack=True, has_mkl=False,
         has_openmp=False, has_spectral=True)

@@ -36,7 +36,8 @@ def _pad_policy(args: tuple, kwargs: dict) -> str | None:
 
 _CPU_LOWER = ("matmul", "mm", "bmm", "addmm", "baddbmm", "addbmm", "einsum", "inner",
               "tensordot", "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-              "conv_transpose2d", "conv_transpose3d", "prelu", "scaled_dot_product_attention")
+              "conv_transpose2d", "conv_transpose3d", "prelu", "scaled_dot_product_attention",
+              "conv_tbc")
 _CPU_FP32 = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy",
              "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
              "poisson_nll_loss", "cosine_embedding_loss", "hinge_embedding_loss",
@@ -48,7 +49,8 @@ _CPU_PROMOTE = ("cat", "stack")
 _CUDA_LOWER = ("matmul", "mm", "bmm", "mv", "addmm", "addmv", "addr", "baddbmm", "addbmm",
                "einsum", "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                "conv_transpose2d", "conv_transpose3d", "prelu", "chain_matmul",
-               "scaled_dot_product_attention")
+               "scaled_dot_product_attention", "conv_tbc", "convolution", "lstm_cell",
+               "gru_cell", "rnn_tanh_cell", "rnn_relu_cell")
 _CUDA_FP32 = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2",
               "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow", "softplus", "layer_norm",
               "rms_norm", "group_norm", "norm", "cosine_similarity", "poisson_nll_loss",
@@ -59,11 +61,12 @@ _CUDA_FP32 = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", 
               "cdist", "renorm", "logsumexp", "interpolate",
               # fp32_set_opt_dtype (a dtype= argument keeps them out) and norm's append
               "prod", "softmax", "log_softmax", "cumprod", "cumsum", "sum",
-              "linalg.vector_norm", "linalg.matrix_norm",
+              "linalg.vector_norm", "linalg.matrix_norm", "frobenius_norm", "nuclear_norm",
+              "native_layer_norm",
               # composites whose decomposition ends in float32
               "cross_entropy", "softmin", "normalize")
 _CUDA_PROMOTE = ("addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "vdot",
-                 "grid_sample", "index_put", "tensordot", "scatter_add",
+                 "grid_sample", "grid_sampler", "index_put", "tensordot", "scatter_add",
                  # composite: inner is a tensordot over the last axes
                  "inner")
 

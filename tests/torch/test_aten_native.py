@@ -138,7 +138,9 @@ def test_empty_permuted_lays_out_memory_in_the_given_order():
 
 
 def test_cond_and_while_loop_run_eagerly():
-    for lib in (ftorch, torch):
+    """(On the facade only: PyTorch's eager torch.cond compiles the call with dynamo, whose
+    frame hooks and switched-off distribution validation would outlive the test.)"""
+    for lib in (ftorch,):
         x = lib.ones(3)
         assert lib.cond(x.sum() > 2, lambda v: v + 1, lambda v: v - 1, (x,)).tolist() == \
             [2.0, 2.0, 2.0]
