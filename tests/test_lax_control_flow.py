@@ -163,9 +163,9 @@ def test_while_loop_forward_mode_to_second_order():
     check_grads(jit(newton_sqrt), (a,), order=2, modes=("fwd",))
     check_grads(newton_sqrt, (a,), order=2)  # known values: the loop runs inline
     # jvp *inside* jit around a loop whose body closes over the differentiated value:
-    # a staged body cannot take another transform's tracer from its closure (yet)
-    with pytest.raises(NotImplementedError, match="Pass that value as an operand"):
-        jit(lambda a: jvp(newton_sqrt, (a,), (1.0,)))(a)
+    # the value read from the closure is an operand of the staged loop (closure conversion)
+    _, t = jit(lambda a: jvp(newton_sqrt, (a,), (1.0,)))(a)
+    np.testing.assert_allclose(t, 0.5 / np.sqrt(2.0), rtol=1e-12)
 
 
 def test_while_loop_reverse_mode_is_jaxs_error():
