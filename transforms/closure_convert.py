@@ -10,11 +10,11 @@ tape with the branch's inputs as constants: the construct's derivative with resp
 tracers, and makes them operands. funcgrad's transforms run Python functions eagerly, so it
 does the same with the function itself:
 
-- `captured_values` runs the functions once on the construct's operands, lowered below every
-  transform but the staging jit, while a `_Lift` intercepts the traces above it: each
+- `captured_values` runs the functions once on stand-ins of the construct's operands (new
+  values of the staging jit trace), while a `_Lift` intercepts every other trace: each
   tracer of theirs that reaches a primitive is one the functions read from their closure
-  (their own values are below those traces). It is replaced by its lowered value, so the
-  run leaves no records on any tape; what the run records in the jit trace is dropped.
+  (their own values are the jit trace's). It is replaced by a stand-in too, so the run
+  leaves no records on any tape; what it records in the jit trace is dropped.
 - `converted` makes ``g(*args, *values)``: ``fun(*args)`` with each captured tracer
   replaced by the value given in its place, wherever it reaches a primitive (inside nested
   constructs, custom rules and transforms too) or is returned.
@@ -43,12 +43,15 @@ _RANK = 1 << 40  # a lifted trace's level: its lift's depth times this, plus its
 
 
 class _Truth(threading.local):
-    """Per thread: the real (level, alive) of each trace a lift holds, by id, and how many
-    lifts hold it; and how deep lifts are nested."""
+    """Per thread: the real (level, alive) of each trace a lift holds, by id, how many
+    lifts hold it and the trace; and how deep lifts are nested."""
 
     def __init__(self) -> None:
         self.held: dict[int, list] = {}
         self.depth = 0
+
+    def traces(self) -> list[Trace]:
+        return [h[3] for h in self.held.values()]
 
 
 _truth = _Truth()
@@ -90,7 +93,7 @@ class _Lift:
     def __enter__(self) -> "_Lift":
         _truth.depth += 1
         for t in self.traces:
-            held = _truth.held.setdefault(id(t), [t.level, t.alive, 0])
+            held = _truth.held.setdefault(id(t), [t.level, t.alive, 0, t])
             held[2] += 1
             self.saved.append((t, t.level, t.alive, t.__dict__.get("process"),
                                t.__dict__.get("process_call")))
@@ -139,32 +142,38 @@ class _Lift:
         return self._handler(top, 1, None)(call, new)
 
 
-def _lowered(x: Any, traces: set) -> Any:
-    """``x`` below the traces in ``traces`` (ids): a tracer of theirs by its primal (a
-    batched one by its first example's)."""
-    while isinstance(x, Tracer) and id(x._trace) in traces:
-        if isinstance(x, BatchTracer):
-            x = fnp.take(x._primal, 0, axis=x._bdim)
-        else:
-            x = x._primal
-    return x
+def _example(x: Tracer) -> Any:
+    """A value of ``x``'s type to stand for it: its value in this call (under vmap, where
+    it has one per example, ones)."""
+    v, batched = x, False
+    while isinstance(v, Tracer):
+        batched = batched or isinstance(v, BatchTracer)
+        v = v._primal
+    return fnp.ones(x.shape, x.dtype) if batched else v
 
 
 def captured_values(funs: Sequence[Callable], leaves: Sequence, staging: JitTrace) -> list:
     """The tracers of transforms other than ``staging`` (the jit trace staging the
     construct) that ``funs`` (flat in, flat out) read from their closure when run on
-    ``leaves``; in the order first read."""
-    lifted = {id(t): t for t in active_traces() if t is not staging}
-    ids = set(lifted)
+    ``leaves``; in the order first read. The run is on values of ``staging`` standing for
+    the operands and the captured values (new inputs of a sub-program nothing runs), so
+    that it leaves no records but ``staging``'s, which are dropped; the transforms it
+    intercepts are those running and those an enclosing conversion holds (a derivative's
+    branch runs after its transform returned)."""
+    lifted = {id(t): t for t in [*active_traces(), *_truth.traces()] if t is not staging}
     found: dict[int, Tracer] = {}
 
-    def replace(x: Any) -> Any:
-        if isinstance(x, Tracer) and id(x._trace) in ids:
-            found.setdefault(id(x), x)
-            return _lowered(x, ids)
+    def stand_in(x: Any) -> Any:
+        if isinstance(x, Tracer) and id(x._trace) in lifted:
+            return staging.new_input(_example(x))
         return x
+
+    def replace(x: Any) -> Any:
+        if isinstance(x, Tracer) and id(x._trace) in lifted:
+            found.setdefault(id(x), x)
+        return stand_in(x)
     with _Lift(lifted.values(), replace):
-        args = [_lowered(x, ids) for x in leaves]
+        args = [stand_in(x) for x in leaves]
         for fun in funs:
             staging.scoped(fun, args)  # (a sub-program nothing runs: dropped)
     return list(found.values())
