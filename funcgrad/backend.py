@@ -15,8 +15,8 @@ import numpy as np
 
 from funcgrad import _gpu_memory
 
-__all__ = ["Backend", "address", "backend_of", "device_of", "devices", "cupy_available", "to_device",
-           "on_device_of", "check_device", "synchronize"]
+__all__ = ["Backend", "address", "backend_of", "device_of", "devices", "cupy_available",
+           "to_device", "on_device_of", "check_device", "synchronize"]
 
 
 class Backend:
