@@ -505,6 +505,16 @@ compiler.EMITTERS["while_loop"] = _emit_while
 while_p.defbatch(vmap_calls.call_rule)
 
 
+def _python_step(cond_fun: Callable, body_fun: Callable, before: Any, val: Any) -> tuple:
+    """One iteration run in Python: (the new carry, its condition), the body's contract
+    checked against ``before`` (the carry as given: a Python number in it is weakly
+    typed). JAX traces the body once; each step keeps the contract the staged loop checks
+    once."""
+    new = body_fun(val)
+    contracts.check_carry("while_loop body", body_fun, before, new)
+    return new, contracts.check_pred(cond_fun(new))
+
+
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     """``while cond_fun(val): val = body_fun(val)``; return val (JAX's ``lax.while_loop``).
     Forward-mode differentiable; reverse mode raises JAX's error (use scan or a fori_loop
@@ -512,21 +522,18 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     leaves, tree = tree_util.tree_flatten(init_val)
     val = tree.unflatten(_as_arrays(leaves))
     first = contracts.check_pred(cond_fun(val))
-    before = init_val  # the carry as given: a Python number in it is weakly typed
+    before = init_val
     # known values: a Python loop, seen op by op by transforms, until the condition is
     # known only abstractly (the body made the carry traced under jit): the iterations
-    # run so far are peeled off, the rest is staged. Each step keeps the contract the
-    # staged loop checks once (JAX traces the body once).
+    # run so far are peeled off, the rest is staged
     while not (is_abstract(first) or is_batched(first)):
         if is_meta(first):  # no value decides: the body's shapes are the loop's
             contracts.check_carry("while_loop body", body_fun, before, body_fun(val))
             return val
         if not bool(first):
             return val
-        new = body_fun(val)
-        contracts.check_carry("while_loop body", body_fun, before, new)
-        before = val = new
-        first = contracts.check_pred(cond_fun(val))
+        val, first = _python_step(cond_fun, body_fun, before, val)
+        before = val
     if not is_abstract(first):  # a condition per example (vmap)
         return vmap_calls.batched_while(cond_fun, body_fun, val, first)
     leaves, tree = tree_util.tree_flatten(val)
@@ -538,12 +545,10 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     flat_body = _flat_fn(body_fun, tree, out_trees, spread=False)
     captured = captured_operands([flat_cond, flat_body], leaves, staging_trace(first),
                                  _While.what)
+    while captured is None and bool(_first_value(first)):  # (run as traced: in Python)
+        val, first = _python_step(cond_fun, body_fun, before, val)
+        before = val
     if captured is None:
-        while bool(_first_value(first)):
-            new = body_fun(val)
-            contracts.check_carry("while_loop body", body_fun, before, new)
-            before = val = new
-            first = contracts.check_pred(cond_fun(val))
         return val
     n = len(leaves)  # the values read from the closure: carried, unchanged, after the carry
     loop = _While(closure_convert.converted(flat_cond, captured),
