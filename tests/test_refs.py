@@ -218,3 +218,58 @@ def test_a_ref_is_a_pytree_leaf():
         assert leaves[0] is r and leaves[1] is r and tree.num_leaves == 3
         assert lib.tree_util.tree_leaves(r) == [r]
         assert lib.tree_util.tree_map(lambda x: 0, [r]) == [0]
+
+
+def test_vmap_over_ref_arguments_writes_each_examples_slice():
+    """A ref mapped by vmap is seen as one example's ref; its writes land in that example's
+    slice (nested vmaps, a mapped axis other than 0, under jit with the ref passed in)."""
+    def program(lib, np_):
+        def dist(x, y, out_ref):
+            assert x.ndim == y.ndim == 1 and out_ref.ndim == 0
+            out_ref[...] = np_.sum((x - y) ** 2)
+        vecs = np_.arange(12.0).reshape(3, 4)
+        pairs = lib.new_ref(np_.zeros((3, 3)))
+        lib.vmap(lib.vmap(dist, (0, None, 0)), (None, 0, 0))(vecs, vecs, pairs)
+
+        def scale(x, r):
+            r[...] = r[...] * x
+            return r[0] + x
+        rows = lib.new_ref(np_.arange(6.0).reshape(3, 2))
+        ys = lib.vmap(scale)(np_.array([2.0, 3.0, 4.0]), rows)
+        passed = lib.new_ref(np_.ones((2, 3)))
+        lib.jit(lambda r, x: lib.vmap(scale, (None, 0))(x, r))(passed, 5.0)
+        return _value(pairs), _value(rows), ys, _value(passed)
+    _both(program)
+    cols = funcgrad.new_ref(fnp.arange(6.0).reshape(2, 3))  # (JAX 0.10.2 fails on axis 1)
+
+    def scale(x, r):
+        r[...] = r[...] * x
+        return r[0]
+    ys = funcgrad.vmap(scale, (0, 1))(fnp.array([2.0, 3.0, 4.0]), cols)
+    np.testing.assert_array_equal(_value(cols), np.arange(6.0).reshape(2, 3) * [2, 3, 4])
+    np.testing.assert_array_equal(ys, [0.0, 3.0, 8.0])
+
+
+def test_unsafe_buffer_pointer_is_the_address_of_the_held_value():
+    for lib, np_ in ((funcgrad, fnp), (jax, jnp)):
+        r = lib.new_ref(np_.arange(3.0))
+        assert isinstance(r.unsafe_buffer_pointer(), int) and r.unsafe_buffer_pointer() > 0
+    r = funcgrad.new_ref(fnp.arange(3.0))
+    assert r.unsafe_buffer_pointer() == np.asarray(r[...]).__array_interface__["data"][0]
+
+
+def test_differentiating_with_respect_to_a_ref_is_jaxs_error():
+    """JAX 0.10.2 runs the function with the ref (its writes happen) and refuses to apply
+    the VJP (a ref's cotangent would be a ref): vjp, with_refs and grad alike."""
+    def cases(lib, np_):
+        def f(x_ref):
+            x_ref[...] = np_.sin(x_ref[...])
+            return x_ref[...] ** 2
+        r = lib.new_ref(2.0)
+        _, f_vjp = lib.vjp(f, r)
+        return r, [lambda: f_vjp(1.0), lambda: f_vjp.with_refs(lib.new_ref(0.0))(1.0),
+                   lambda: lib.grad(f)(r)]
+    (ours, our_cases), (theirs, their_cases) = cases(funcgrad, fnp), cases(jax, jnp)
+    np.testing.assert_allclose(_value(ours), _value(theirs))  # the forward pass ran
+    for mine, jaxs in zip(our_cases, their_cases):
+        assert _message(mine) == _message(jaxs)
