@@ -15,8 +15,8 @@ import numpy as np
 
 from funcgrad import _gpu_memory
 
-__all__ = ["Backend", "address", "backend_of", "device_of", "devices", "cupy_available",
-           "to_device", "on_device_of", "check_device", "synchronize"]
+__all__ = ["Backend", "backend_of", "device_of", "devices", "cupy_available", "to_device",
+           "on_device_of", "check_device", "synchronize"]
 
 
 class Backend:
@@ -116,14 +116,6 @@ def on_device_of(raw: Any, device: str) -> Any:
     """A host constant ``raw`` placed on ``device`` (itself on the CPU, no copy; also for
     the meta device, whose arrays combine with host constants into meta arrays)."""
     return raw if device == "cpu" or device == "meta" else to_device(raw, device)
-
-
-def address(raw: Any) -> int:
-    """The address of ``raw``'s first element (PyTorch's ``data_ptr``, JAX's
-    ``unsafe_buffer_pointer``)."""
-    if type(raw) is np.ndarray:
-        return raw.__array_interface__["data"][0]
-    return int(raw.data.ptr)
 
 
 def synchronize(raw: Any) -> None:

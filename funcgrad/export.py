@@ -338,8 +338,7 @@ class _Writer:
             return int(x)
         if type(x) in (bool, int, float):  # a Python number: weakly typed, kept so
             return {"py": _encode(x, "a constant")}
-        # (C order: np.ascontiguousarray would make a 0-d constant 1-d)
-        raw = np.asarray(x.to_numpy() if isinstance(x, Array) else x, order="C")
+        raw = np.ascontiguousarray(np.asarray(x.to_numpy() if isinstance(x, Array) else x))
         name = _dtype_name(raw.dtype, "a constant")
         self.chunks.append(raw.astype(raw.dtype.newbyteorder("<"), copy=False).tobytes())
         self.buffers.append([name, list(raw.shape), self.size])

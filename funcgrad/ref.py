@@ -20,20 +20,19 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
 from funcgrad import tree_util
 from funcgrad.array import Array
-from funcgrad.backend import address
 from funcgrad.callbacks import staged_io_callback
 from funcgrad.core import Tracer, active_traces
 from funcgrad.meta import ShapeDtypeStruct, eval_shape
 import funcgrad.numpy as fnp
 
 __all__ = ["Ref", "new_ref", "freeze", "get", "set", "swap", "addupdate", "check_jit_args",
-           "check_jit_result", "undone_on_error", "flatten_holding_refs", "mapped_refs"]
+           "check_jit_result", "undone_on_error", "flatten_holding_refs"]
 
 _LEAK_ERRORS = {  # (JAX's texts, by the mode of the trace whose value would leak)
     "rev": "performing a set/swap operation with a differentiated value on a "
@@ -84,16 +83,6 @@ class Ref:
     def __setitem__(self, idx: Any, value: Any) -> None:
         set(self, idx, value)
 
-    def unsafe_buffer_pointer(self) -> int:
-        """The address of the buffer holding the ref's value now (JAX's). A write gives
-        the ref a new value (funcgrad's arrays are immutable: a value read earlier keeps
-        its buffer), so the address can change where JAX's, updated in place, stays."""
-        if isinstance(self._value, Tracer):
-            raise ValueError(f"unsafe_buffer_pointer() of a ref of type {self.type_text()} "
-                             "holding a traced value: its buffer exists only once the "
-                             "transform returns; call it outside the transform.")
-        return address(self._value._value)
-
     def type_text(self) -> str:
         """JAX's ``Ref{float32[3]}``, as its errors name a ref."""
         return f"Ref{{{self.dtype}[{','.join(str(d) for d in self.shape)}]}}"
@@ -129,22 +118,6 @@ def flatten_holding_refs(tree: Any) -> tuple[list, Any]:
         return leaves, treedef
     return tree_util.tree_flatten(treedef.unflatten(
         [_Held(x) if type(x) is Ref else x for x in leaves]))
-
-
-@contextlib.contextmanager
-def mapped_refs(leaves: list, dims: list, into: Callable[[Any, int], Any],
-                out_of: Callable[[Any, int], Any]) -> Iterator[tuple[list, list]]:
-    """vmap over ref arguments (JAX's): a ref mapped along axis ``d`` is seen by the
-    vmapped function as a ref of one example (a new ref, holding ``into(value, d)``, the
-    batched value); when the function returns, the ref gets ``out_of(view's value, d)``,
-    its batch axis back at ``d``. Yields the leaves with the views in place of the refs,
-    and their axes (None for a view: the vmap has nothing more to batch)."""
-    views = {i: Ref(into(get(x, ...), d)) for i, (x, d) in enumerate(zip(leaves, dims))
-             if type(x) is Ref and d is not None}
-    yield ([views.get(i, x) for i, x in enumerate(leaves)],
-           [None if i in views else d for i, d in enumerate(dims)])
-    for i, view in views.items():
-        set(leaves[i], ..., out_of(view._value, dims[i]))
 
 
 def new_ref(init_val: Any) -> Ref:

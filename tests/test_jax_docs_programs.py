@@ -12,10 +12,9 @@ vmapped_log_probs. What still differs:
 - x.at[idx].multiply/min/max with repeated indices are refused (JAX applies each);
 - APIs funcgrad does not have: sharding (``Array.sharding``, meshes) and the newest remat
   and vjp-object APIs (``custom_remat``, ``SaveOnlyTheseNames``, ``saveable_args``);
-- array_refs: its cells run as with JAX 0.10.2, which refuses differentiating with respect
-  to a ref (JAX's error, raised where JAX raises it: applying the VJP); a ref's
-  ``unsafe_buffer_pointer`` changes on a write (funcgrad's values are immutable: a write
-  gives the ref a new one), where JAX's stays. See test_refs.py."""
+- array_refs: 26 of its 31 cells run (JAX 0.10.2: 28); not run: vmap over ref arguments,
+  differentiating with respect to a ref (which JAX 0.10.2 refuses too) and
+  ``Ref.unsafe_buffer_pointer``. See test_refs.py."""
 import numpy as np
 import pytest
 

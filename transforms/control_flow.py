@@ -32,12 +32,10 @@ from funcgrad.array import Array, new_array
 from funcgrad.core import Primitive, TraceCall, Tracer, is_inexact
 from funcgrad.meta import is_meta
 from funcgrad.primitives import sampling
-from . import closure_convert
 from . import compile as compiler
 from . import contracts
 from .grad import vjp
 from .jit import Jitted, JitTrace, JitTracer, StagedClosureError
-from .jit_trace import ClosedOverTracer
 from .jvp import JVPTrace, jvp
 from .tape import Tape
 from . import vmap_calls
@@ -46,44 +44,13 @@ from .vmap import is_batched
 __all__ = ["cond", "switch", "while_loop", "is_abstract"]
 
 
-def staging_trace(x: Any) -> JitTrace | None:
-    """The jit trace that makes ``x``'s value unknown to Python (the highest in its chain
-    of tracers), which stages a construct ``x`` steers; None if ``x``'s value is known."""
-    while isinstance(x, Tracer):
-        if isinstance(x, JitTracer):
-            return x._trace
-        x = x._primal
-    return None
-
-
 def is_abstract(x: Any) -> bool:
     """Whether ``x``'s value is unknown to Python: it is traced by `jit` (at some level)."""
-    return staging_trace(x) is not None
-
-
-def _first_value(x: Any) -> Any:
-    """The value ``x`` has in this (first, traced) call, under every level of tracing."""
     while isinstance(x, Tracer):
+        if isinstance(x, JitTracer):
+            return True
         x = x._primal
-    return x
-
-
-def captured_operands(funs: Sequence[Callable], leaves: Sequence, staging: JitTrace,
-                      what: str) -> list | None:
-    """The traced values ``funs`` (a construct's functions, flat) read from their closure,
-    to become the construct's operands (`closure_convert`); None where one of them, or of
-    ``leaves``, is a value of a transform applied around the jitted function: the jit call
-    then runs as traced (not compiled, as for any operation on such a value), and the
-    construct as Python does on this call's values."""
-    captured = closure_convert.captured_values(funs, leaves, staging)
-    level = closure_convert.true_level(staging)
-    if not any(isinstance(x, Tracer) and closure_convert.true_level(x._trace) < level
-               for x in [*captured, *leaves]):
-        return captured
-    if staging.refuse_closures:
-        raise ClosedOverTracer(what)
-    staging.closures = True
-    return None
+    return False
 
 
 def _flat_fn(fun: Callable, in_tree: Any, out_trees: list, spread: bool = True
@@ -105,11 +72,6 @@ def _user_view(flat: Callable, leaves: Sequence) -> tuple:
     """(the user's function behind flat function ``flat``, its last output ``leaves`` as
     the tree it returned): what a contract's message names. A flat function of funcgrad's
     own (a derivative's branch) is its own user."""
-    carried = getattr(flat, "carried", None)  # a converted body's closure, carried
-    if carried is not None:
-        at, n = carried
-        leaves = [*leaves[:at], *leaves[at + n:]]
-    flat = getattr(flat, "__wrapped__", flat)
     tree = getattr(flat, "out_tree", None)
     return getattr(flat, "fun", flat), (tree.unflatten(list(leaves)) if tree is not None
                                         else list(leaves))
@@ -377,11 +339,7 @@ def _switch(index: Array, branches: tuple, operands: tuple, api: str) -> Any:
     leaves, in_tree = tree_util.tree_flatten(operands)
     out_trees: list = []
     flats = [_flat_fn(b, in_tree, out_trees) for b in branches]
-    captured = captured_operands(flats, leaves, staging_trace(index), _Switch.what)
-    if captured is None:
-        return _taken(api, branches, _clamp(_first_value(index), len(branches)), operands)
-    outs = _Switch([closure_convert.converted(f, captured) for f in flats], api=api).bind(
-        [index, *leaves, *captured])
+    outs = _Switch(flats, api=api).bind([index, *leaves])
     return out_trees[-1].unflatten(list(outs))
 
 
@@ -505,16 +463,6 @@ compiler.EMITTERS["while_loop"] = _emit_while
 while_p.defbatch(vmap_calls.call_rule)
 
 
-def _python_step(cond_fun: Callable, body_fun: Callable, before: Any, val: Any) -> tuple:
-    """One iteration run in Python: (the new carry, its condition), the body's contract
-    checked against ``before`` (the carry as given: a Python number in it is weakly
-    typed). JAX traces the body once; each step keeps the contract the staged loop checks
-    once."""
-    new = body_fun(val)
-    contracts.check_carry("while_loop body", body_fun, before, new)
-    return new, contracts.check_pred(cond_fun(new))
-
-
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     """``while cond_fun(val): val = body_fun(val)``; return val (JAX's ``lax.while_loop``).
     Forward-mode differentiable; reverse mode raises JAX's error (use scan or a fori_loop
@@ -522,18 +470,21 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     leaves, tree = tree_util.tree_flatten(init_val)
     val = tree.unflatten(_as_arrays(leaves))
     first = contracts.check_pred(cond_fun(val))
-    before = init_val
+    before = init_val  # the carry as given: a Python number in it is weakly typed
     # known values: a Python loop, seen op by op by transforms, until the condition is
     # known only abstractly (the body made the carry traced under jit): the iterations
-    # run so far are peeled off, the rest is staged
+    # run so far are peeled off, the rest is staged. Each step keeps the contract the
+    # staged loop checks once (JAX traces the body once).
     while not (is_abstract(first) or is_batched(first)):
         if is_meta(first):  # no value decides: the body's shapes are the loop's
             contracts.check_carry("while_loop body", body_fun, before, body_fun(val))
             return val
         if not bool(first):
             return val
-        val, first = _python_step(cond_fun, body_fun, before, val)
-        before = val
+        new = body_fun(val)
+        contracts.check_carry("while_loop body", body_fun, before, new)
+        before = val = new
+        first = contracts.check_pred(cond_fun(val))
     if not is_abstract(first):  # a condition per example (vmap)
         return vmap_calls.batched_while(cond_fun, body_fun, val, first)
     leaves, tree = tree_util.tree_flatten(val)
@@ -543,16 +494,6 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     def flat_cond(*xs: Any) -> list:
         return [contracts.check_pred(cond_fun(tree.unflatten(list(xs))))]
     flat_body = _flat_fn(body_fun, tree, out_trees, spread=False)
-    captured = captured_operands([flat_cond, flat_body], leaves, staging_trace(first),
-                                 _While.what)
-    while captured is None and bool(_first_value(first)):  # (run as traced: in Python)
-        val, first = _python_step(cond_fun, body_fun, before, val)
-        before = val
-    if captured is None:
-        return val
-    n = len(leaves)  # the values read from the closure: carried, unchanged, after the carry
-    loop = _While(closure_convert.converted(flat_cond, captured),
-                  closure_convert.converted(flat_body, captured, at=n))
     # the condition is abstract: if no carry is traced, a closed-over value made it so
-    outs = loop.bind([*leaves, *captured], closure=[first])
-    return tree.unflatten(list(outs[:n]))
+    outs = _While(flat_cond, flat_body).bind(leaves, closure=[first])
+    return tree.unflatten(list(outs))

@@ -85,7 +85,6 @@ class VJPFunction:
         self._in_ids = [id(x) for x in in_leaves]  # (ints: keeps no input alive)
         self._arg_positions: list | None = None
         self.template: VJPFunction | None = None  # (None: itself; no reference cycle)
-        self.refusal: str | None = None  # (a primal was a ref: see `_ref_refusal`)
 
     def _cotangents(self, cotangent: Any) -> list:
         """The flat output cotangents, checked against the outputs and cast to their dtype
@@ -111,8 +110,6 @@ class VJPFunction:
         return cts
 
     def __call__(self, cotangent: Any) -> tuple:
-        if self.refusal is not None:
-            raise ValueError(self.refusal)
         cts = self._cotangents(cotangent)
         if self.consume and self.used:
             raise RuntimeError(f"{self.name}: this backward function has already run and "
@@ -195,15 +192,14 @@ tree_util.register_pytree_node(VJPFunction, _flatten_vjp_function, _unflatten_vj
 
 def _vjp(fun: Callable, primals: Sequence, has_aux: bool, name: str, consume: bool,
          check: Callable[[list], None] | None = None):
-    given, in_tree = tree_util.tree_flatten(tuple(primals))
-    leaves = [_as_array(x) for x in given if type(x) is not Ref]  # (refs: `_ref_refusal`)
+    leaves, in_tree = tree_util.tree_flatten(tuple(primals))
+    leaves = [_as_array(x) for x in leaves]
     if check is not None:
         check(leaves)
     out_tree: list = []
 
     def flat(*tracers: Any) -> list:
-        it = iter(tracers)
-        out = fun(*in_tree.unflatten([x if type(x) is Ref else next(it) for x in given]))
+        out = fun(*in_tree.unflatten(tracers))
         if has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(f"{name} with has_aux=True expects the function to return a "
@@ -221,19 +217,7 @@ def _vjp(fun: Callable, primals: Sequence, has_aux: bool, name: str, consume: bo
     out_leaves = [_as_array(o) for o in out_leaves]
     aux_value = aux[0] if aux else None
     vjp_fn = VJPFunction(name, tape, leaves, out_leaves, consume)
-    vjp_fn.refusal = _ref_refusal(given)
     return out_tree[0].unflatten(out_leaves), vjp_fn, aux_value
-
-
-def _ref_refusal(leaves: list) -> str | None:
-    """JAX 0.10.2's error for a primal that is a ref (JAX's cotangent of a ref is a ref,
-    which its backward pass does not make): the function runs with the ref (reading and
-    writing it), and applying its VJP, or `grad`, raises this."""
-    for x in leaves:
-        if type(x) is Ref:
-            return (f"Expected cotangent type {x.type_text()} but got "
-                    f"{x.dtype}[{','.join(str(d) for d in x.shape)}]")
-    return None
 
 
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:

@@ -16,13 +16,12 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
-from funcgrad.core import Primitive, find_top_trace
+from funcgrad.core import Primitive
 from . import compile as compiler
 from . import vmap_calls
 from . import contracts
-from .closure_convert import converted
-from .control_flow import (_Control, _as_arrays, _control_impl, _runner, _stage,
-                           captured_operands, is_abstract, while_loop)
+from .control_flow import (_Control, _as_arrays, _control_impl, _runner, _stage, is_abstract,
+                           while_loop)
 from .jit import JitTrace
 from .vmap import is_batched
 
@@ -153,27 +152,9 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
             y_first.extend(y_leaves)
         y_trees.append(y_tree)
         return _as_arrays(tree_util.tree_leaves(new_carry)) + _as_arrays(y_leaves)
-    nc = len(c_leaves)
-    captured = _captured(body, c_leaves, x_leaves)
-    if captured is None:  # (see `captured_operands`)
-        outs = _Scan(body, nc, n, reverse)._run(*c_leaves, *x_leaves)
-        captured = []
-    else:  # the values read from the closure: carried, unchanged, after the carry
-        outs = _Scan(converted(body, captured, at=nc), nc + len(captured), n, reverse).bind(
-            [*c_leaves, *captured, *x_leaves])
-    carry = c_tree.unflatten(list(outs[:nc]))
-    return carry, y_trees[-1].unflatten(list(outs[nc + len(captured):]))
-
-
-def _captured(body: Callable, c_leaves: list, x_leaves: list) -> list | None:
-    """What the body reads from its closure, where jit stages the scan (the carry or the
-    inputs are its tracers, and no transform's above): `captured_operands`. Elsewhere the
-    scan runs step by step and reads its closure as any Python code does: none."""
-    staging = find_top_trace([*c_leaves, *x_leaves])
-    if not isinstance(staging, JitTrace):
-        return []
-    first = [x[0] for x in x_leaves]  # (the first step's inputs)
-    return captured_operands([body], [*c_leaves, *first], staging, _Scan.what)
+    outs = _Scan(body, len(c_leaves), n, reverse).bind([*c_leaves, *x_leaves])
+    carry = c_tree.unflatten(list(outs[:len(c_leaves)]))
+    return carry, y_trees[-1].unflatten(list(outs[len(c_leaves):]))
 
 
 def _step(f: Callable, init: Any, carry: Any, x: Any) -> tuple:

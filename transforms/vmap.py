@@ -27,7 +27,6 @@ from funcgrad import tree_util
 from funcgrad.array import Array
 from funcgrad.core import (ConcretizationTypeError, Primitive, Trace, Tracer, new_trace)
 from funcgrad.primitives.batching import bind_axis_name, moveaxis
-from funcgrad.ref import Ref, mapped_refs
 from funcgrad.primitives.reductions import reduce_any
 from funcgrad.primitives.shape import broadcast_to, reshape
 from .tape_text import aval_text
@@ -344,7 +343,7 @@ def _in_leaves(leaves: list, dims: list) -> tuple[list, list]:
             out.append(x)
             axes.append(None)
             continue
-        x = x if isinstance(x, (Array, Ref)) else fnp.asarray(x)
+        x = x if isinstance(x, Array) else fnp.asarray(x)
         if not -x.ndim <= d < x.ndim:
             need = d + 1 if d >= 0 else -d
             raise ValueError(f"vmap was requested to map its argument along axis {d}, which "
@@ -409,9 +408,7 @@ def _vmap(fun: Callable, in_axes: Any, out_axes: Any, axis_name: Hashable,
         leaves, dims = _in_leaves(leaves, dims)
         size = _mapped_size(fun, args, kwargs, leaves, dims, axis_size)
         trace = new_batch_trace(size, axis_name)
-        with new_trace(trace), bind_axis_name(axis_name, trace), mapped_refs(
-                leaves, dims, trace.new, lambda v, d: trace.to_axis(v, d, "")) as (leaves,
-                                                                                  dims):
+        with new_trace(trace), bind_axis_name(axis_name, trace):
             ins = [x if d is None else trace.new(x, d) for x, d in zip(leaves, dims)]
             a, k = tree.unflatten(ins)
             out = fun(*a, **k)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.array import Array, buffer_of, new_array
-from funcgrad.backend import address, backend_of
+from funcgrad.backend import backend_of
 from funcgrad.dtypes import EXTENDED_FLOATS
 from funcgrad.torch._runtime import dtypes as D
 
@@ -59,6 +59,13 @@ def same_storage(a: Any, b: Any) -> bool:
     """Whether Arrays ``a`` and ``b`` are views of one memory block."""
     ra, rb = raw_of(a), raw_of(b)
     return ra is not None and rb is not None and owner(ra) is owner(rb)
+
+
+def address(raw: Any) -> int:
+    """The address of ``raw``'s first element (PyTorch's ``data_ptr``)."""
+    if type(raw) is np.ndarray:
+        return raw.__array_interface__["data"][0]
+    return int(raw.data.ptr)
 
 
 def storage_address(raw: Any) -> int:
